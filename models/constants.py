@@ -1,0 +1,91 @@
+"""Constants of the Kafka timestamp contract (SEMANTICS §0, FMT-4, FMT-10, LO-1)."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+NO_TIMESTAMP = -1
+LONG_MAX = (1 << 63) - 1
+LONG_MIN = -(1 << 63)
+INT_MAX = (1 << 31) - 1
+INT_MIN = -(1 << 31)
+NO_PARTITION_LEADER_EPOCH = -1
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+
+# FMT-4 / FMT-10: bit masks of the attributes fields.
+CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_MASK = 0x10
+CONTROL_MASK = 0x20
+DELETE_HORIZON_MASK = 0x40
+
+MAGIC_V0 = 0
+MAGIC_V1 = 1
+MAGIC_V2 = 2
+MAGICS = (MAGIC_V0, MAGIC_V1, MAGIC_V2)
+
+
+class TimestampType(IntEnum):
+    """`TimestampType` ids (SEMANTICS §0)."""
+
+    NO_TIMESTAMP_TYPE = -1
+    CREATE_TIME = 0
+    LOG_APPEND_TIME = 1
+
+
+class Codec(IntEnum):
+    """Compression codec ids in bits 0-2 of the attributes (FMT-4, FMT-10)."""
+
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+    @classmethod
+    def from_name(cls, name: str) -> Codec:
+        try:
+            return cls[name.upper()]
+        except KeyError:
+            known = ", ".join(c.name.lower() for c in cls)
+            raise ValueError(f"unknown compression codec {name!r}: expected one of {known}") from None
+
+
+class ErrorCode(IntEnum):
+    """Kafka error codes the timestamp contract can produce (SEMANTICS §0, `Errors.java`)."""
+
+    NONE = 0
+    UNKNOWN_SERVER_ERROR = -1
+    CORRUPT_MESSAGE = 2
+    LEADER_NOT_AVAILABLE = 5
+    MESSAGE_TOO_LARGE = 10
+    RECORD_LIST_TOO_LARGE = 18
+    INVALID_TIMESTAMP = 32
+    UNSUPPORTED_VERSION = 35
+    INVALID_REQUEST = 42
+    UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+    UNSUPPORTED_COMPRESSION_TYPE = 76
+    OFFSET_NOT_AVAILABLE = 78
+    INVALID_RECORD = 87
+
+
+class SpecialTarget(IntEnum):
+    """Negative ListOffsets targets (LO-1)."""
+
+    LATEST = -1
+    EARLIEST = -2
+    MAX_TIMESTAMP = -3
+    EARLIEST_LOCAL = -4
+    LATEST_TIERED = -5
+    EARLIEST_PENDING_UPLOAD = -6
+
+
+class IsolationLevel(IntEnum):
+    READ_UNCOMMITTED = 0
+    READ_COMMITTED = 1
+
+
+CONSUMER_REPLICA_ID = -1
+DEBUG_REPLICA_ID = -2

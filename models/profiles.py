@@ -1,0 +1,350 @@
+"""Behaviour profiles: where Kafka versions differ, as data (SEMANTICS §9).
+
+A profile is chosen per run; model code reads its fields and never tests a version number.
+The `kafka-*` profiles follow Apache Kafka's code where the KIP text disagrees (SEMANTICS §10).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from .constants import LONG_MAX
+
+
+class RangeRule(Enum):
+    """VAL-4 (before/after, 3.6+) or VAL-5 (symmetric difference, 0.10.0-3.5)."""
+
+    SYMMETRIC = "symmetric"
+    BEFORE_AFTER = "before-after"
+
+
+class LogAppendTimeFlagCheck(Enum):
+    """VAL-8: when a producer-set LogAppendTime bit is rejected."""
+
+    ALWAYS = "always"  # 0.10.0-3.5: every flagged batch is rejected
+    ELSE_BRANCH = "else-branch"  # 3.6+: only when not (CreateTime topic and ts != -1)
+
+
+class RecordErrorsStyle(Enum):
+    """VAL-11: what a rejected produce reports per record (KIP-467)."""
+
+    NONE = "none"  # < 2.4: only the error code
+    FIRST = "first"  # 2.4: only the first failing record
+    ALL = "all"  # 2.5+: every failing record of the batch
+
+
+class ErrorTextStyle(Enum):
+    """VAL-7: wording of the per-record out-of-range text."""
+
+    V0_10 = "0.10"  # no offset, no closing bracket
+    V0_11 = "0.11"  # with offset, [now-diff, now+diff]
+    V3_6 = "3.6"  # with offset, [now-before, now+after]
+
+
+class MaxTimestampLookup(Enum):
+    """LO-6: how ListOffsets MAX_TIMESTAMP (-3) answers."""
+
+    ABSENT = "absent"  # < 3.0: the target is not special
+    CACHED = "cached"  # 3.0-3.7: the cached segment offset with the latest epoch
+    EXACT = "exact"  # 3.8+: the first record holding the max
+
+
+class ShallowOffsetOfMax(Enum):
+    """CMP-7: the "offset of max timestamp" the leader feeds the segment."""
+
+    EXACT_RECORD = "exact-record"  # 0.10.1-3.7 leader: exact record offset (followers: batch last)
+    BATCH_LAST = "batch-last"  # 3.8-4.0: last offset of the batch holding the max
+    PER_BATCH = "per-batch"  # 4.1+: derived from each batch header by the segment
+
+
+class IndexGranularity(Enum):
+    """IDX-4: whether the index-interval test runs per append call or per batch."""
+
+    NONE = "none"  # 0.10.0: no time index
+    PER_APPEND = "per-append"
+    PER_BATCH = "per-batch"  # 4.1+ (KAFKA-806)
+
+
+class RollBase(Enum):
+    """IDX-9: what a time-based roll measures from."""
+
+    WALL_CLOCK = "wall-clock"  # 0.10.0: now - segment creation
+    FIRST_APPEND = "first-append"  # 0.10.1-4.0: max timestamp of the first append into the segment
+    FIRST_BATCH = "first-batch"  # 4.1+: MaxTimestamp of the first batch
+
+
+class RetentionBasis(Enum):
+    """IDX-10: what time-based retention compares with retention.ms."""
+
+    MTIME = "mtime"  # 0.10.0: segment file last-modified time
+    LARGEST_TIMESTAMP = "largest-timestamp"  # 0.10.1+
+
+
+class VisibilityCap(Enum):
+    """LO-3: how a consumer's timestamp lookup is capped."""
+
+    LE_HIGH_WATERMARK = "le-hw"  # 0.10.1-0.11: offset <= HW
+    LT_LAST_FETCHABLE = "lt-last-fetchable"  # 1.0+: offset < HW (or LSO)
+
+
+class UnknownSpecialTarget(Enum):
+    """LO-1: a negative target that is unknown or below its minimum version."""
+
+    SEARCH = "search"  # < 3.9: falls through to the timestamp search
+    UNSUPPORTED_VERSION = "unsupported-version"  # 3.9+ (KAFKA-17331)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Profile:
+    name: str
+    kafka_version: str
+    description: str
+    # Formats and versions (CNV-1..3, §9)
+    max_magic: int
+    produce_versions: tuple[int, int]
+    fetch_versions: tuple[int, int]
+    list_offsets_versions: tuple[int, int]
+    honours_message_format_version: bool  # CNV-3: IBP < 3.0
+    down_conversion: bool  # CNV-5 (0.10.0-3.9); CNV-7 removed in 4.0
+    # Validation (VAL-3..8)
+    exempt_no_timestamp: bool  # VAL-3: -1 exempt from the range check (0.11+)
+    range_rule: RangeRule
+    has_difference_config: bool  # VAL-6: message.timestamp.difference.max.ms
+    has_before_after_configs: bool  # VAL-6: KIP-937 configs (3.6+)
+    default_before_ms: int
+    default_after_ms: int  # KIP-1030: 1 h in 4.0+
+    lat_flag_check: LogAppendTimeFlagCheck
+    record_errors: RecordErrorsStyle
+    error_text: ErrorTextStyle
+    invalid_record_text_3_2: bool  # VAL-9 top-level wording for INVALID_RECORD since 3.2
+    # Compression / index (CMP-7, IDX-4, IDX-9, IDX-10)
+    shallow_offset_of_max: ShallowOffsetOfMax
+    index_granularity: IndexGranularity
+    roll_base: RollBase
+    retention_basis: RetentionBasis
+    # ListOffsets (LO-1, LO-3, LO-6)
+    visibility_cap: VisibilityCap
+    max_timestamp_lookup: MaxTimestampLookup
+    unknown_special_target: UnknownSpecialTarget
+    special_target_min_versions: tuple[tuple[int, int], ...]  # (target, minimum ListOffsets version)
+
+    def min_version_for_target(self, target: int) -> int | None:
+        """LO-1: the minimum ListOffsets version at which `target` is special, None if unknown here."""
+        for t, v in self.special_target_min_versions:
+            if t == target:
+                return v
+        return None
+
+    def supports_produce_version(self, version: int) -> bool:
+        lo, hi = self.produce_versions
+        return lo <= version <= hi
+
+    def supports_fetch_version(self, version: int) -> bool:
+        lo, hi = self.fetch_versions
+        return lo <= version <= hi
+
+    def supports_list_offsets_version(self, version: int) -> bool:
+        lo, hi = self.list_offsets_versions
+        return lo <= version <= hi
+
+
+_BASE_TARGETS = ((-1, 0), (-2, 0))
+
+KAFKA_0_10_0 = Profile(
+    name="kafka-0.10.0",
+    kafka_version="0.10.0",
+    description="KIP-32 only: message format v1, symmetric difference check (-1 not exempt), "
+    "no time index, roll by segment age, retention by file mtime, ListOffsets v0 only",
+    max_magic=1,
+    produce_versions=(0, 2),
+    fetch_versions=(0, 2),
+    list_offsets_versions=(0, 0),
+    honours_message_format_version=True,
+    down_conversion=True,
+    exempt_no_timestamp=False,
+    range_rule=RangeRule.SYMMETRIC,
+    has_difference_config=True,
+    has_before_after_configs=False,
+    default_before_ms=LONG_MAX,
+    default_after_ms=LONG_MAX,
+    lat_flag_check=LogAppendTimeFlagCheck.ALWAYS,
+    record_errors=RecordErrorsStyle.NONE,
+    error_text=ErrorTextStyle.V0_10,
+    invalid_record_text_3_2=False,
+    shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
+    index_granularity=IndexGranularity.NONE,
+    roll_base=RollBase.WALL_CLOCK,
+    retention_basis=RetentionBasis.MTIME,
+    visibility_cap=VisibilityCap.LE_HIGH_WATERMARK,
+    max_timestamp_lookup=MaxTimestampLookup.ABSENT,
+    unknown_special_target=UnknownSpecialTarget.SEARCH,
+    special_target_min_versions=_BASE_TARGETS,
+)
+
+KAFKA_0_10 = Profile(
+    name="kafka-0.10",
+    kafka_version="0.10.1-0.10.2",
+    description="KIP-32 + KIP-33 + KIP-79: format v1, time index, ListOffsets v1, symmetric "
+    "difference check with -1 not exempt",
+    max_magic=1,
+    produce_versions=(0, 2),
+    fetch_versions=(0, 3),
+    list_offsets_versions=(0, 1),
+    honours_message_format_version=True,
+    down_conversion=True,
+    exempt_no_timestamp=False,
+    range_rule=RangeRule.SYMMETRIC,
+    has_difference_config=True,
+    has_before_after_configs=False,
+    default_before_ms=LONG_MAX,
+    default_after_ms=LONG_MAX,
+    lat_flag_check=LogAppendTimeFlagCheck.ALWAYS,
+    record_errors=RecordErrorsStyle.NONE,
+    error_text=ErrorTextStyle.V0_10,
+    invalid_record_text_3_2=False,
+    shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
+    index_granularity=IndexGranularity.PER_APPEND,
+    roll_base=RollBase.FIRST_APPEND,
+    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
+    visibility_cap=VisibilityCap.LE_HIGH_WATERMARK,
+    max_timestamp_lookup=MaxTimestampLookup.ABSENT,
+    unknown_special_target=UnknownSpecialTarget.SEARCH,
+    special_target_min_versions=_BASE_TARGETS,
+)
+
+KAFKA_2_8 = Profile(
+    name="kafka-2.8",
+    kafka_version="2.8",
+    description="format v2, -1 exempt, symmetric difference check, all record errors (KIP-467), "
+    "ListOffsets v6 without MAX_TIMESTAMP, message.format.version honoured",
+    max_magic=2,
+    produce_versions=(0, 9),
+    fetch_versions=(0, 12),
+    list_offsets_versions=(0, 6),
+    honours_message_format_version=True,
+    down_conversion=True,
+    exempt_no_timestamp=True,
+    range_rule=RangeRule.SYMMETRIC,
+    has_difference_config=True,
+    has_before_after_configs=False,
+    default_before_ms=LONG_MAX,
+    default_after_ms=LONG_MAX,
+    lat_flag_check=LogAppendTimeFlagCheck.ALWAYS,
+    record_errors=RecordErrorsStyle.ALL,
+    error_text=ErrorTextStyle.V0_11,
+    invalid_record_text_3_2=False,
+    shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
+    index_granularity=IndexGranularity.PER_APPEND,
+    roll_base=RollBase.FIRST_APPEND,
+    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
+    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
+    max_timestamp_lookup=MaxTimestampLookup.ABSENT,
+    unknown_special_target=UnknownSpecialTarget.SEARCH,
+    special_target_min_versions=_BASE_TARGETS,
+)
+
+KAFKA_3_9 = Profile(
+    name="kafka-3.9",
+    kafka_version="3.9",
+    description="KIP-937 before/after with fallback to difference, LogAppendTime-flag acceptance "
+    "on CreateTime topics, exact MAX_TIMESTAMP (3.8 fix), UNSUPPORTED_VERSION for unknown targets",
+    max_magic=2,
+    produce_versions=(0, 11),
+    fetch_versions=(0, 17),
+    list_offsets_versions=(0, 9),
+    honours_message_format_version=False,
+    down_conversion=True,
+    exempt_no_timestamp=True,
+    range_rule=RangeRule.BEFORE_AFTER,
+    has_difference_config=True,
+    has_before_after_configs=True,
+    default_before_ms=LONG_MAX,
+    default_after_ms=LONG_MAX,
+    lat_flag_check=LogAppendTimeFlagCheck.ELSE_BRANCH,
+    record_errors=RecordErrorsStyle.ALL,
+    error_text=ErrorTextStyle.V3_6,
+    invalid_record_text_3_2=True,
+    shallow_offset_of_max=ShallowOffsetOfMax.BATCH_LAST,
+    index_granularity=IndexGranularity.PER_APPEND,
+    roll_base=RollBase.FIRST_APPEND,
+    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
+    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
+    max_timestamp_lookup=MaxTimestampLookup.EXACT,
+    unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,
+    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9)),
+)
+
+KAFKA_4_0 = Profile(
+    name="kafka-4.0",
+    kafka_version="4.0",
+    description="KIP-724/896 removals (difference config, format version, Produce v0-2, Fetch v0-3, "
+    "ListOffsets v0, down-conversion), after.max.ms default 1 h (KIP-1030)",
+    max_magic=2,
+    produce_versions=(3, 12),
+    fetch_versions=(4, 17),
+    list_offsets_versions=(1, 10),
+    honours_message_format_version=False,
+    down_conversion=False,
+    exempt_no_timestamp=True,
+    range_rule=RangeRule.BEFORE_AFTER,
+    has_difference_config=False,
+    has_before_after_configs=True,
+    default_before_ms=LONG_MAX,
+    default_after_ms=3_600_000,
+    lat_flag_check=LogAppendTimeFlagCheck.ELSE_BRANCH,
+    record_errors=RecordErrorsStyle.ALL,
+    error_text=ErrorTextStyle.V3_6,
+    invalid_record_text_3_2=True,
+    shallow_offset_of_max=ShallowOffsetOfMax.BATCH_LAST,
+    index_granularity=IndexGranularity.PER_APPEND,
+    roll_base=RollBase.FIRST_APPEND,
+    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
+    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
+    max_timestamp_lookup=MaxTimestampLookup.EXACT,
+    unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,
+    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9)),
+)
+
+KAFKA_4_1 = Profile(
+    name="kafka-4.1",
+    kafka_version="4.1",
+    description="4.0 plus KAFKA-806: index entries per batch, roll base = first batch MaxTimestamp",
+    max_magic=2,
+    produce_versions=(3, 13),
+    fetch_versions=(4, 17),
+    list_offsets_versions=(1, 10),
+    honours_message_format_version=False,
+    down_conversion=False,
+    exempt_no_timestamp=True,
+    range_rule=RangeRule.BEFORE_AFTER,
+    has_difference_config=False,
+    has_before_after_configs=True,
+    default_before_ms=LONG_MAX,
+    default_after_ms=3_600_000,
+    lat_flag_check=LogAppendTimeFlagCheck.ELSE_BRANCH,
+    record_errors=RecordErrorsStyle.ALL,
+    error_text=ErrorTextStyle.V3_6,
+    invalid_record_text_3_2=True,
+    shallow_offset_of_max=ShallowOffsetOfMax.PER_BATCH,
+    index_granularity=IndexGranularity.PER_BATCH,
+    roll_base=RollBase.FIRST_BATCH,
+    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
+    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
+    max_timestamp_lookup=MaxTimestampLookup.EXACT,
+    unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,
+    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9)),
+)
+
+PROFILES: dict[str, Profile] = {
+    p.name: p for p in (KAFKA_0_10_0, KAFKA_0_10, KAFKA_2_8, KAFKA_3_9, KAFKA_4_0, KAFKA_4_1)
+}
+DEFAULT_PROFILE = KAFKA_4_0
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        known = ", ".join(PROFILES)
+        raise KeyError(f"unknown profile {name!r}: choose one of {known}") from None
