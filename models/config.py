@@ -57,7 +57,9 @@ def check_config(config: TopicConfig, profile: Profile) -> None:
         if value is None:
             continue
         if not profile.has_before_after_configs:
-            raise ConfigError(f"message.timestamp.{name}.max.ms does not exist in {profile.name} (KIP-937, 3.6)")
+            raise ConfigError(
+                f"message.timestamp.{name}.max.ms does not exist in {profile.name} (KIP-937, 3.6)"
+            )
         if value < 0:
             raise ConfigError(f"message.timestamp.{name}.max.ms must be >= 0")
     if config.compression_type != "producer":

@@ -234,9 +234,10 @@ class LegacyMessage:
 
 @dataclass(frozen=True, kw_only=True)
 class LegacyBatch:
-    """A v0/v1 log entry (FMT-1): `offset` + one message. For a compressed wrapper, the inner
-    entries carry relative offsets 0..n-1 and `offset` is the absolute offset of the last one
-    (FMT-7, KIP-31). `size` overrides the MessageSize field to craft a lying length."""
+    """A v0/v1 log entry (FMT-1): `offset` + one message. For a compressed v1 wrapper the inner
+    entries carry relative offsets (0..n-1 as written) and `offset` is the absolute offset of the
+    last one (FMT-7, KIP-31); a v0 wrapper's inner entries carry absolute offsets. `size`
+    overrides the MessageSize field to craft a lying length."""
 
     offset: int
     message: LegacyMessage
@@ -267,11 +268,22 @@ class LegacyBatch:
         # FMT-14: legacy = outer message timestamp (-1 for v0).
         return self.message.stored_timestamp
 
+    def inner_offsets(self) -> tuple[int, ...]:
+        """Absolute offsets of the inner entries of a compressed wrapper (FMT-7, KIP-31): v1 inner
+        offsets are relative, the wrapper carrying the absolute offset of the last one; v0 inner
+        offsets are absolute already."""
+        inner = self.message.inner
+        if not inner:
+            return ()
+        if self.magic == MAGIC_V0:
+            return tuple(e.offset for e in inner)
+        last_relative = inner[-1].offset
+        return tuple(self.offset - last_relative + e.offset for e in inner)
+
     @property
     def base_offset(self) -> int:
         if self.is_compressed and self.message.inner:
-            # Wrapper offset is the absolute offset of the last inner entry (FMT-7).
-            return self.offset - (len(self.message.inner) - 1)
+            return self.inner_offsets()[0]
         return self.offset
 
     @property
@@ -296,8 +308,7 @@ class LegacyBatch:
             )
         ts_type = wrapper.own_timestamp_type
         out: list[ConsumerRecord] = []
-        base = self.base_offset
-        for position, entry in enumerate(wrapper.inner):
+        for offset, entry in zip(self.inner_offsets(), wrapper.inner, strict=True):
             inner = entry.message
             # FMT-7: the wrapper's type wins; LogAppendTime reads the wrapper timestamp, otherwise the
             # inner message's own stored value; an inner v0 message reads -1 either way.
@@ -309,7 +320,7 @@ class LegacyBatch:
                 ts = inner.stored_timestamp
             out.append(
                 ConsumerRecord(
-                    offset=base + position,
+                    offset=offset,
                     timestamp=ts,
                     timestamp_type=ts_type,
                     key=inner.key,
@@ -445,10 +456,15 @@ def build_legacy(
             )
             for i, r in enumerate(records)
         )
+    # KIP-31: v1 inner offsets are relative (0..n-1); v0 inner offsets are absolute. Inner messages
+    # carry the builder's timestamp type bit, although readers only consult the wrapper's (FMT-7).
+    inner_base = base_offset if magic == MAGIC_V0 else 0
     inner = tuple(
         LegacyBatch(
-            offset=i,
-            message=LegacyMessage(magic=magic, attributes=0, timestamp=ts_of(r), key=r.key, value=r.value),
+            offset=inner_base + i,
+            message=LegacyMessage(
+                magic=magic, attributes=type_attrs, timestamp=ts_of(r), key=r.key, value=r.value
+            ),
         )
         for i, r in enumerate(records)
     )
@@ -498,8 +514,15 @@ def with_base_offset(batch: AnyBatch, base_offset: int) -> AnyBatch:
     """The same batch placed at `base_offset` (offset assignment; the CRC of v2 does not cover it)."""
     if isinstance(batch, DefaultBatch):
         return replace(batch, base_offset=base_offset)
-    if batch.is_compressed:
-        return replace(batch, offset=base_offset + max(len(batch.message.inner) - 1, 0))
+    if batch.is_compressed and batch.message.inner:
+        shift = base_offset - batch.base_offset
+        if batch.magic == MAGIC_V0:
+            # v0 inner offsets are absolute: they move with the wrapper (the wrapper CRC covers the
+            # compressed inner entries, so a stored CRC override no longer applies).
+            inner = tuple(replace(e, offset=e.offset + shift) for e in batch.message.inner)
+            message = replace(batch.message, inner=inner, crc=None)
+            return replace(batch, offset=batch.offset + shift, message=message)
+        return replace(batch, offset=batch.offset + shift)
     return replace(batch, offset=base_offset)
 
 

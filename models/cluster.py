@@ -1,0 +1,369 @@
+"""A Kafka cluster in miniature: brokers with their own clocks, replicated partitions, leader
+failover (SEMANTICS §7 REP-1..4), and the request handlers a client sees (Produce, Fetch,
+ListOffsets) on top of the pure validator and the partition log.
+
+State lives here and in each replica's `PartitionLog`; time is never read from the system: each
+broker has a clock the caller sets, advances or steps backwards (clock skew, NTP steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .codec import decode_batches
+from .config import TopicConfig, check_config
+from .constants import (
+    CONSUMER_REPLICA_ID,
+    ErrorCode,
+    IsolationLevel,
+)
+from .conversion import fetch_view
+from .errors import CodecError, ModelError
+from .list_offsets import ListOffsetsAnswer, list_offsets
+from .log import PartitionLog
+from .profiles import DEFAULT_PROFILE, Profile
+from .records import AnyBatch, ConsumerRecord, all_records
+from .validator import AppendOrigin, AppendRejected, RecordError, check_produce_request, validate_and_assign
+
+
+class ClusterError(ModelError):
+    """A cluster operation that cannot be carried out (unknown topic or broker, no live replica)."""
+
+
+@dataclass(frozen=True)
+class ProduceResponse:
+    """One partition's produce answer (VAL-11, VAL-12)."""
+
+    error: ErrorCode
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    error_message: str | None = None
+    record_errors: tuple[RecordError, ...] = ()
+
+
+@dataclass(frozen=True)
+class FetchResponse:
+    error: ErrorCode
+    batches: tuple[AnyBatch, ...] = ()
+    high_watermark: int = -1
+    log_start_offset: int = -1
+
+    def records(self) -> tuple[ConsumerRecord, ...]:
+        """CON-1: what a consumer sees of the fetched batches."""
+        return all_records(self.batches)
+
+
+@dataclass
+class Broker:
+    broker_id: int
+    clock: int
+    alive: bool = True
+
+
+@dataclass
+class Partition:
+    topic: str
+    index: int
+    config: TopicConfig
+    replicas: dict[int, PartitionLog]
+    leader: int
+    leader_epoch: int = 0
+    # Followers that have copied everything the leader has; only they may become leader cleanly.
+    isr: set[int] = field(default_factory=set)
+
+
+class Cluster:
+    """Brokers, topics and partitions. Produce goes to the leader, which validates with its own clock
+    (VAL-2, REP-2); followers copy the leader's batches verbatim (REP-1); `elect_leader` moves
+    leadership, bumps the leader epoch and truncates diverging replicas (IDX-14)."""
+
+    def __init__(
+        self,
+        *,
+        profile: Profile = DEFAULT_PROFILE,
+        broker_ids: Sequence[int] = (0, 1, 2),
+        start_time: int = 0,
+        auto_replicate: bool = True,
+    ) -> None:
+        if not broker_ids:
+            raise ClusterError("a cluster needs at least one broker")
+        self.profile = profile
+        self.brokers: dict[int, Broker] = {b: Broker(b, start_time) for b in broker_ids}
+        self.partitions: dict[tuple[str, int], Partition] = {}
+        # acks=all producers: replicate to every live in-sync follower before answering.
+        self.auto_replicate = auto_replicate
+
+    # ---------------------------------------------------------------- clocks (REP-2, REP-3)
+
+    def clock(self, broker_id: int) -> int:
+        return self._broker(broker_id).clock
+
+    def set_clock(self, broker_id: int, now: int) -> None:
+        """Set a broker's wall clock; may step backwards (nothing clamps it, REP-2)."""
+        self._broker(broker_id).clock = now
+
+    def advance_clock(self, broker_id: int, delta_ms: int) -> None:
+        self._broker(broker_id).clock += delta_ms
+
+    def advance_all_clocks(self, delta_ms: int) -> None:
+        for b in self.brokers.values():
+            b.clock += delta_ms
+
+    # ---------------------------------------------------------------- topics
+
+    def create_topic(
+        self,
+        topic: str,
+        config: TopicConfig | None = None,
+        *,
+        partitions: int = 1,
+        replication_factor: int | None = None,
+    ) -> None:
+        config = config or TopicConfig()
+        check_config(config, self.profile)
+        if any(t == topic for t, _ in self.partitions):
+            raise ClusterError(f"topic {topic!r} already exists")
+        ids = sorted(self.brokers)
+        rf = len(ids) if replication_factor is None else replication_factor
+        if not 1 <= rf <= len(ids):
+            raise ClusterError(f"replication factor {rf} needs 1..{len(ids)} brokers")
+        for p in range(partitions):
+            replica_ids = [ids[(p + i) % len(ids)] for i in range(rf)]
+            logs = {
+                b: PartitionLog(config, self.profile, now=self.brokers[b].clock) for b in replica_ids
+            }
+            leader = replica_ids[0]
+            part = Partition(topic, p, config, logs, leader, 0, set(replica_ids))
+            logs[leader].assign_epoch(0, 0)
+            self.partitions[(topic, p)] = part
+
+    def alter_config(self, topic: str, config: TopicConfig) -> None:
+        check_config(config, self.profile)
+        for (t, _), part in self.partitions.items():
+            if t == topic:
+                part.config = config
+                for log in part.replicas.values():
+                    log.config = config
+
+    def partition(self, topic: str, index: int = 0) -> Partition:
+        try:
+            return self.partitions[(topic, index)]
+        except KeyError:
+            raise ClusterError(f"unknown topic-partition {topic}-{index}") from None
+
+    def leader_log(self, topic: str, index: int = 0) -> PartitionLog:
+        part = self.partition(topic, index)
+        return part.replicas[part.leader]
+
+    # ---------------------------------------------------------------- produce (VAL-*, CMP-*)
+
+    def produce(
+        self,
+        topic: str,
+        index: int,
+        batches: Sequence[AnyBatch],
+        *,
+        produce_version: int | None = None,
+        origin: AppendOrigin = AppendOrigin.CLIENT,
+    ) -> ProduceResponse:
+        """A produce request for one partition, answered by the leader with its own clock."""
+        part = self.partition(topic, index)
+        leader = self.brokers[part.leader]
+        log = part.replicas[part.leader]
+        if not leader.alive:
+            return ProduceResponse(ErrorCode.LEADER_NOT_AVAILABLE, log_start_offset=log.log_start_offset)
+        if produce_version is not None:
+            rejected = check_produce_request(batches, produce_version=produce_version, profile=self.profile)
+            if rejected is not None:
+                return self._rejection(rejected, log)
+        now = leader.clock  # VAL-2: one reading for the whole partition append
+        outcome = validate_and_assign(
+            batches,
+            config=part.config,
+            profile=self.profile,
+            now=now,
+            next_offset=log.log_end_offset,
+            leader_epoch=part.leader_epoch,
+            origin=origin,
+        )
+        if isinstance(outcome, AppendRejected):
+            return self._rejection(outcome, log)
+        log.append(
+            outcome.batches,
+            now=now,
+            max_timestamp=outcome.max_timestamp,
+            offset_of_max_timestamp=outcome.offset_of_max_timestamp,
+        )
+        if self.auto_replicate:
+            self.replicate(topic, index)
+        self._advance_high_watermark(part)
+        return ProduceResponse(
+            ErrorCode.NONE,
+            base_offset=outcome.first_offset,
+            # VAL-12: the append's `now` on LogAppendTime topics, -1 on CreateTime topics.
+            log_append_time=outcome.log_append_time,
+            log_start_offset=log.log_start_offset,
+        )
+
+    def produce_bytes(
+        self, topic: str, index: int, data: bytes, *, produce_version: int | None = None
+    ) -> ProduceResponse:
+        """A produce request carrying raw record-set bytes, as a broker receives them. CRCs are
+        checked by the validator (VAL-9); bytes that do not decode at all are CORRUPT_MESSAGE."""
+        try:
+            batches = decode_batches(data, verify_crc=False)
+        except CodecError as exc:
+            log = self.leader_log(topic, index)
+            return ProduceResponse(
+                ErrorCode.CORRUPT_MESSAGE, log_start_offset=log.log_start_offset, error_message=str(exc)
+            )
+        return self.produce(topic, index, batches, produce_version=produce_version)
+
+    @staticmethod
+    def _rejection(rejected: AppendRejected, log: PartitionLog) -> ProduceResponse:
+        # VAL-11: base_offset -1, log_append_time -1, log_start_offset current; nothing written.
+        return ProduceResponse(
+            rejected.error,
+            base_offset=-1,
+            log_append_time=-1,
+            log_start_offset=log.log_start_offset,
+            error_message=rejected.error_message,
+            record_errors=rejected.record_errors,
+        )
+
+    # ---------------------------------------------------------------- replication (REP-1)
+
+    def replicate(self, topic: str, index: int = 0) -> None:
+        """Every live follower fetches what it lacks from the leader and appends it verbatim."""
+        part = self.partition(topic, index)
+        leader_log = part.replicas[part.leader]
+        for broker_id, log in part.replicas.items():
+            if broker_id == part.leader or not self.brokers[broker_id].alive:
+                continue
+            missing = leader_log.fetch(log.log_end_offset)
+            if missing:
+                # REP-1: the follower stores the leader's batches as they are: no validation, no
+                # re-stamping; its own clock only dates the segment files.
+                log.append_as_follower(missing, now=self.brokers[broker_id].clock)
+            part.isr.add(broker_id)
+        self._advance_high_watermark(part)
+
+    def _advance_high_watermark(self, part: Partition) -> None:
+        leader_log = part.replicas[part.leader]
+        in_sync = [
+            part.replicas[b].log_end_offset
+            for b in part.isr
+            if self.brokers[b].alive or b == part.leader
+        ]
+        hw = min(in_sync) if in_sync else leader_log.log_end_offset
+        leader_log.high_watermark = max(leader_log.high_watermark, min(hw, leader_log.log_end_offset))
+        for b, log in part.replicas.items():
+            if b != part.leader:
+                log.high_watermark = min(leader_log.high_watermark, log.log_end_offset)
+
+    # ---------------------------------------------------------------- failover (REP-2, REP-4)
+
+    def elect_leader(self, topic: str, index: int, broker_id: int) -> None:
+        """Move leadership to `broker_id` (a live replica). The epoch goes up; replicas with offsets
+        beyond the new leader's log end are truncated to it (IDX-14). The new leader stamps
+        LogAppendTime with its own clock from now on (REP-2)."""
+        part = self.partition(topic, index)
+        if broker_id not in part.replicas:
+            raise ClusterError(f"broker {broker_id} holds no replica of {topic}-{index}")
+        if not self.brokers[broker_id].alive:
+            raise ClusterError(f"broker {broker_id} is down and cannot lead {topic}-{index}")
+        new_log = part.replicas[broker_id]
+        part.leader = broker_id
+        part.leader_epoch += 1
+        new_log.assign_epoch(part.leader_epoch, new_log.log_end_offset)
+        for b, log in part.replicas.items():
+            if b != broker_id and log.log_end_offset > new_log.log_end_offset:
+                log.truncate_to(new_log.log_end_offset, now=self.brokers[b].clock)
+        part.isr = {b for b, log in part.replicas.items() if log.log_end_offset == new_log.log_end_offset}
+        part.isr.add(broker_id)
+        if self.auto_replicate:
+            self.replicate(topic, index)
+        self._advance_high_watermark(part)
+
+    def broker_down(self, broker_id: int) -> None:
+        """Stop a broker. Partitions it led move to another live in-sync replica if there is one."""
+        self._broker(broker_id).alive = False
+        for (topic, index), part in self.partitions.items():
+            part.isr.discard(broker_id)
+            if part.leader == broker_id:
+                candidates = [b for b in sorted(part.isr) if self.brokers[b].alive]
+                if candidates:
+                    self.elect_leader(topic, index, candidates[0])
+
+    def broker_up(self, broker_id: int) -> None:
+        self._broker(broker_id).alive = True
+        if self.auto_replicate:
+            for (topic, index), part in self.partitions.items():
+                if broker_id in part.replicas and self.brokers[part.leader].alive:
+                    self.replicate(topic, index)
+
+    # ---------------------------------------------------------------- reads
+
+    def fetch(
+        self, topic: str, index: int, offset: int, *, fetch_version: int = 12, replica: bool = False
+    ) -> FetchResponse:
+        """A fetch from the leader at `fetch_version`, with down-conversion where the profile has it
+        (CNV-2, CNV-5, CNV-7). Consumers see only offsets below the high watermark."""
+        part = self.partition(topic, index)
+        log = part.replicas[part.leader]
+        if not self.brokers[part.leader].alive:
+            return FetchResponse(ErrorCode.LEADER_NOT_AVAILABLE)
+        batches = log.fetch(offset)
+        if not replica:
+            batches = tuple(b for b in batches if b.base_offset < log.high_watermark)
+        error, view = fetch_view(
+            batches,
+            fetch_version=fetch_version,
+            profile=self.profile,
+            config=part.config,
+            replica=replica,
+            fetch_offset=offset,
+        )
+        return FetchResponse(error, view, log.high_watermark, log.log_start_offset)
+
+    def list_offsets(
+        self,
+        topic: str,
+        index: int,
+        target: int,
+        *,
+        version: int = 10,
+        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+        replica_id: int = CONSUMER_REPLICA_ID,
+    ) -> ListOffsetsAnswer:
+        part = self.partition(topic, index)
+        if not self.brokers[part.leader].alive:
+            return ListOffsetsAnswer(ErrorCode.LEADER_NOT_AVAILABLE, -1, -1, -1)
+        return list_offsets(
+            part.replicas[part.leader],
+            target,
+            version=version,
+            profile=self.profile,
+            isolation=isolation,
+            replica_id=replica_id,
+        )
+
+    # ---------------------------------------------------------------- housekeeping (IDX-10)
+
+    def tick(self) -> int:
+        """Run time-based retention on every replica with its broker's clock; returns segments deleted."""
+        deleted = 0
+        for part in self.partitions.values():
+            for b, log in part.replicas.items():
+                if self.brokers[b].alive:
+                    deleted += log.delete_retention_breached_segments(self.brokers[b].clock)
+        return deleted
+
+    def _broker(self, broker_id: int) -> Broker:
+        try:
+            return self.brokers[broker_id]
+        except KeyError:
+            raise ClusterError(f"unknown broker {broker_id}") from None
+

@@ -1,0 +1,132 @@
+"""The cluster model: replication, leader failover and broker clocks (REP-1..4)."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from models.codec import encode_batches
+
+from models.cluster import Cluster, ClusterError
+from models.config import TopicConfig
+from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
+from models.profiles import PROFILES, get_profile
+from models.records import RecordSpec, build_batches
+
+T0 = 1_700_000_000_000
+
+
+def _cluster(profile: str = "kafka-4.0", ts_type: TimestampType = TimestampType.CREATE_TIME) -> Cluster:
+    c = Cluster(profile=get_profile(profile), start_time=T0)
+    c.create_topic("t", TopicConfig(timestamp_type=ts_type, retention_ms=-1))
+    return c
+
+
+def _batch(*timestamps: int, magic: int = 2, codec: Codec = Codec.NONE) -> tuple:  # type: ignore[type-arg]
+    return build_batches([RecordSpec(ts, None, b"v") for ts in timestamps], magic=magic, codec=codec)
+
+
+def test_followers_store_the_leaders_batches_verbatim() -> None:
+    """REP-1: the leader's stored batches and every follower's are byte-identical."""
+    c = _cluster(ts_type=TimestampType.LOG_APPEND_TIME)
+    c.set_clock(1, T0 + 50_000)  # a follower whose clock is far ahead must not re-stamp
+    assert c.produce("t", 0, _batch(T0 - 5, T0 - 1)).error is ErrorCode.NONE
+    part = c.partition("t")
+    leader_bytes = encode_batches(part.replicas[part.leader].batches())
+    for log in part.replicas.values():
+        assert encode_batches(log.batches()) == leader_bytes
+
+
+def test_log_append_time_comes_from_the_current_leaders_clock_without_clamp() -> None:
+    """REP-2: after failover to a broker whose clock is behind, LogAppendTime goes backwards."""
+    c = _cluster(ts_type=TimestampType.LOG_APPEND_TIME)
+    c.set_clock(0, T0 + 10_000)
+    c.set_clock(1, T0)
+    first = c.produce("t", 0, _batch(T0))
+    assert first.log_append_time == T0 + 10_000
+    c.elect_leader("t", 0, 1)
+    second = c.produce("t", 0, _batch(T0))
+    assert second.log_append_time == T0
+    records = c.fetch("t", 0, 0).records()
+    assert [r.timestamp for r in records] == [T0 + 10_000, T0]
+    assert all(r.timestamp_type is TimestampType.LOG_APPEND_TIME for r in records)
+
+
+def test_clock_stepped_backwards_is_not_clamped() -> None:
+    """REP-2/REP-3: a backward step on the leader gives a smaller LogAppendTime; the max stays."""
+    c = _cluster(ts_type=TimestampType.LOG_APPEND_TIME)
+    c.produce("t", 0, _batch(1))
+    c.set_clock(0, T0 - 60_000)
+    resp = c.produce("t", 0, _batch(1))
+    assert resp.log_append_time == T0 - 60_000
+    max_ts = c.list_offsets("t", 0, SpecialTarget.MAX_TIMESTAMP, version=9)
+    assert (max_ts.offset, max_ts.timestamp) == (0, T0)
+
+
+@given(
+    clocks=st.lists(st.integers(T0 - 10**6, T0 + 10**6), min_size=3, max_size=3),
+    steps=st.lists(st.tuples(st.sampled_from(["produce", "elect", "clock"]), st.integers(0, 2)), max_size=12),
+    lat=st.booleans(),
+)
+def test_failover_never_restamps_replicated_records(
+    clocks: list[int], steps: list[tuple[str, int]], lat: bool
+) -> None:
+    """REP-1/REP-2: a record's timestamp, once replicated, is the same on every replica and after
+    every later leader change."""
+    c = Cluster(profile=get_profile("kafka-4.0"), start_time=T0)
+    ts_type = TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME
+    c.create_topic("t", TopicConfig(timestamp_type=ts_type, retention_ms=-1, after_max_ms=10**9))
+    for b, clock in enumerate(clocks):
+        c.set_clock(b, clock)
+    seen: dict[int, int] = {}
+    for op, arg in steps:
+        if op == "produce":
+            c.produce("t", 0, _batch(T0 + arg, T0 - arg))
+        elif op == "elect":
+            c.elect_leader("t", 0, arg)
+        else:
+            c.advance_clock(arg, -7_000)
+        for log in c.partition("t").replicas.values():
+            for r in log.records():
+                assert seen.setdefault(r.offset, r.timestamp) == r.timestamp
+
+
+def test_failover_to_a_lagging_follower_truncates_the_others() -> None:
+    """IDX-14/REP-4: unreplicated records on the old leader are truncated after failover."""
+    c = Cluster(profile=get_profile("kafka-4.0"), start_time=T0, auto_replicate=False)
+    c.create_topic("t", TopicConfig(retention_ms=-1))
+    c.produce("t", 0, _batch(T0))
+    c.replicate("t", 0)
+    c.produce("t", 0, _batch(T0 + 1))  # only on the leader
+    assert c.partition("t").replicas[0].log_end_offset == 2
+    # Not replicated: invisible to consumers (LO-3 cap below the high watermark).
+    assert c.list_offsets("t", 0, T0 + 1).offset == -1
+    c.elect_leader("t", 0, 1)
+    assert all(log.log_end_offset == 1 for log in c.partition("t").replicas.values())
+
+
+def test_corrupt_bytes_are_corrupt_message() -> None:
+    c = _cluster()
+    assert c.produce_bytes("t", 0, b"\x00" * 5).error is ErrorCode.CORRUPT_MESSAGE
+
+
+def test_unknown_topic_and_broker_are_clear_errors() -> None:
+    c = _cluster()
+    for call in (lambda: c.partition("nope"), lambda: c.set_clock(9, 0), lambda: c.elect_leader("t", 0, 7)):
+        try:
+            call()
+        except ClusterError as exc:
+            assert str(exc)
+        else:  # pragma: no cover - the assertion message is the point
+            raise AssertionError("expected ClusterError")
+
+
+def test_every_profile_can_run_a_produce_and_lookup() -> None:
+    for name, profile in PROFILES.items():
+        c = Cluster(profile=profile, start_time=T0)
+        c.create_topic("t", TopicConfig(retention_ms=-1))
+        magic = min(2, profile.max_magic)
+        resp = c.produce("t", 0, _batch(T0 - 2, T0 - 1, magic=magic))
+        assert resp.error is ErrorCode.NONE, (name, resp)
+        if profile.list_offsets_versions[1] >= 1:
+            answer = c.list_offsets("t", 0, T0 - 1, version=1)
+            assert answer.offset == (1 if magic >= 1 else -1), (name, answer)

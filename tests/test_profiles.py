@@ -1,0 +1,142 @@
+"""Profiles differ exactly where SEMANTICS §9 says, and the effective bounds follow VAL-6."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+from models.config import TopicConfig, check_config, effective_bounds, target_magic
+from models.constants import LONG_MAX
+from models.errors import ConfigError
+from models.profiles import PROFILES, get_profile
+
+# For each step between consecutive profiles: the Profile fields that change, and the §9 rows
+# (versions) that explain them. A change to a profile that is not in this table fails the test.
+STEPS = {
+    ("kafka-0.10.0", "kafka-0.10"): {
+        # 0.10.1: time index, retention by largest timestamp, roll by first append, ListOffsets v1.
+        "index_granularity",
+        "roll_base",
+        "retention_basis",
+        "list_offsets_versions",
+        "fetch_versions",
+        "kafka_version",
+    },
+    ("kafka-0.10", "kafka-2.8"): {
+        # 0.11: format v2, -1 exempt, Produce v3 / Fetch v4, ListOffsets v2; 1.0: cap < last fetchable;
+        # 2.0-2.8: ListOffsets v3..v6; 2.4/2.5: record errors (KIP-467), else-branch LAT-flag check.
+        "max_magic",
+        "exempt_no_timestamp",
+        "produce_versions",
+        "fetch_versions",
+        "list_offsets_versions",
+        "visibility_cap",
+        "record_errors",
+        "error_text",
+        "kafka_version",
+    },
+    ("kafka-2.8", "kafka-3.9"): {
+        # 3.0: MAX_TIMESTAMP, IBP >= 3.0 ignores message.format.version; 3.2: INVALID_RECORD text;
+        # 3.5: EARLIEST_LOCAL; 3.6: KIP-937 and the LAT-flag regression; 3.8: exact max-timestamp
+        # offset; 3.9: LATEST_TIERED and UNSUPPORTED_VERSION for unknown targets.
+        "honours_message_format_version",
+        "range_rule",
+        "has_before_after_configs",
+        "lat_flag_check",
+        "error_text",
+        "invalid_record_text_3_2",
+        "shallow_offset_of_max",
+        "max_timestamp_lookup",
+        "unknown_special_target",
+        "special_target_min_versions",
+        "produce_versions",
+        "fetch_versions",
+        "list_offsets_versions",
+        "kafka_version",
+    },
+    ("kafka-3.9", "kafka-4.0"): {
+        # 4.0: difference removed, after default 1 h, Produce v0-2 / Fetch v0-3 / ListOffsets v0 and
+        # down-conversion removed, ListOffsets v10.
+        "has_difference_config",
+        "default_after_ms",
+        "down_conversion",
+        "produce_versions",
+        "fetch_versions",
+        "list_offsets_versions",
+        "kafka_version",
+    },
+    ("kafka-4.0", "kafka-4.1"): {
+        # 4.1: KAFKA-806 per-batch index entries and roll base.
+        "index_granularity",
+        "roll_base",
+        "shallow_offset_of_max",
+        "produce_versions",
+        "kafka_version",
+    },
+}
+
+IGNORED = {"name", "description"}
+
+
+@pytest.mark.parametrize(("old", "new"), list(STEPS))
+def test_profiles_differ_exactly_where_the_timeline_says(old: str, new: str) -> None:
+    a, b = get_profile(old), get_profile(new)
+    changed = {
+        f.name for f in fields(a) if f.name not in IGNORED and getattr(a, f.name) != getattr(b, f.name)
+    }
+    expected = STEPS[(old, new)]
+    assert changed == expected, f"{old} -> {new}: unexpected difference {changed ^ expected}"
+
+
+def test_profile_registry_has_the_required_profiles() -> None:
+    for name in ("kafka-0.10", "kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"):
+        assert name in PROFILES
+
+
+def test_unknown_profile_names_the_choices() -> None:
+    with pytest.raises(KeyError, match="choose one of"):
+        get_profile("kafka-9.9")
+
+
+# VAL-6 table ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["kafka-0.10", "kafka-2.8"])
+def test_symmetric_profiles_use_the_difference_on_both_sides(name: str) -> None:
+    p = get_profile(name)
+    assert effective_bounds(TopicConfig(), p) == (LONG_MAX, LONG_MAX)
+    assert effective_bounds(TopicConfig(difference_max_ms=1000), p) == (1000, 1000)
+
+
+def test_3_9_falls_back_to_difference_per_side() -> None:
+    p = get_profile("kafka-3.9")
+    assert effective_bounds(TopicConfig(), p) == (LONG_MAX, LONG_MAX)
+    assert effective_bounds(TopicConfig(difference_max_ms=1000), p) == (1000, 1000)
+    assert effective_bounds(TopicConfig(difference_max_ms=1000, before_max_ms=50), p) == (50, 1000)
+    # An explicit Long.MAX_VALUE is indistinguishable from unset: it falls back (VAL-6).
+    assert effective_bounds(TopicConfig(difference_max_ms=7, after_max_ms=LONG_MAX), p) == (7, 7)
+
+
+@pytest.mark.parametrize("name", ["kafka-4.0", "kafka-4.1"])
+def test_4_x_defaults_after_to_one_hour(name: str) -> None:
+    p = get_profile(name)
+    assert effective_bounds(TopicConfig(), p) == (LONG_MAX, 3_600_000)
+    assert effective_bounds(TopicConfig(before_max_ms=10, after_max_ms=20), p) == (10, 20)
+
+
+def test_4_0_rejects_the_removed_difference_config() -> None:
+    with pytest.raises(ConfigError, match=r"removed in 4\.0"):
+        check_config(TopicConfig(difference_max_ms=1000), get_profile("kafka-4.0"))
+
+
+def test_before_after_configs_do_not_exist_before_3_6() -> None:
+    with pytest.raises(ConfigError, match="KIP-937"):
+        check_config(TopicConfig(before_max_ms=1000), get_profile("kafka-2.8"))
+
+
+def test_target_magic_follows_the_format_version_only_before_ibp_3_0() -> None:
+    old = TopicConfig(message_format_magic=1)
+    assert target_magic(old, get_profile("kafka-2.8")) == 1
+    assert target_magic(old, get_profile("kafka-3.9")) == 2
+    assert target_magic(TopicConfig(), get_profile("kafka-0.10")) == 1

@@ -1,0 +1,199 @@
+"""Properties of the leader's validator (VAL-3..5, VAL-9, VAL-13, CMP-3/4, FMT-7, FMT-12).
+
+Each property compares the model with an oracle written here from the spec's sentence, not with the
+model's own helpers: plain Python integers with values far from 64-bit overflow.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from models.config import TopicConfig
+from models.constants import LONG_MAX, Codec, ErrorCode, TimestampType
+from models.profiles import PROFILES, Profile
+from models.records import AnyBatch, RecordSpec, all_records, build_batches
+from models.validator import AppendRejected, ValidatedAppend, validate_and_assign
+
+NOW = 1_700_000_000_000
+K0_10 = PROFILES["kafka-0.10"]
+K2_8 = PROFILES["kafka-2.8"]
+K3_9 = PROFILES["kafka-3.9"]
+K4_0 = PROFILES["kafka-4.0"]
+LEGACY_CODECS = [Codec.NONE, Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
+
+
+def profile_for(magic: int) -> Profile:
+    # CNV-3: only a profile that honours message.format.version stores v0/v1.
+    return K2_8 if magic < 2 else K4_0
+
+
+def codecs_for(magic: int) -> st.SearchStrategy[Codec]:
+    return st.sampled_from(LEGACY_CODECS + ([Codec.ZSTD] if magic == 2 else []))
+
+
+def specs(timestamps: list[int]) -> list[RecordSpec]:
+    return [RecordSpec(ts, key=b"k%d" % i, value=b"v") for i, ts in enumerate(timestamps)]
+
+
+def run(
+    batches: tuple[AnyBatch, ...], config: TopicConfig, profile: Profile, next_offset: int = 0
+) -> ValidatedAppend | AppendRejected:
+    return validate_and_assign(batches, config=config, profile=profile, now=NOW, next_offset=next_offset)
+
+
+@st.composite
+def appends(draw: st.DrawFn, timestamps: st.SearchStrategy[int]) -> tuple[int, Codec, int, Codec, list[int]]:
+    """(source magic, source codec, target magic, topic codec, record timestamps)."""
+    target = draw(st.sampled_from([0, 1, 2]))
+    source = draw(st.sampled_from([0, 1, 2]))
+    source_codec = draw(codecs_for(source))
+    topic_codec = draw(st.sampled_from([Codec.NONE, *LEGACY_CODECS] + ([Codec.ZSTD] if target == 2 else [])))
+    ts = draw(st.lists(timestamps, min_size=1, max_size=6))
+    return source, source_codec, target, topic_codec, ts
+
+
+def topic_for(target: int, topic_codec: Codec | None, **kwargs: object) -> TopicConfig:
+    compression = "producer" if topic_codec is None else topic_codec.name.lower()
+    return TopicConfig(message_format_magic=target, compression_type=compression, **kwargs)  # type: ignore[arg-type]
+
+
+@given(appends(st.integers(min_value=-1, max_value=NOW * 2)), st.integers(0, 10**6))
+def test_log_append_time_records_read_now(
+    case: tuple[int, Codec, int, Codec, list[int]], next_offset: int
+) -> None:
+    """LogAppendTime topics (CMP-3, CMP-4, FMT-7, FMT-12): whatever the producer wrote, for every
+    source/target magic and codec, every accepted record reads as its batch's max, which is now
+    (v0 stores no timestamp: -1), and offsets run from next_offset without gaps."""
+    source, source_codec, target, topic_codec, ts = case
+    batches = build_batches(specs(ts), magic=source, codec=source_codec)
+    out = run(
+        batches,
+        topic_for(target, topic_codec, timestamp_type=TimestampType.LOG_APPEND_TIME),
+        profile_for(target),
+        next_offset,
+    )
+    assert isinstance(out, ValidatedAppend), out
+    records = all_records(out.batches)
+    assert [r.offset for r in records] == list(range(next_offset, next_offset + len(ts)))
+    expected = -1 if target == 0 else NOW
+    assert [r.timestamp for r in records] == [expected] * len(ts)
+    for batch in out.batches:
+        assert batch.magic == target
+        if target > 0:
+            assert batch.max_timestamp == NOW
+            assert batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+    assert out.log_append_time == NOW
+
+
+@given(appends(st.integers(min_value=-1, max_value=NOW + 3_600_000)))  # 4.0 default after = 1 h
+def test_create_time_keeps_timestamps_and_header_max_is_the_record_max(
+    case: tuple[int, Codec, int, Codec, list[int]],
+) -> None:
+    """CreateTime (VAL-13, CMP-2, CMP-5, CNV-4): accepted records keep their timestamps (v0 on either
+    side: -1) and every batch header max is the max of its records' timestamps (-1 if none)."""
+    source, source_codec, target, topic_codec, ts = case
+    batches = build_batches(specs(ts), magic=source, codec=source_codec)
+    out = run(batches, topic_for(target, topic_codec), profile_for(target))
+    assert isinstance(out, ValidatedAppend), out
+    expected = [-1 if (source == 0 or target == 0) else t for t in ts]
+    assert [r.timestamp for r in all_records(out.batches)] == expected
+    for batch in out.batches:
+        if target > 0:
+            assert batch.timestamp_type is TimestampType.CREATE_TIME
+            assert batch.max_timestamp == max([-1] + [r.timestamp for r in batch.records()])
+    assert out.max_timestamp == max(expected) if target > 0 else out.max_timestamp == -1
+
+
+def expected_rejections(profile: Profile, ts: list[int], before: int, after: int) -> list[int]:
+    """VAL-3..5 as sentences: CreateTime; -1 exempt from 0.11; 3.6+ rejects iff now - ts > before or
+    ts - now > after; before, iff |ts - now| > difference."""
+    failing = []
+    for i, t in enumerate(ts):
+        if t == -1 and profile.exempt_no_timestamp:
+            continue
+        if profile.has_before_after_configs:
+            bad = NOW - t > before or t - NOW > after
+        else:
+            bad = abs(t - NOW) > before
+        if bad:
+            failing.append(i)
+    return failing
+
+
+bounds = st.integers(min_value=0, max_value=10**7)
+near_now = st.one_of(st.just(-1), st.integers(min_value=NOW - 2 * 10**7, max_value=NOW + 2 * 10**7))
+
+
+@given(
+    st.sampled_from([K0_10, K2_8, K3_9, K4_0]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([Codec.NONE, Codec.GZIP]),
+    bounds,
+    bounds,
+    st.lists(near_now, min_size=1, max_size=6),
+)
+def test_acceptance_is_the_range_predicate(
+    profile: Profile, magic: int, codec: Codec, before: int, after: int, ts: list[int]
+) -> None:
+    """VAL-3..5, VAL-9: an append is accepted iff no record fails the profile's range predicate; a
+    rejection writes nothing and (2.5+) lists exactly the failing records' indexes in the batch."""
+    magic = min(magic, profile.max_magic)
+    if profile.has_before_after_configs:
+        config = TopicConfig(before_max_ms=before, after_max_ms=after)
+    else:
+        after = before
+        config = TopicConfig(difference_max_ms=before, message_format_magic=magic)
+    source_codec = codec
+    if magic < 2 and codec is Codec.NONE:
+        ts = ts[:1]  # one message: a legacy uncompressed set reports one batch at a time (VAL-10)
+    batches = build_batches(specs(ts), magic=magic, codec=source_codec)
+    out = run(batches, config, profile)
+    failing = expected_rejections(profile, ts, before, after)
+    if not failing:
+        assert isinstance(out, ValidatedAppend), out
+        return
+    assert isinstance(out, AppendRejected), out
+    assert out.error is ErrorCode.INVALID_TIMESTAMP
+    if profile.record_errors.value == "all":
+        assert [e.batch_index for e in out.record_errors] == failing
+    else:
+        assert out.record_errors == ()
+
+
+@given(
+    st.sampled_from([K3_9, K4_0]),
+    st.integers(min_value=0, max_value=10**9),
+    st.integers(min_value=0, max_value=10**9),
+    st.sampled_from([Codec.NONE, Codec.LZ4]),
+)
+def test_bounds_are_inclusive(profile: Profile, before: int, after: int, codec: Codec) -> None:
+    """VAL-4: ts = now - before and ts = now + after are accepted; one millisecond beyond is not."""
+    config = TopicConfig(before_max_ms=before, after_max_ms=after)
+
+    def verdict(t: int) -> bool:
+        return isinstance(
+            run(build_batches(specs([t]), magic=2, codec=codec), config, profile), ValidatedAppend
+        )
+
+    assert verdict(NOW - before) and verdict(NOW + after)
+    assert not verdict(NOW - before - 1)
+    assert not verdict(NOW + after + 1)
+
+
+@given(st.integers(min_value=0, max_value=10**9))
+def test_symmetric_bound_is_inclusive_and_3_9_falls_back_to_it(difference: int) -> None:
+    """VAL-5 / VAL-6: |ts - now| = difference is accepted, one more is not; in 3.6-3.9 before/after
+    left at Long.MAX_VALUE fall back to the difference config (per side)."""
+    for profile, config in (
+        (K2_8, TopicConfig(difference_max_ms=difference)),
+        (K3_9, TopicConfig(difference_max_ms=difference, before_max_ms=LONG_MAX)),
+    ):
+        for t, ok in (
+            (NOW - difference, True),
+            (NOW + difference, True),
+            (NOW - difference - 1, False),
+            (NOW + difference + 1, False),
+        ):
+            out = run(build_batches(specs([t]), magic=2), config, profile)
+            assert isinstance(out, ValidatedAppend) is ok, (profile.name, t, out)
