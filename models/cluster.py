@@ -348,6 +348,7 @@ class Cluster:
             profile=self.profile,
             isolation=isolation,
             replica_id=replica_id,
+            now=self.brokers[part.leader].clock,
         )
 
     # ---------------------------------------------------------------- housekeeping (IDX-10)

@@ -278,8 +278,11 @@ _CACHE_MAX_ENTRIES = 4096
 _CACHE_MAX_BYTES = 64 * 1024
 
 
-def encode_batch(batch: AnyBatch) -> bytes:
-    """The bytes of one v2 batch or one v0/v1 log entry (see the module doc for overrides)."""
+def encode_batch(batch: AnyBatch, *, cache: bool = True) -> bytes:
+    """The bytes of one v2 batch or one v0/v1 log entry (see the module doc for overrides).
+    `cache=False` always encodes afresh (benchmarks)."""
+    if not cache:
+        return _encode_uncached(batch)
     try:
         cached = _CACHE.get(batch)
     except TypeError:
@@ -295,12 +298,12 @@ def encode_batch(batch: AnyBatch) -> bytes:
     return data
 
 
-def encode_batches(batches: Sequence[AnyBatch]) -> bytes:
+def encode_batches(batches: Sequence[AnyBatch], *, cache: bool = True) -> bytes:
     """A record set: the entries concatenated. Range errors report offsets in the whole set."""
     out = bytearray()
     for batch in batches:
         try:
-            out += encode_batch(batch)
+            out += encode_batch(batch, cache=cache)
         except CodecError as exc:
             raise CodecError(exc.field, exc.offset + len(out), exc.reason) from None
     return bytes(out)

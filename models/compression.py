@@ -135,7 +135,8 @@ def compress(codec: Codec, data: bytes, *, magic: int) -> bytes:
     if codec is Codec.NONE:
         return bytes(data)
     if codec is Codec.GZIP:
-        return gzip.compress(data, mtime=0)
+        # Level 6: what Java's Deflater default (-1) means, i.e. what a Java producer writes.
+        return gzip.compress(data, compresslevel=6, mtime=0)
     if codec is Codec.SNAPPY:
         return _snappy_compress(data)
     if codec is Codec.LZ4:

@@ -259,8 +259,11 @@ def _legacy_answer(
     """LO-7, simplified to MaxNumOffsets = 1: the first offset of the legacy list. A consumer never sees
     an offset above the high watermark: the list is cut there and the high watermark put first
     (pre-4.0 v0 handler; not spelled out in SEMANTICS)."""
-    if now is None and target not in (SpecialTarget.EARLIEST,) and not log.active_segment.is_empty():
-        raise ValueError("ListOffsets v0 dates the log end offset with the broker clock: pass now=")
+    if now is None and target >= 0 and not log.active_segment.is_empty():
+        raise ValueError(
+            "ListOffsets v0 with a timestamp target dates the log end offset with the broker clock: "
+            "pass now=<broker clock in ms>"
+        )
     offsets = list(legacy_offsets_before(log, target, now=now if now is not None else 0, max_num_offsets=1))
     if is_consumer and any(o > log.high_watermark for o in offsets):
         offsets = [log.high_watermark] + [o for o in offsets if o <= log.high_watermark]

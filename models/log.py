@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from .codec import encoded_size
 from .config import TopicConfig
@@ -189,7 +190,7 @@ class Segment:
         start_offset = max(indexed_offset, starting_offset)
         _, position = self.offset_index.lookup(start_offset)
         i = self._translate_offset(start_offset, position)
-        for batch in self.batches[i:]:
+        for batch in islice(self.batches, i, None):
             if batch.max_timestamp < target:
                 continue
             for record in batch.records():
@@ -306,7 +307,7 @@ class Segment:
         # from the offset-index position of that entry's offset.
         self.max_timestamp, self.offset_of_max_timestamp = self.time_index.last_entry()
         _, position = self.offset_index.lookup(self.offset_of_max_timestamp)
-        for batch in self.batches[self._first_batch_at_or_after_position(position) :]:
+        for batch in islice(self.batches, self._first_batch_at_or_after_position(position), None):
             self._raise_max(batch.max_timestamp, batch.last_offset)
 
     def recover(self, now: int, config: TopicConfig) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from models.codec import encode_batches
 
 from models.cluster import Cluster, ClusterError
+from models.codec import encode_batches
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
 from models.profiles import PROFILES, get_profile

@@ -9,14 +9,23 @@ that rolls, full indexes and many segments happen within a few operations.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from models.codec import encoded_size
 from models.config import TopicConfig
-from models.constants import NO_TIMESTAMP, ErrorCode, TimestampType
-from models.list_offsets import ListOffsetsAnswer, list_offsets
+from models.constants import NO_TIMESTAMP, ErrorCode, IsolationLevel, TimestampType
+from models.list_offsets import (
+    ListOffsetsAnswer,
+    check_client_target,
+    client_result,
+    list_offsets,
+    min_consumer_version,
+)
 from models.log import PartitionLog, Segment
 from models.profiles import (
     KAFKA_0_10,
@@ -26,6 +35,7 @@ from models.profiles import (
     KAFKA_4_0,
     KAFKA_4_1,
     IndexGranularity,
+    MaxTimestampLookup,
     Profile,
     ShallowOffsetOfMax,
 )
@@ -361,3 +371,207 @@ def test_retention_deletes_exactly_the_breached_prefix(
     assert [s.base_offset for s in log.segments] == remaining
     assert log.log_start_offset == remaining[0]
     assert log.log_end_offset == end
+
+
+# ----------------------------------------------------------------------------------------------
+# rule examples: small deterministic cases for clauses no vector pins down
+
+
+def _v2(ts: int, offset: int, epoch: int = 0) -> AnyBatch:
+    return build_v2([RecordSpec(ts, value=b"x")], base_offset=offset, partition_leader_epoch=epoch)
+
+
+def _append(log: PartitionLog, ts: int, now: int, epoch: int = 0) -> None:
+    batch = _v2(ts, log.log_end_offset, epoch)
+    log.append([batch], now=now, max_timestamp=ts, offset_of_max_timestamp=batch.last_offset)
+
+
+def test_index_interval_is_strict() -> None:
+    """IDX-4: an entry needs strictly more than index.interval.bytes since the last one. With the
+    interval equal to one append's size, the second append does not index and the third does."""
+    size = encoded_size(_v2(10, 0))
+    log = PartitionLog(TopicConfig(index_interval_bytes=size), KAFKA_4_0, now=0)
+    _append(log, 10, 0)
+    _append(log, 20, 0)
+    assert log.active_segment.time_index.entries == ()
+    _append(log, 30, 0)
+    assert log.active_segment.time_index.entries == ((30, 2),)
+    assert log.active_segment.offset_index.entries == ((2, 2 * size),)
+
+
+def test_roll_closes_segment_with_final_index_entry() -> None:
+    """IDX-4 / IDX-1: rolling makes one last attempt with the segment max, skipping the full check."""
+    log = PartitionLog(TopicConfig(), KAFKA_4_0, now=0)
+    _append(log, 10, 0)
+    _append(log, 20, 0)
+    assert log.active_segment.time_index.entries == ()
+    log.roll(5)
+    assert log.segments[0].time_index.entries == ((20, 1),)
+    assert log.active_segment.base_offset == 2
+    assert log.active_segment.created == 5
+
+
+def test_compacted_topic_rolls_on_max_compaction_lag() -> None:
+    """IDX-9: on compacted topics the roll interval is min(max.compaction.lag.ms, segment.ms)."""
+    config = TopicConfig(segment_ms=1000, compacted=True, max_compaction_lag_ms=100)
+    log = PartitionLog(config, KAFKA_4_0, now=0)
+    _append(log, 0, 0)
+    _append(log, 100, 0)
+    assert len(log.segments) == 1
+    _append(log, 101, 0)
+    assert len(log.segments) == 2
+
+
+def test_wall_clock_roll_and_mtime_retention_0_10_0() -> None:
+    """IDX-9 / IDX-10 (0.10.0, pre-KIP-33): rolls measure now - created whatever the records say, and
+    retention compares the file mtime; no time index is kept."""
+    config = TopicConfig(segment_ms=100, retention_ms=50)
+    log = PartitionLog(config, KAFKA_0_10_0, now=0, hw_follows_leo=True)
+    _append(log, 10**9, 0)
+    _append(log, 10**9 + 10**6, 100)
+    assert len(log.segments) == 1  # 100 - 0 is not > 100
+    _append(log, 0, 101)
+    assert len(log.segments) == 2
+    assert all(s.time_index.entries == () for s in log.segments)
+    # Records stamped 1e9 would never be breached by largestTimestamp; the mtime (100) is.
+    assert log.delete_retention_breached_segments(151) == 1
+    assert log.log_start_offset == 2
+
+
+def test_retention_waits_for_the_high_watermark() -> None:
+    """IDX-10: a breached segment is deleted only once the high watermark reaches the next segment's
+    base offset (LEO for the last segment)."""
+    log = PartitionLog(TopicConfig(retention_ms=10), KAFKA_4_0, now=0)
+    _append(log, 0, 0)
+    log.roll(0)
+    _append(log, 0, 0)
+    assert log.delete_retention_breached_segments(100) == 0  # HW 0
+    log.high_watermark = 1
+    assert log.delete_retention_breached_segments(100) == 1
+    assert [s.base_offset for s in log.segments] == [1]
+
+
+def test_future_timestamp_segment_shields_later_ones() -> None:
+    """IDX-10: deletion stops at the first segment that is not breached."""
+    log = PartitionLog(TopicConfig(retention_ms=10), KAFKA_4_0, now=0, hw_follows_leo=True)
+    for ts in (0, 10**6, 0):
+        _append(log, ts, 0)
+        log.roll(0)
+    assert log.delete_retention_breached_segments(100) == 1
+    assert [s.base_offset for s in log.segments] == [1, 2, 3]
+
+
+def _capped_log(profile: Profile) -> PartitionLog:
+    log = PartitionLog(TopicConfig(), profile, now=0)
+    for i in range(4):
+        _append(log, 100 + i, 0)
+    log.high_watermark = 2
+    return log
+
+
+def test_visibility_cap_consumer_below_high_watermark() -> None:
+    """LO-3 / LO-4 (1.0+): a consumer sees offsets < HW (READ_UNCOMMITTED) or < LSO (READ_COMMITTED);
+    LATEST is that bound; a replica reads to the log end; EARLIEST is never capped."""
+    log = _capped_log(KAFKA_4_0)
+
+    def ask(target: int, **kw: Any) -> ListOffsetsAnswer:
+        return list_offsets(log, target, version=10, profile=KAFKA_4_0, **kw)
+
+    assert ask(101).offset == 1
+    assert ask(102) == NOT_FOUND
+    assert ask(-1).offset == 2
+    assert ask(102, replica_id=1).offset == 2
+    assert ask(-1, replica_id=1).offset == 4
+    assert ask(101, isolation=IsolationLevel.READ_COMMITTED, last_stable_offset=1) == NOT_FOUND
+    assert ask(-1, isolation=IsolationLevel.READ_COMMITTED, last_stable_offset=1).offset == 1
+    assert ask(-3) == NOT_FOUND  # the max (103 at offset 3) is above the HW
+    assert ask(-2).offset == 0
+
+
+def test_visibility_cap_le_high_watermark_before_1_0() -> None:
+    """LO-3 history: 0.10.1-0.11 let a consumer see the offset equal to the high watermark."""
+    log = _capped_log(KAFKA_0_10)
+    assert list_offsets(log, 102, version=1, profile=KAFKA_0_10).offset == 2
+    assert list_offsets(log, 103, version=1, profile=KAFKA_0_10) == NOT_FOUND
+
+
+def test_fresh_leader_lookups_not_available() -> None:
+    """LO-3: while the leader's epoch starts above the HW, consumers' LATEST and capped lookups fail
+    with OFFSET_NOT_AVAILABLE (v5+) or LEADER_NOT_AVAILABLE (< v5); EARLIEST and replicas are served."""
+    log = _capped_log(KAFKA_4_0)
+    log.assign_epoch(1, 4)
+    not_available = ListOffsetsAnswer(ErrorCode.OFFSET_NOT_AVAILABLE, -1, -1, -1)
+    assert list_offsets(log, -1, version=5, profile=KAFKA_4_0) == not_available
+    assert list_offsets(log, 103, version=5, profile=KAFKA_4_0) == not_available
+    assert list_offsets(log, -1, version=4, profile=KAFKA_4_0).error is ErrorCode.LEADER_NOT_AVAILABLE
+    assert list_offsets(log, 100, version=5, profile=KAFKA_4_0).offset == 0  # below the cap: served
+    assert list_offsets(log, -2, version=5, profile=KAFKA_4_0).offset == 0
+    assert list_offsets(log, -1, version=5, profile=KAFKA_4_0, replica_id=1).offset == 4
+
+
+def test_unknown_negative_target_searches_before_3_9() -> None:
+    """LO-1 [DERIVED]: before 3.9 (and before MAX_TIMESTAMP existed) -3 is an ordinary timestamp and
+    matches the first record; 3.9+ answers UNSUPPORTED_VERSION for unknown negatives."""
+    log = _capped_log(KAFKA_2_8)
+    log.high_watermark = 4
+    assert list_offsets(log, -3, version=6, profile=KAFKA_2_8) == ListOffsetsAnswer(ErrorCode.NONE, 0, 100, 0)
+    log_4_0 = _capped_log(KAFKA_4_0)
+    assert list_offsets(log_4_0, -6, version=10, profile=KAFKA_4_0).error is ErrorCode.UNSUPPORTED_VERSION
+    assert list_offsets(log_4_0, -5, version=10, profile=KAFKA_4_0) == NOT_FOUND  # LATEST_TIERED, LO-5
+
+
+def test_message_format_v0_topic_refuses_timestamp_lookups() -> None:
+    """LO-8: pre-4.0, a topic stored as v0 answers 43 to timestamp targets and -3, not to -1/-2/-4."""
+    log = PartitionLog(TopicConfig(message_format_magic=0), KAFKA_2_8, now=0, hw_follows_leo=True)
+    assert (
+        list_offsets(log, 5, version=6, profile=KAFKA_2_8).error is ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT
+    )
+    assert list_offsets(log, -1, version=6, profile=KAFKA_2_8).error is ErrorCode.NONE
+
+
+def test_cached_max_timestamp_3_0_to_3_7() -> None:
+    """LO-6 / DIS-7 (3.0-3.7, KAFKA-16310): MAX_TIMESTAMP answered the segment's cached offset (the
+    batch's last offset) with the latest epoch, not the record's."""
+    profile = replace(KAFKA_3_9, name="kafka-3.7-like", max_timestamp_lookup=MaxTimestampLookup.CACHED)
+    log = PartitionLog(TopicConfig(), profile, now=0, hw_follows_leo=True)
+    batch = build_v2([RecordSpec(ts) for ts in (5, 9, 7)], partition_leader_epoch=0)
+    log.append([batch], now=0, max_timestamp=9, offset_of_max_timestamp=2)
+    log.assign_epoch(3, 3)
+    assert list_offsets(log, -3, version=9, profile=profile) == ListOffsetsAnswer(ErrorCode.NONE, 2, 9, 3)
+    exact = list_offsets(log, -3, version=9, profile=KAFKA_3_9)
+    assert exact == ListOffsetsAnswer(ErrorCode.NONE, 1, 9, 0)
+
+
+def test_client_semantics() -> None:
+    """LO-9: offsetsForTimes refuses negative targets with Kafka's text; -1 answers and error 43 read
+    as null; v1-v3 carry no epoch."""
+    with pytest.raises(
+        ValueError, match=r"^The target time for partition t-0 is -1\. The target time cannot be "
+    ):
+        check_client_target("t-0", -1)
+    assert client_result(NOT_FOUND) is None
+    assert client_result(ListOffsetsAnswer(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, -1, -1, -1)) is None
+    assert client_result(ListOffsetsAnswer(ErrorCode.NONE, 3, 7, 0)) == (3, 7, 0)
+    assert min_consumer_version(IsolationLevel.READ_COMMITTED) == 2
+
+
+def test_truncation_resets_epochs_and_high_watermark() -> None:
+    """IDX-14: truncation removes index entries at or above the point, the epochs starting there, and
+    lowers the high watermark; an emptied segment restarts its clock."""
+    log = PartitionLog(TopicConfig(index_interval_bytes=0), KAFKA_4_0, now=0, hw_follows_leo=True)
+    _append(log, 10, 0, epoch=0)
+    _append(log, 20, 0, epoch=1)
+    _append(log, 30, 0, epoch=2)
+    # IDX-4: the max is raised before the interval test, so each later append indexes its own max.
+    assert log.active_segment.time_index.entries == ((20, 1), (30, 2))
+    log.truncate_to(2, now=50)
+    assert log.active_segment.time_index.entries == ((20, 1),)
+    assert (log.log_end_offset, log.high_watermark, log.leader_epochs) == (2, 2, ((0, 0), (1, 1)))
+    assert log.active_segment.max_timestamp == 20
+    log.truncate_to(1, now=55)
+    assert log.active_segment.time_index.entries == ()
+    assert log.active_segment.max_timestamp == 10  # IDX-5: re-read from the remaining batch header
+    assert log.active_segment.created == 0
+    log.truncate_to(0, now=60)
+    assert log.active_segment.created == 60
+    assert log.active_segment.roll_base is None

@@ -410,8 +410,8 @@ def test_tv11_time_based_roll_jitter(jitter: int) -> None:
     assert log.active_segment.jitter == jitter
 
 
-def test_tv11_jitter_out_of_range_is_refused() -> None:
-    """TV-11 / IDX-9: jitter lies in [0, min(segment.jitter.ms, segment.ms))."""
+def test_jitter_out_of_range_is_refused() -> None:
+    """IDX-9: jitter lies in [0, min(segment.jitter.ms, segment.ms))."""
     config = TopicConfig(segment_ms=3600, segment_jitter_ms=1200)
     with pytest.raises(ValueError, match="jitter"):
         PartitionLog(config, KAFKA_4_0, now=T0, jitter=1200)
