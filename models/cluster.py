@@ -187,6 +187,7 @@ class Cluster:
             next_offset=log.log_end_offset,
             leader_epoch=part.leader_epoch,
             origin=origin,
+            topic_partition=f"{topic}-{index}",
         )
         if isinstance(outcome, AppendRejected):
             return self._rejection(outcome, log)
