@@ -240,6 +240,12 @@ class Cluster:
         """Every live follower fetches what it lacks from the leader and appends it verbatim."""
         part = self.partition(topic, index)
         leader_log = part.replicas[part.leader]
+        # LO-3: a follower learns the high watermark carried by the fetch response, i.e. the leader's
+        # value *before* this fetch round advances it; it catches up on its next fetch. This lag is
+        # what lets a newly elected leader start with HW < its epoch start offset (the "fresh leader"
+        # of LO-3). Before this fix followers were set to the advanced value at once, so a fresh
+        # leader could never arise in the cluster.
+        hw_in_response = leader_log.high_watermark
         for broker_id, log in part.replicas.items():
             if broker_id == part.leader or not self.brokers[broker_id].alive:
                 continue
@@ -248,6 +254,7 @@ class Cluster:
                 # REP-1: the follower stores the leader's batches as they are: no validation, no
                 # re-stamping; its own clock only dates the segment files.
                 log.append_as_follower(missing, now=self.brokers[broker_id].clock)
+            log.high_watermark = min(max(log.high_watermark, hw_in_response), log.log_end_offset)
             part.isr.add(broker_id)
         self._advance_high_watermark(part)
 
@@ -260,9 +267,10 @@ class Cluster:
         ]
         hw = min(in_sync) if in_sync else leader_log.log_end_offset
         leader_log.high_watermark = max(leader_log.high_watermark, min(hw, leader_log.log_end_offset))
+        # Followers learn the leader's high watermark only through fetch responses (`replicate`).
         for b, log in part.replicas.items():
             if b != part.leader:
-                log.high_watermark = min(leader_log.high_watermark, log.log_end_offset)
+                log.high_watermark = min(log.high_watermark, log.log_end_offset)
 
     # ---------------------------------------------------------------- failover (REP-2, REP-4)
 
@@ -284,9 +292,13 @@ class Cluster:
                 log.truncate_to(new_log.log_end_offset, now=self.brokers[b].clock)
         part.isr = {b for b, log in part.replicas.items() if log.log_end_offset == new_log.log_end_offset}
         part.isr.add(broker_id)
+        # LO-3: the new leader keeps the high watermark it had as a follower until the in-sync
+        # followers fetch from it (it does not know their log end offsets yet); alone in the ISR it
+        # may advance at once. Before this fix the HW jumped to the log end offset on election.
         if self.auto_replicate:
             self.replicate(topic, index)
-        self._advance_high_watermark(part)
+        elif part.isr == {broker_id}:
+            self._advance_high_watermark(part)
 
     def broker_down(self, broker_id: int) -> None:
         """Stop a broker. Partitions it led move to another live in-sync replica if there is one."""

@@ -29,8 +29,18 @@ class TopicConfig:
     index_interval_bytes: int = 4096  # index.interval.bytes
     segment_index_bytes: int = 10 * 1024 * 1024  # segment.index.bytes
     compacted: bool = False  # cleanup.policy contains compact (VAL-9 key check)
+    # cleanup.policy contains delete: None = Kafka's reading of the policy alone (delete unless the
+    # topic is compacted); True with compacted=True models "compact,delete".
+    retention_deletes: bool | None = None
     max_compaction_lag_ms: int = LONG_MAX  # max.compaction.lag.ms (IDX-9 for compacted topics)
     downconversion_enable: bool = True  # message.downconversion.enable (CNV-5)
+
+    @property
+    def deletes_by_retention(self) -> bool:
+        """IDX-10: time-based retention deletes segments only when cleanup.policy contains delete."""
+        if self.retention_deletes is not None:
+            return self.retention_deletes
+        return not self.compacted
 
     def target_codec(self, producer_codec: Codec) -> Codec:
         """CMP-1: topic `compression.type`, or the producer's codec when it is `producer`."""

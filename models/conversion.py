@@ -158,8 +158,8 @@ def fetch_view(
 
     - A version the profile does not serve → UNSUPPORTED_VERSION (CNV-7: 4.0 removed Fetch v0-3).
     - Profiles without down-conversion (4.0+, CNV-7) serve the stored batches as they are, v0/v1 included.
-    - Otherwise (CNV-5) conversion is decided from the topic's record version, not from the batches:
-      it runs when that version is above what the request can read (CNV-2). With IBP >= 3.0
+    - Otherwise (CNV-5) conversion runs when the topic's record version is above what the request
+      can read (CNV-2) and some fetched batch is not readable as it is. With IBP >= 3.0
       (`honours_message_format_version` False) the record version is always 2, so every fetch <= v3
       is converted. `message.downconversion.enable=false` turns a client fetch that needs conversion
       into UNSUPPORTED_VERSION (replicas exempt); a zstd batch → UNSUPPORTED_COMPRESSION_TYPE.
@@ -172,6 +172,11 @@ def fetch_view(
         return ErrorCode.NONE, stored
     readable = fetch_magic_for_version(fetch_version)
     if target_magic(config, profile) <= readable:
+        return ErrorCode.NONE, stored
+    if all(b.magic <= readable for b in stored):
+        # CNV-5: Kafka (`KafkaApis`, 0.11-3.9) converts only when some fetched batch is not already
+        # readable (`hasCompatibleMagic`); otherwise the data goes out as it is, and
+        # message.downconversion.enable=false does not matter.
         return ErrorCode.NONE, stored
     if not replica and not config.downconversion_enable:
         return ErrorCode.UNSUPPORTED_VERSION, ()

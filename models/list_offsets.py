@@ -196,7 +196,12 @@ def list_offsets(
     # LO-3: a fresh leader whose current epoch starts above the high watermark cannot answer
     # consumers' LATEST or capped lookups yet.
     epoch_start = log.latest_epoch_start_offset()
-    fresh_leader = is_consumer and epoch_start is not None and epoch_start > log.high_watermark
+    fresh_leader = (
+        profile.fresh_leader_check
+        and is_consumer
+        and epoch_start is not None
+        and epoch_start > log.high_watermark
+    )
 
     if version == 0:
         return _legacy_answer(log, target, now=now, is_consumer=is_consumer)
@@ -230,6 +235,12 @@ def list_offsets(
         found = search_by_timestamp(log, target)
 
     if found is None:
+        # LO-3: on a fresh leader an empty capped answer is refused as well (the broker raises the
+        # pending OFFSET_NOT_AVAILABLE for "no offset" just as for "offset beyond the last fetchable
+        # one": `...filter(offset < lastFetchable).orElse(maybeOffsetsError.map(throw))`, K40 "empty
+        # offset response scenario"). Before this fix the model answered NONE -1/-1 here.
+        if capped and fresh_leader:
+            return _error(_not_available(version))
         return _with_version(NOT_FOUND, version)
     timestamp, offset, epoch = found
     if capped and not _visible(offset, cap, profile):

@@ -553,7 +553,8 @@ class PartitionLog:
         breached segments whose upper offset (next base offset, or LEO for the last) is <= the high
         watermark. The walk stops at the first segment failing a condition, so one segment with a
         future timestamp shields every later one; an empty last segment is never deleted."""
-        if self.config.retention_ms < 0:
+        if self.config.retention_ms < 0 or not self.config.deletes_by_retention:
+            # retention.ms = -1 disables; a compact-only cleanup.policy never deletes by time.
             return 0
         count = 0
         for i, segment in enumerate(self.segments):

@@ -6,7 +6,7 @@ The `kafka-*` profiles follow Apache Kafka's code where the KIP text disagrees (
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from .constants import LONG_MAX
@@ -125,6 +125,7 @@ class Profile:
     retention_basis: RetentionBasis
     # ListOffsets (LO-1, LO-3, LO-6)
     visibility_cap: VisibilityCap
+    fresh_leader_check: bool  # LO-3: a leader whose epoch starts above the HW refuses (KIP-207, 2.2)
     max_timestamp_lookup: MaxTimestampLookup
     unknown_special_target: UnknownSpecialTarget
     special_target_min_versions: tuple[tuple[int, int], ...]  # (target, minimum ListOffsets version)
@@ -177,163 +178,100 @@ KAFKA_0_10_0 = Profile(
     roll_base=RollBase.WALL_CLOCK,
     retention_basis=RetentionBasis.MTIME,
     visibility_cap=VisibilityCap.LE_HIGH_WATERMARK,
+    fresh_leader_check=False,
     max_timestamp_lookup=MaxTimestampLookup.ABSENT,
     unknown_special_target=UnknownSpecialTarget.SEARCH,
     special_target_min_versions=_BASE_TARGETS,
 )
 
-KAFKA_0_10 = Profile(
+# Each later profile is the previous one plus exactly the changes of SEMANTICS §9 in between, so a
+# reader can put the version timeline and this file side by side (tests/test_profiles.py pins it).
+
+KAFKA_0_10 = replace(
+    KAFKA_0_10_0,
     name="kafka-0.10",
     kafka_version="0.10.1-0.10.2",
     description="KIP-32 + KIP-33 + KIP-79: format v1, time index, ListOffsets v1, symmetric "
     "difference check with -1 not exempt",
-    max_magic=1,
-    produce_versions=(0, 2),
+    # 0.10.1: time index, retention by largest timestamp, roll by first-append timestamp (KIP-33);
+    # ListOffsets v1 (KIP-79).
     fetch_versions=(0, 3),
     list_offsets_versions=(0, 1),
-    honours_message_format_version=True,
-    down_conversion=True,
-    exempt_no_timestamp=False,
-    range_rule=RangeRule.SYMMETRIC,
-    has_difference_config=True,
-    has_before_after_configs=False,
-    default_before_ms=LONG_MAX,
-    default_after_ms=LONG_MAX,
-    lat_flag_check=LogAppendTimeFlagCheck.ALWAYS,
-    record_errors=RecordErrorsStyle.NONE,
-    error_text=ErrorTextStyle.V0_10,
-    invalid_record_text_3_2=False,
-    shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
     index_granularity=IndexGranularity.PER_APPEND,
     roll_base=RollBase.FIRST_APPEND,
     retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
-    visibility_cap=VisibilityCap.LE_HIGH_WATERMARK,
-    max_timestamp_lookup=MaxTimestampLookup.ABSENT,
-    unknown_special_target=UnknownSpecialTarget.SEARCH,
-    special_target_min_versions=_BASE_TARGETS,
 )
 
-KAFKA_2_8 = Profile(
+KAFKA_2_8 = replace(
+    KAFKA_0_10,
     name="kafka-2.8",
     kafka_version="2.8",
     description="format v2, -1 exempt, symmetric difference check, all record errors (KIP-467), "
     "ListOffsets v6 without MAX_TIMESTAMP, message.format.version honoured",
+    # 0.11: format v2, Produce v3 / Fetch v4, -1 exempt from the range check (VAL-3).
     max_magic=2,
+    exempt_no_timestamp=True,
+    error_text=ErrorTextStyle.V0_11,
+    # 1.0: ListOffsets answers only offsets < the last fetchable offset (LO-3).
+    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
+    # 2.2: a fresh leader refuses capped lookups until its HW reaches the epoch start (KIP-207).
+    fresh_leader_check=True,
+    # 2.4/2.5: record errors (KIP-467), all failing records listed from 2.5 (VAL-11).
+    record_errors=RecordErrorsStyle.ALL,
     produce_versions=(0, 9),
     fetch_versions=(0, 12),
     list_offsets_versions=(0, 6),
-    honours_message_format_version=True,
-    down_conversion=True,
-    exempt_no_timestamp=True,
-    range_rule=RangeRule.SYMMETRIC,
-    has_difference_config=True,
-    has_before_after_configs=False,
-    default_before_ms=LONG_MAX,
-    default_after_ms=LONG_MAX,
-    lat_flag_check=LogAppendTimeFlagCheck.ALWAYS,
-    record_errors=RecordErrorsStyle.ALL,
-    error_text=ErrorTextStyle.V0_11,
-    invalid_record_text_3_2=False,
-    shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
-    index_granularity=IndexGranularity.PER_APPEND,
-    roll_base=RollBase.FIRST_APPEND,
-    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
-    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
-    max_timestamp_lookup=MaxTimestampLookup.ABSENT,
-    unknown_special_target=UnknownSpecialTarget.SEARCH,
-    special_target_min_versions=_BASE_TARGETS,
 )
 
-KAFKA_3_9 = Profile(
+KAFKA_3_9 = replace(
+    KAFKA_2_8,
     name="kafka-3.9",
     kafka_version="3.9",
     description="KIP-937 before/after with fallback to difference, LogAppendTime-flag acceptance "
     "on CreateTime topics, exact MAX_TIMESTAMP (3.8 fix), UNSUPPORTED_VERSION for unknown targets",
-    max_magic=2,
+    # 3.0: IBP >= 3.0 ignores message.format.version (CNV-3); MAX_TIMESTAMP (KIP-734).
+    honours_message_format_version=False,
+    # 3.2: the INVALID_RECORD top-level wording (VAL-9).
+    invalid_record_text_3_2=True,
+    # 3.6: KIP-937 before/after, and the LogAppendTime-flag regression (VAL-8).
+    range_rule=RangeRule.BEFORE_AFTER,
+    has_before_after_configs=True,
+    lat_flag_check=LogAppendTimeFlagCheck.ELSE_BRANCH,
+    error_text=ErrorTextStyle.V3_6,
+    # 3.8: KAFKA-16310/16341/16342 (CMP-7, LO-6).
+    shallow_offset_of_max=ShallowOffsetOfMax.BATCH_LAST,
+    max_timestamp_lookup=MaxTimestampLookup.EXACT,
+    # 3.5 EARLIEST_LOCAL, 3.9 LATEST_TIERED, and UNSUPPORTED_VERSION for unknown targets (LO-1).
+    unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,
+    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9)),
     produce_versions=(0, 11),
     fetch_versions=(0, 17),
     list_offsets_versions=(0, 9),
-    honours_message_format_version=False,
-    down_conversion=True,
-    exempt_no_timestamp=True,
-    range_rule=RangeRule.BEFORE_AFTER,
-    has_difference_config=True,
-    has_before_after_configs=True,
-    default_before_ms=LONG_MAX,
-    default_after_ms=LONG_MAX,
-    lat_flag_check=LogAppendTimeFlagCheck.ELSE_BRANCH,
-    record_errors=RecordErrorsStyle.ALL,
-    error_text=ErrorTextStyle.V3_6,
-    invalid_record_text_3_2=True,
-    shallow_offset_of_max=ShallowOffsetOfMax.BATCH_LAST,
-    index_granularity=IndexGranularity.PER_APPEND,
-    roll_base=RollBase.FIRST_APPEND,
-    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
-    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
-    max_timestamp_lookup=MaxTimestampLookup.EXACT,
-    unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,
-    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9)),
 )
 
-KAFKA_4_0 = Profile(
+KAFKA_4_0 = replace(
+    KAFKA_3_9,
     name="kafka-4.0",
     kafka_version="4.0",
     description="KIP-724/896 removals (difference config, format version, Produce v0-2, Fetch v0-3, "
     "ListOffsets v0, down-conversion), after.max.ms default 1 h (KIP-1030)",
-    max_magic=2,
+    has_difference_config=False,
+    default_after_ms=3_600_000,
+    down_conversion=False,
     produce_versions=(3, 12),
     fetch_versions=(4, 17),
     list_offsets_versions=(1, 10),
-    honours_message_format_version=False,
-    down_conversion=False,
-    exempt_no_timestamp=True,
-    range_rule=RangeRule.BEFORE_AFTER,
-    has_difference_config=False,
-    has_before_after_configs=True,
-    default_before_ms=LONG_MAX,
-    default_after_ms=3_600_000,
-    lat_flag_check=LogAppendTimeFlagCheck.ELSE_BRANCH,
-    record_errors=RecordErrorsStyle.ALL,
-    error_text=ErrorTextStyle.V3_6,
-    invalid_record_text_3_2=True,
-    shallow_offset_of_max=ShallowOffsetOfMax.BATCH_LAST,
-    index_granularity=IndexGranularity.PER_APPEND,
-    roll_base=RollBase.FIRST_APPEND,
-    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
-    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
-    max_timestamp_lookup=MaxTimestampLookup.EXACT,
-    unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,
-    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9)),
 )
 
-KAFKA_4_1 = Profile(
+KAFKA_4_1 = replace(
+    KAFKA_4_0,
     name="kafka-4.1",
     kafka_version="4.1",
     description="4.0 plus KAFKA-806: index entries per batch, roll base = first batch MaxTimestamp",
-    max_magic=2,
-    produce_versions=(3, 13),
-    fetch_versions=(4, 17),
-    list_offsets_versions=(1, 10),
-    honours_message_format_version=False,
-    down_conversion=False,
-    exempt_no_timestamp=True,
-    range_rule=RangeRule.BEFORE_AFTER,
-    has_difference_config=False,
-    has_before_after_configs=True,
-    default_before_ms=LONG_MAX,
-    default_after_ms=3_600_000,
-    lat_flag_check=LogAppendTimeFlagCheck.ELSE_BRANCH,
-    record_errors=RecordErrorsStyle.ALL,
-    error_text=ErrorTextStyle.V3_6,
-    invalid_record_text_3_2=True,
     shallow_offset_of_max=ShallowOffsetOfMax.PER_BATCH,
     index_granularity=IndexGranularity.PER_BATCH,
     roll_base=RollBase.FIRST_BATCH,
-    retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
-    visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
-    max_timestamp_lookup=MaxTimestampLookup.EXACT,
-    unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,
-    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9)),
+    produce_versions=(3, 13),
 )
 
 PROFILES: dict[str, Profile] = {

@@ -445,8 +445,14 @@ def _timestamp_failure(batch: AnyBatch, record: _SourceRecord, index: int, ctx: 
     """VAL-3..8 for one record."""
     profile = ctx.profile
     ts = record.timestamp
-    # VAL-3: CreateTime topics only; -1 is exempt from 0.11 on.
-    range_applies = not ctx.log_append_time_topic and (ts != NO_TIMESTAMP or not profile.exempt_no_timestamp)
+    # VAL-3: CreateTime topics only; -1 is exempt from 0.11 on. A v0 record has no timestamp field:
+    # 0.10.x (where -1 was not exempt) only range-checked messages with magic > 0, so a v0 record is
+    # never checked (from 0.11 its -1 is exempt anyway).
+    range_applies = (
+        not ctx.log_append_time_topic
+        and record.magic > MAGIC_V0
+        and (ts != NO_TIMESTAMP or not profile.exempt_no_timestamp)
+    )
     if range_applies and timestamp_out_of_range(
         ts, now=ctx.now, before=ctx.before, after=ctx.after, rule=profile.range_rule
     ):

@@ -10,7 +10,7 @@ from models.codec import encode_batches
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
 from models.profiles import PROFILES, get_profile
-from models.records import RecordSpec, build_batches
+from models.records import AnyBatch, RecordSpec, build_batches
 
 T0 = 1_700_000_000_000
 
@@ -21,8 +21,10 @@ def _cluster(profile: str = "kafka-4.0", ts_type: TimestampType = TimestampType.
     return c
 
 
-def _batch(*timestamps: int, magic: int = 2, codec: Codec = Codec.NONE) -> tuple:  # type: ignore[type-arg]
-    return build_batches([RecordSpec(ts, None, b"v") for ts in timestamps], magic=magic, codec=codec)
+def _batch(
+    *timestamps: int, magic: int = 2, codec: Codec = Codec.NONE, key: bytes | None = None
+) -> tuple[AnyBatch, ...]:
+    return build_batches([RecordSpec(ts, key, b"v") for ts in timestamps], magic=magic, codec=codec)
 
 
 def test_followers_store_the_leaders_batches_verbatim() -> None:
@@ -130,3 +132,31 @@ def test_every_profile_can_run_a_produce_and_lookup() -> None:
         if profile.list_offsets_versions[1] >= 1:
             answer = c.list_offsets("t", 0, T0 - 1, version=1)
             assert answer.offset == (1 if magic >= 1 else -1), (name, answer)
+
+
+def test_compact_only_topics_are_not_deleted_by_time_retention() -> None:
+    """IDX-10: time-based retention applies only when cleanup.policy contains delete."""
+    for compacted, deletes, expect_deleted in ((True, None, False), (True, True, True), (False, None, True)):
+        c = Cluster(profile=get_profile("kafka-4.0"), broker_ids=(0,), start_time=T0)
+        config = TopicConfig(
+            retention_ms=1000, segment_ms=10, compacted=compacted, retention_deletes=deletes
+        )
+        c.create_topic("t", config)
+        c.produce("t", 0, _batch(T0 - 10, key=b"k"))
+        c.produce("t", 0, _batch(T0 + 100, key=b"k"))  # rolls: waited > segment.ms
+        c.set_clock(0, T0 + 5000)
+        assert (c.tick() > 0) is expect_deleted, (compacted, deletes)
+
+
+def test_fresh_leader_refusal_arrives_with_kip_207() -> None:
+    """LO-3: before 2.2 (KIP-207) a fresh leader answers from its log; from 2.2 it refuses until its
+    high watermark reaches the start of its epoch."""
+    answers = {}
+    for name in ("kafka-0.10", "kafka-2.8"):
+        c = Cluster(profile=get_profile(name), start_time=T0, auto_replicate=False)
+        c.create_topic("t", TopicConfig(retention_ms=-1))
+        c.produce("t", 0, _batch(T0, magic=1))
+        c.replicate("t", 0)  # followers copy offset 0; the response carried HW 0
+        c.elect_leader("t", 0, 1)
+        answers[name] = c.list_offsets("t", 0, SpecialTarget.LATEST, version=1).error
+    assert answers == {"kafka-0.10": ErrorCode.NONE, "kafka-2.8": ErrorCode.LEADER_NOT_AVAILABLE}

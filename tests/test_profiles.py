@@ -32,6 +32,7 @@ STEPS = {
         "fetch_versions",
         "list_offsets_versions",
         "visibility_cap",
+        "fresh_leader_check",
         "record_errors",
         "error_text",
         "kafka_version",
