@@ -773,6 +773,13 @@ def _convert_uncompressed(batches: tuple[AnyBatch, ...], ctx: _Append) -> Valida
     for batch in batches:
         _validate_batch(first, batch, ctx)
         records, failures = _scan_batch(batch, ctx, compressed_path=False)
+        # VAL-15 / FMT-8 [DERIVED]: Kafka's convert path hands each record to the builder as soon as
+        # it passes while its batch has no error yet, so the builder's refusal of an earlier record
+        # (timestamp < -1, headers below v2) surfaces as UNKNOWN_SERVER_ERROR before a later record's
+        # validation error could reject the batch (the compressed rebuild path validates first).
+        first_failure = failures[0].batch_index if failures else len(records)
+        for r in records[:first_failure]:
+            check_buildable((r.timestamp,), magic=ctx.to_magic, codec=Codec.NONE, has_headers=bool(r.headers))
         _raise_if_failed(failures, ctx)
         collected.extend(records)
     built, max_ts, offset_of_max = _rebuild(collected, first, magic=ctx.to_magic, codec=Codec.NONE, ctx=ctx)
