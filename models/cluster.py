@@ -9,7 +9,7 @@ broker has a clock the caller sets, advances or steps backwards (clock skew, NTP
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .codec import decode_batches
 from .config import TopicConfig, check_config
@@ -23,8 +23,36 @@ from .errors import CodecError, ModelError
 from .list_offsets import ListOffsetsAnswer, list_offsets
 from .log import PartitionLog
 from .profiles import DEFAULT_PROFILE, Profile
-from .records import AnyBatch, ConsumerRecord, all_records
+from .records import AnyBatch, ConsumerRecord, DefaultBatch, all_records
 from .validator import AppendOrigin, AppendRejected, RecordError, check_produce_request, validate_and_assign
+
+PRODUCER_BATCHES_RETAINED = 5  # batch metadata a broker keeps per producer for duplicate detection
+
+
+def find_duplicate(stored: Sequence[AnyBatch], incoming: Sequence[AnyBatch]) -> DefaultBatch | None:
+    """VAL-12: the stored batch an idempotent retry duplicates, or None. A retry is a single v2 batch
+    with a producer id whose (epoch, first sequence, last sequence) equals one of the last
+    `PRODUCER_BATCHES_RETAINED` batches stored for that producer."""
+    if len(incoming) != 1 or not isinstance(incoming[0], DefaultBatch):
+        return None
+    batch = incoming[0]
+    if batch.producer_id < 0 or batch.base_sequence < 0:
+        return None
+    last_sequence = batch.base_sequence + batch.last_offset_delta
+    seen = 0
+    for candidate in reversed(stored):
+        if not isinstance(candidate, DefaultBatch) or candidate.producer_id != batch.producer_id:
+            continue
+        if (
+            candidate.producer_epoch == batch.producer_epoch
+            and candidate.base_sequence == batch.base_sequence
+            and candidate.base_sequence + candidate.last_offset_delta == last_sequence
+        ):
+            return candidate
+        seen += 1
+        if seen >= PRODUCER_BATCHES_RETAINED:
+            break
+    return None
 
 
 class ClusterError(ModelError):
@@ -41,6 +69,17 @@ class ProduceResponse:
     log_start_offset: int = -1
     error_message: str | None = None
     record_errors: tuple[RecordError, ...] = ()
+
+    def as_of_version(self, version: int) -> ProduceResponse:
+        """The fields a ProduceResponse of `version` can carry: log_append_time from v2 (KIP-32),
+        log_start_offset from v5, record_errors and error_message from v8 (KIP-467, VAL-11)."""
+        return replace(
+            self,
+            log_append_time=self.log_append_time if version >= 2 else -1,
+            log_start_offset=self.log_start_offset if version >= 5 else -1,
+            error_message=self.error_message if version >= 8 else None,
+            record_errors=self.record_errors if version >= 8 else (),
+        )
 
 
 @dataclass(frozen=True)
@@ -168,7 +207,21 @@ class Cluster:
         produce_version: int | None = None,
         origin: AppendOrigin = AppendOrigin.CLIENT,
     ) -> ProduceResponse:
-        """A produce request for one partition, answered by the leader with its own clock."""
+        """A produce request for one partition, answered by the leader with its own clock. With a
+        `produce_version` the request-level checks run (VAL-14, CNV-1) and the response carries only
+        the fields of that version."""
+        response = self._produce(topic, index, batches, produce_version=produce_version, origin=origin)
+        return response if produce_version is None else response.as_of_version(produce_version)
+
+    def _produce(
+        self,
+        topic: str,
+        index: int,
+        batches: Sequence[AnyBatch],
+        *,
+        produce_version: int | None,
+        origin: AppendOrigin,
+    ) -> ProduceResponse:
         part = self.partition(topic, index)
         leader = self.brokers[part.leader]
         log = part.replicas[part.leader]
@@ -191,6 +244,17 @@ class Cluster:
         )
         if isinstance(outcome, AppendRejected):
             return self._rejection(outcome, log)
+        # VAL-12: duplicate detection runs after validation, so a retried duplicate that is now out of
+        # range is rejected above instead of being de-duplicated here.
+        duplicate = find_duplicate(log.batches(), outcome.batches)
+        if duplicate is not None:
+            return ProduceResponse(
+                ErrorCode.NONE,
+                base_offset=duplicate.base_offset,
+                # The cached batch's MaxTimestamp, even on a CreateTime topic (VAL-12).
+                log_append_time=duplicate.max_timestamp,
+                log_start_offset=log.log_start_offset,
+            )
         log.append(
             outcome.batches,
             now=now,

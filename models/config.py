@@ -20,7 +20,7 @@ class TopicConfig:
     difference_max_ms: int | None = None  # message.timestamp.difference.max.ms (removed in 4.0)
     before_max_ms: int | None = None  # message.timestamp.before.max.ms (3.6+)
     after_max_ms: int | None = None  # message.timestamp.after.max.ms (3.6+)
-    compression_type: str = "producer"  # compression.type: producer|none|gzip|snappy|lz4|zstd
+    compression_type: str = "producer"  # compression.type: producer|uncompressed|gzip|snappy|lz4|zstd
     message_format_magic: int = MAGIC_V2  # message.format.version as a record magic (CNV-3)
     segment_ms: int = SEVEN_DAYS_MS  # segment.ms
     segment_jitter_ms: int = 0  # segment.jitter.ms
@@ -46,11 +46,19 @@ class TopicConfig:
         """CMP-1: topic `compression.type`, or the producer's codec when it is `producer`."""
         if self.compression_type == "producer":
             return producer_codec
-        return Codec.from_name(self.compression_type)
+        return topic_codec(self.compression_type)
 
     def time_index_entries(self) -> int:
         """IDX-1: capacity of the time index in 12-byte entries."""
         return self.segment_index_bytes // 12
+
+
+def topic_codec(compression_type: str) -> Codec:
+    """The codec a topic's `compression.type` names. Kafka spells "no compression" `uncompressed`
+    at topic level; `none` (the producer's spelling) is accepted too."""
+    if compression_type.lower() == "uncompressed":
+        return Codec.NONE
+    return Codec.from_name(compression_type)
 
 
 def check_config(config: TopicConfig, profile: Profile) -> None:
@@ -73,7 +81,10 @@ def check_config(config: TopicConfig, profile: Profile) -> None:
         if value < 0:
             raise ConfigError(f"message.timestamp.{name}.max.ms must be >= 0")
     if config.compression_type != "producer":
-        Codec.from_name(config.compression_type)
+        try:
+            topic_codec(config.compression_type)
+        except ValueError as exc:
+            raise ConfigError(f"compression.type: {exc}") from None
 
 
 def effective_bounds(config: TopicConfig, profile: Profile) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from models.codec import encode_batches
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
 from models.profiles import PROFILES, get_profile
-from models.records import AnyBatch, RecordSpec, build_batches
+from models.records import AnyBatch, RecordSpec, build_batches, build_v2
 
 T0 = 1_700_000_000_000
 
@@ -160,3 +160,40 @@ def test_fresh_leader_refusal_arrives_with_kip_207() -> None:
         c.elect_leader("t", 0, 1)
         answers[name] = c.list_offsets("t", 0, SpecialTarget.LATEST, version=1).error
     assert answers == {"kafka-0.10": ErrorCode.NONE, "kafka-2.8": ErrorCode.LEADER_NOT_AVAILABLE}
+
+
+def _idempotent(ts: int, seq: int = 0) -> tuple[AnyBatch, ...]:
+    return (build_v2([RecordSpec(ts, None, b"v")], producer_id=7, producer_epoch=0, base_sequence=seq),)
+
+
+def test_idempotent_retry_returns_the_cached_batch_max_as_log_append_time() -> None:
+    """VAL-12: a retried duplicate is not appended again; its response carries the stored batch's
+    offset and MaxTimestamp as log_append_time, even on a CreateTime topic."""
+    c = _cluster()
+    first = c.produce("t", 0, _idempotent(T0 - 5))
+    assert (first.base_offset, first.log_append_time) == (0, -1)
+    retry = c.produce("t", 0, _idempotent(T0 - 5))
+    assert (retry.error, retry.base_offset, retry.log_append_time) == (ErrorCode.NONE, 0, T0 - 5)
+    assert c.leader_log("t").log_end_offset == 1
+    nxt = c.produce("t", 0, _idempotent(T0 - 4, seq=1))
+    assert (nxt.base_offset, nxt.log_append_time) == (1, -1)
+
+
+def test_validation_runs_before_duplicate_detection() -> None:
+    """VAL-12: a retry whose timestamp has fallen out of the window is rejected, not de-duplicated."""
+    c = _cluster()  # kafka-4.0: after.max.ms = 1 h; before unbounded, so use a tight before bound
+    c.alter_config("t", TopicConfig(retention_ms=-1, before_max_ms=1000))
+    assert c.produce("t", 0, _idempotent(T0)).error is ErrorCode.NONE
+    c.advance_clock(0, 5000)
+    assert c.produce("t", 0, _idempotent(T0)).error is ErrorCode.INVALID_TIMESTAMP
+
+
+def test_produce_response_carries_only_the_fields_of_its_version() -> None:
+    """VAL-11: record_errors and error_message from v8 (KIP-467); below, only the error code."""
+    c = _cluster()
+    c.alter_config("t", TopicConfig(retention_ms=-1, before_max_ms=1000))
+    old = c.produce("t", 0, _batch(T0 - 5000), produce_version=7)
+    new = c.produce("t", 0, _batch(T0 - 5000), produce_version=8)
+    assert old.error is new.error is ErrorCode.INVALID_TIMESTAMP
+    assert (old.error_message, old.record_errors) == (None, ())
+    assert new.error_message and [e.batch_index for e in new.record_errors] == [0]
