@@ -1,0 +1,1 @@
+"""Adapters: each makes one kind of implementation speak the `Implementation` protocol."""

@@ -1,0 +1,61 @@
+"""Clause-tagged assertions: the comparison of what an implementation shows with what the model says.
+
+Every check names the clause it enforces. A failed check raises `ClauseViolation`, an
+`AssertionError` whose message tells a stranger which clause failed, what was observed, what the
+reference model expected and where (array-api-tests' `ph.assert_*` helpers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from models.clauses import Clause, get_clause
+
+
+class Verdict(Enum):
+    """Graded verdicts (ARCHITECTURE.md): a clause's result for one implementation and profile."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    UNSUPPORTED = "UNSUPPORTED"  # a capability or API version the implementation lacks
+    NOT_APPLICABLE = "N/A"  # the clause does not apply to the chosen profile
+    KNOWN = "KNOWN"  # an expected failure, reproduced
+    UNEXPECTED_PASS = "UNEXPECTED-PASS"  # expected to fail, but passed: the expectation is stale
+    NON_STRICT = "NON-STRICT"  # a SHOULD clause not met
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One observed value and the model's expectation for it."""
+
+    what: str
+    observed: object
+    expected: object
+
+
+class ClauseViolation(AssertionError):
+    """An implementation departed from the reference model on one clause."""
+
+    def __init__(self, clause_id: str, what: str, observed: object, expected: object, context: str = "") -> None:
+        self.clause: Clause = get_clause(clause_id)
+        self.clause_id = clause_id
+        self.observation = Observation(what, observed, expected)
+        where = f" [{context}]" if context else ""
+        super().__init__(
+            f"{clause_id} ({self.clause.level.value}, {', '.join(self.clause.rules)}): {what}{where}: "
+            f"observed {observed!r}, the reference model expects {expected!r}. "
+            f"Clause: {self.clause.summary}"
+        )
+
+
+def check_equal(clause_id: str, what: str, observed: object, expected: object, context: str = "") -> None:
+    """Raise `ClauseViolation` unless `observed == expected`."""
+    if observed != expected:
+        raise ClauseViolation(clause_id, what, observed, expected, context)
+
+
+def check_true(clause_id: str, what: str, condition: bool, observed: object, context: str = "") -> None:
+    """Raise `ClauseViolation` unless `condition` holds (`what` states the expectation)."""
+    if not condition:
+        raise ClauseViolation(clause_id, what, observed, "a value satisfying: " + what, context)
