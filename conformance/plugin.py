@@ -6,30 +6,67 @@ test checks; `@pytest.mark.requires(Capability.X, ...)` names the capabilities i
 `profile` (the Profile), `target_factory` (picklable), `impl` (a fresh implementation per test,
 always closed), `reference_factory` (the model under the same profile).
 
-Verdicts per clause (PASS, FAIL, UNSUPPORTED, N/A, ...) are collected from the outcomes and the
-`ClauseViolation`s raised, and printed as a table at the end of the run.
+More options: `--expectations FILE` (known failures, see conformance.expectations), `--clauses
+ID,ID` (run only tests tagged with these clauses), `--verdicts-json FILE` (machine-readable results).
+
+Verdicts per clause are derived from the outcomes and the `ClauseViolation`s raised: PASS; FAIL;
+UNSUPPORTED (a missing capability); N/A (the clause does not apply to the profile); KNOWN (a
+failure listed in the expectations: reported as xfail); UNEXPECTED-PASS (a pinned known failure
+that passed: reported as a failure); NON-STRICT (a SHOULD clause not met: reported as xfail, it
+does not fail the run). Each failure carries a command that replays it exactly.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import random
+import shlex
+import time
 from collections import defaultdict
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, core, settings
 
-from models.clauses import get_clause
+from models.clauses import Level, get_clause
 from models.profiles import Profile, get_profile
 
 from .adapters.model import ModelFactory
 from .checks import ClauseViolation, Verdict
-from .implementation import Capability, Implementation, ImplementationFactory
+from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
+from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
 from .targets import TargetError, resolve_target
 
 UNSUPPORTED_PREFIX = "UNSUPPORTED: "
 NOT_APPLICABLE_PREFIX = "N/A: "
 
 _verdicts_key = pytest.StashKey[dict[str, dict[str, list[str]]]]()
+_seed_key = pytest.StashKey[int | None]()
+_expectations_key = pytest.StashKey[tuple[Expectation, ...]]()
+_results_key = pytest.StashKey[list[dict[str, Any]]]()
+
+# Hypothesis profiles (issue 3): `ci` is derandomized with a fixed budget, `dev` random with a printed
+# seed, `thorough` for long local runs. No example database: a run is replayed exactly by its command.
+settings.register_profile("ci", derandomize=True, max_examples=100, deadline=None, database=None, print_blob=True)
+settings.register_profile("dev", max_examples=100, deadline=None, database=None, print_blob=True)
+settings.register_profile(
+    "thorough",
+    max_examples=1000,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def _hypothesis_profile(config: pytest.Config) -> str:
+    chosen = config.getoption("hypothesis_profile", None)
+    if chosen:
+        return str(chosen)
+    return os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,12 +81,43 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("KTS_PROFILE", "kafka-4.0"),
         help="behaviour profile the target claims (env KTS_PROFILE; default kafka-4.0)",
     )
+    group.addoption(
+        "--expectations",
+        default=os.environ.get("KTS_EXPECTATIONS"),
+        help="TOML file of known failures of this target (env KTS_EXPECTATIONS)",
+    )
+    group.addoption("--clauses", default=None, help="comma-separated clause IDs: run only tests tagged with them")
+    group.addoption("--verdicts-json", default=None, help="write per-test and per-clause verdicts to this file")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "clause(*ids): the catalogue clauses a test checks")
     config.addinivalue_line("markers", "requires(*capabilities): capabilities a test needs")
     config.stash[_verdicts_key] = defaultdict(lambda: defaultdict(list))
+    profile_name = _hypothesis_profile(config)
+    if not config.getoption("hypothesis_profile", None):
+        settings.load_profile(profile_name)
+    seed = config.getoption("hypothesis_seed", None)
+    if seed is None and not settings.get_profile(profile_name).derandomize:
+        # A random run still replays exactly: the seed is forced and printed in the replay command.
+        seed = random.randrange(2**32)
+        core.global_force_seed = seed
+    config.stash[_seed_key] = int(seed) if seed is not None else None
+    config.stash[_results_key] = []
+    expectations_file = config.getoption("--expectations")
+    try:
+        config.stash[_expectations_key] = load_expectations(expectations_file) if expectations_file else ()
+    except ExpectationsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    wanted = config.getoption("--clauses")
+    if wanted:
+        for cid in wanted.split(","):
+            try:
+                get_clause(cid.strip())
+            except KeyError:
+                raise pytest.UsageError(
+                    f"--clauses: unknown clause {cid.strip()!r}: `kafka-conformance clauses` lists the IDs"
+                ) from None
     try:
         resolve_target(config.getoption("--target"), config.getoption("--profile"))
     except TargetError as exc:
@@ -65,12 +133,43 @@ def _clause_ids(item: pytest.Item) -> list[str]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     profile = config.getoption("--profile")
+    wanted = {c.strip() for c in (config.getoption("--clauses") or "").split(",") if c.strip()}
+    if wanted:
+        kept = [item for item in items if wanted & set(_clause_ids(item))]
+        deselected = [item for item in items if not wanted & set(_clause_ids(item))]
+        if deselected:
+            config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
     for item in items:
         ids = _clause_ids(item)
         for cid in ids:
             get_clause(cid)  # an unknown clause ID is a bug in the suite: fail at collection
         if ids and not any(profile in get_clause(cid).profiles for cid in ids):
             item.add_marker(pytest.mark.skip(reason=f"{NOT_APPLICABLE_PREFIX}{', '.join(ids)} not in {profile}"))
+    _pin_known_failures(config, items)
+
+
+def _pinned_for(config: pytest.Config, item: pytest.Item) -> list[Expectation]:
+    return [e for e in config.stash[_expectations_key] if e.pinned and item.nodeid == e.test]
+
+
+def _pin_known_failures(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Add each pinned counterexample as a Hypothesis @example of its test (expectations doc)."""
+    from hypothesis import example
+
+    nodeids = {item.nodeid for item in items}
+    for expectation in config.stash[_expectations_key]:
+        if expectation.pinned and expectation.test not in nodeids and config.getoption("--clauses") is None:
+            raise pytest.UsageError(
+                f"expectations: test {expectation.test!r} (for {expectation.clause}) was not collected: "
+                "fix the node id (as printed by pytest --collect-only -q)"
+            )
+    for item in items:
+        for expectation in _pinned_for(config, item):
+            function = getattr(item, "obj", None)
+            if function is None or not hasattr(function, "hypothesis"):
+                raise pytest.UsageError(f"expectations: {item.nodeid} is not a Hypothesis test; 'example' needs one")
+            example(**parse_example(expectation))(function)
 
 
 @pytest.fixture(scope="session")
@@ -112,34 +211,139 @@ def require(implementation: Implementation, *capabilities: Capability) -> None:
         pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
 
 
+def _violations(exc: BaseException | None) -> list[ClauseViolation]:
+    """The clause violations behind a failure (Hypothesis may raise several as an ExceptionGroup)."""
+    if isinstance(exc, ClauseViolation):
+        return [exc]
+    if isinstance(exc, BaseExceptionGroup):
+        found: list[ClauseViolation] = []
+        for inner in exc.exceptions:
+            found.extend(_violations(inner))
+        return found
+    return []
+
+
+def _unsupported(exc: BaseException | None) -> UnsupportedOperation | None:
+    if isinstance(exc, UnsupportedOperation):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _unsupported(inner)) is not None:
+                return found
+    return None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     report: pytest.TestReport = yield
     if report.when != "call" and not (report.skipped and report.when == "setup"):
+        if report.failed:
+            _record(item, report, {cid: Verdict.FAIL for cid in _clause_ids(item)}, str(report.longrepr))
         return report
-    verdicts = item.config.stash[_verdicts_key]
     ids = _clause_ids(item)
-    if report.skipped:
+    expected = {e.clause: e for e in item.config.stash[_expectations_key]}
+    exc = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
+    verdicts: dict[str, Verdict] = {}
+    message = ""
+    if report.skipped and not hasattr(report, "wasxfail"):
         reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
-        verdict = Verdict.NOT_APPLICABLE if NOT_APPLICABLE_PREFIX in reason else Verdict.UNSUPPORTED
-        for cid in ids:
-            verdicts[cid][verdict.value].append(item.nodeid)
+        verdict = Verdict.NOT_APPLICABLE if reason.startswith(NOT_APPLICABLE_PREFIX) else Verdict.UNSUPPORTED
+        verdicts = {cid: verdict for cid in ids}
+        message = reason
     elif report.failed:
-        exc = call.excinfo.value if call.excinfo is not None else None
-        failed = [exc.clause_id] if isinstance(exc, ClauseViolation) else ids
-        for cid in failed:
-            verdicts[cid][Verdict.FAIL.value].append(item.nodeid)
+        violations = _violations(exc)
+        unsupported = _unsupported(exc)
+        message = str(exc) if exc is not None else str(report.longrepr)
+        if unsupported is not None and not violations:
+            report.outcome = "skipped"
+            report.longrepr = (str(item.path), item.location[1] or 0, UNSUPPORTED_PREFIX + str(unsupported))
+            verdicts = {cid: Verdict.UNSUPPORTED for cid in ids}
+        elif violations and all(v.clause_id in expected for v in violations):
+            report.outcome = "skipped"
+            report.wasxfail = "KNOWN: " + "; ".join(
+                f"{v.clause_id}: {expected[v.clause_id].reason} ({expected[v.clause_id].link})" for v in violations
+            )
+            verdicts = {v.clause_id: Verdict.KNOWN for v in violations}
+        elif violations and all(v.clause.level is not Level.MUST or v.clause_id in expected for v in violations):
+            report.outcome = "skipped"
+            report.wasxfail = "NON-STRICT: " + "; ".join(f"{v.clause_id} ({v.clause.level.value})" for v in violations)
+            verdicts = {
+                v.clause_id: Verdict.KNOWN if v.clause_id in expected else Verdict.NON_STRICT for v in violations
+            }
+        else:
+            report.sections.append(("replay", replay_command(item)))
+            failed = [v.clause_id for v in violations] or ids
+            verdicts = {cid: Verdict.FAIL for cid in failed}
+            for v in violations:
+                if v.clause_id in expected:
+                    verdicts[v.clause_id] = Verdict.KNOWN
     elif report.passed:
-        for cid in ids:
-            verdicts[cid][Verdict.PASS.value].append(item.nodeid)
+        pinned = _pinned_for(item.config, item)
+        if pinned:
+            report.outcome = "failed"
+            report.longrepr = "UNEXPECTED-PASS: " + "; ".join(
+                f"{e.clause} was expected to fail ({e.reason}, {e.link}) but passed with its pinned example: "
+                "remove the entry from the expectations file"
+                for e in pinned
+            )
+            verdicts = {e.clause: Verdict.UNEXPECTED_PASS for e in pinned}
+            message = str(report.longrepr)
+        else:
+            verdicts = {cid: Verdict.PASS for cid in ids}
+    _record(item, report, verdicts, message)
     return report
 
 
+def _record(item: pytest.Item, report: pytest.TestReport, verdicts: dict[str, Verdict], message: str) -> None:
+    by_clause = item.config.stash[_verdicts_key]
+    for cid, verdict in verdicts.items():
+        by_clause[cid][verdict.value].append(item.nodeid)
+    item.config.stash[_results_key].append(
+        {
+            "nodeid": item.nodeid,
+            "outcome": report.outcome,
+            "clauses": _clause_ids(item),
+            "verdicts": {cid: v.value for cid, v in verdicts.items()},
+            "duration": report.duration,
+            "finished_at": time.time(),
+            "message": message[:4000],
+            "replay": replay_command(item) if report.failed else None,
+        }
+    )
+
+
+def replay_command(item: pytest.Item) -> str:
+    """One command that replays this test exactly: same target, profile, Hypothesis profile and seed."""
+    config = item.config
+    args = [
+        "pytest",
+        item.nodeid,
+        "--target",
+        config.getoption("--target"),
+        "--profile",
+        config.getoption("--profile"),
+        "--hypothesis-profile",
+        _hypothesis_profile(config),
+    ]
+    seed = config.stash.get(_seed_key, None)
+    if seed is not None:
+        args.append(f"--hypothesis-seed={seed}")
+    return shlex.join(args)
+
+
 def clause_verdicts(config: pytest.Config) -> dict[str, Verdict]:
-    """One verdict per clause: FAIL wins over PASS; UNSUPPORTED/N/A only when nothing ran."""
+    """One verdict per clause: a failure wins over a pass; UNSUPPORTED/N/A only when nothing ran."""
     out: dict[str, Verdict] = {}
     for cid, by_verdict in config.stash[_verdicts_key].items():
-        for verdict in (Verdict.FAIL, Verdict.PASS, Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE):
+        for verdict in (
+            Verdict.FAIL,
+            Verdict.UNEXPECTED_PASS,
+            Verdict.KNOWN,
+            Verdict.NON_STRICT,
+            Verdict.PASS,
+            Verdict.UNSUPPORTED,
+            Verdict.NOT_APPLICABLE,
+        ):
             if by_verdict.get(verdict.value):
                 out[cid] = verdict
                 break
@@ -158,3 +362,22 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
         if verdicts[cid] is not Verdict.PASS:
             tr.write_line(f"  {verdicts[cid].value:<12} {cid}")
     tr.write_line("  " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = session.config.getoption("--verdicts-json")
+    if not path:
+        return
+    config = session.config
+    payload = {
+        "target": config.getoption("--target"),
+        "profile": config.getoption("--profile"),
+        "hypothesis_profile": _hypothesis_profile(config),
+        "seed": config.stash.get(_seed_key, None),
+        "exit_status": int(exitstatus),
+        "clauses": {cid: v.value for cid, v in sorted(clause_verdicts(config).items())},
+        "tests": config.stash.get(_results_key, []),
+    }
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2), encoding="utf-8")

@@ -27,7 +27,15 @@ MAGIC_V2 = 2
 MAGICS = (MAGIC_V0, MAGIC_V1, MAGIC_V2)
 
 
-class TimestampType(IntEnum):
+class _KafkaEnum(IntEnum):
+    """An IntEnum whose repr is the Python expression naming it (`Codec.GZIP`), so that a printed
+    counterexample can be pasted back as code."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+
+class TimestampType(_KafkaEnum):
     """`TimestampType` ids (SEMANTICS §0)."""
 
     NO_TIMESTAMP_TYPE = -1
@@ -35,7 +43,7 @@ class TimestampType(IntEnum):
     LOG_APPEND_TIME = 1
 
 
-class Codec(IntEnum):
+class Codec(_KafkaEnum):
     """Compression codec ids in bits 0-2 of the attributes (FMT-4, FMT-10)."""
 
     NONE = 0
@@ -53,7 +61,7 @@ class Codec(IntEnum):
             raise ValueError(f"unknown compression codec {name!r}: expected one of {known}") from None
 
 
-class ErrorCode(IntEnum):
+class ErrorCode(_KafkaEnum):
     """Kafka error codes the timestamp contract can produce (SEMANTICS §0, `Errors.java`)."""
 
     NONE = 0
@@ -71,7 +79,7 @@ class ErrorCode(IntEnum):
     INVALID_RECORD = 87
 
 
-class SpecialTarget(IntEnum):
+class SpecialTarget(_KafkaEnum):
     """Negative ListOffsets targets (LO-1)."""
 
     LATEST = -1
@@ -82,7 +90,7 @@ class SpecialTarget(IntEnum):
     EARLIEST_PENDING_UPLOAD = -6
 
 
-class IsolationLevel(IntEnum):
+class IsolationLevel(_KafkaEnum):
     READ_UNCOMMITTED = 0
     READ_COMMITTED = 1
 

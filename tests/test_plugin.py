@@ -1,0 +1,119 @@
+"""The conformance pytest plugin: verdicts, expectations, replay commands and bad input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+SUITE = '''
+import pytest
+from hypothesis import given, strategies as st
+from conformance.checks import check_equal
+
+@pytest.mark.clause("LO.first-ge-target")
+@given(x=st.integers(0, 10))
+def test_must(x):
+    check_equal("LO.first-ge-target", "offset", x, 99 if x == 3 else x)
+
+@pytest.mark.clause("LO.first-qualifying-segment")
+def test_should():
+    check_equal("LO.first-qualifying-segment", "offset", 1, 2)
+
+@pytest.mark.clause("LO.first-ge-target")
+def test_plain_pass():
+    pass
+'''
+
+
+@pytest.fixture(autouse=True)
+def _importable_project(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The subprocess imports the project from this checkout even when it is not installed."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    monkeypatch.delenv("KTS_TARGET", raising=False)
+    monkeypatch.delenv("KTS_PROFILE", raising=False)
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", *args)
+
+
+def test_must_violation_fails_with_clause_message_and_replay_command(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = run(pytester, "--hypothesis-profile", "ci", "-rA")
+    result.assert_outcomes(passed=1, failed=1, xfailed=1)
+    out = result.stdout.str()
+    assert "LO.first-ge-target (MUST, LO-2): offset: observed 3, the reference model expects 99" in out
+    assert "pytest test_suite.py::test_must --target model --profile kafka-4.0 --hypothesis-profile ci" in out
+    assert "NON-STRICT: LO.first-qualifying-segment (SHOULD)" in out
+    assert "FAIL         LO.first-ge-target" in out
+
+
+def test_known_failure_is_reported_known_and_pinned_example_must_keep_failing(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    pytester.makefile(
+        ".toml",
+        known='''
+[[expected]]
+clause = "LO.first-ge-target"
+reason = "answers 99 for 3"
+link = "https://example.org/issue/1"
+test = "test_suite.py::test_must"
+example = "x=3"
+''',
+    )
+    result = run(pytester, "--expectations", "known.toml", "--hypothesis-profile", "ci")
+    result.assert_outcomes(passed=1, xfailed=2)
+    assert "KNOWN" in result.stdout.str()
+    # The same pinned example on a test that no longer fails: UNEXPECTED-PASS, a failure.
+    pytester.makepyfile(test_suite=SUITE.replace("99 if x == 3 else x", "x"))
+    result = run(pytester, "--expectations", "known.toml", "--hypothesis-profile", "ci")
+    result.assert_outcomes(passed=1, failed=1, xfailed=1)
+    assert "UNEXPECTED-PASS: LO.first-ge-target was expected to fail" in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[[expected]]\nclause = 'NOPE'\nreason = 'r'\nlink = 'l'\n", "unknown clause 'NOPE'"),
+        ("[[expected]]\nclause = 'LO.first-ge-target'\nlink = 'l'\n", "'reason' is required"),
+        ("[[expected]\n", "is not valid TOML"),
+        (
+            "[[expected]]\nclause = 'LO.first-ge-target'\nreason = 'r'\nlink = 'l'\nexample = 'x=1'\n",
+            "'example' and 'test' go together",
+        ),
+    ],
+)
+def test_malformed_expectations_give_one_clear_error(pytester: pytest.Pytester, content: str, message: str) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    pytester.makefile(".toml", bad=content)
+    result = run(pytester, "--expectations", "bad.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
+    assert "Traceback" not in result.stderr.str()
+
+
+def test_unknown_target_profile_and_clause_filter_are_usage_errors(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    for args, message in (
+        (("--target", "nope"), "unknown target 'nope'"),
+        (("--profile", "kafka-9"), "unknown profile 'kafka-9'"),
+        (("--clauses", "NOPE"), "--clauses: unknown clause 'NOPE'"),
+        (("--expectations", "missing.toml"), "does not exist"),
+    ):
+        result = run(pytester, *args)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR, args
+        assert message in result.stderr.str(), args
+
+
+def test_clause_filter_and_not_applicable(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = run(pytester, "--clauses", "LO.first-qualifying-segment")
+    result.assert_outcomes(xfailed=1, deselected=2)
+    # kafka-0.10.0 has no timestamp lookups: the LO clauses do not apply there.
+    result = run(pytester, "--profile", "kafka-0.10.0", "-rs")
+    result.assert_outcomes(skipped=3)
+    assert "N/A: LO.first-ge-target not in kafka-0.10.0" in result.stdout.str()
