@@ -204,6 +204,59 @@ def _run_clauses(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+# --- mutants ----------------------------------------------------------------------------------------
+
+
+def _add_mutants_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--list", action="store_true", help="list the seeded mutants and their clauses")
+    parser.add_argument("--profile", default="kafka-4.0", help="behaviour profile (default kafka-4.0)")
+    parser.add_argument("--only", default=None, help="comma-separated mutant ids (default: all)")
+    parser.add_argument(
+        "--hypothesis-profile",
+        default="ci",
+        choices=["fast", "ci", "dev", "thorough"],
+        help="Hypothesis budget: fast (default tox run), ci (derandomized), dev, thorough",
+    )
+    parser.add_argument("--jobs", type=int, default=None, help="mutants run in parallel (default: up to 2)")
+    parser.add_argument("--out", default="reports/out", help="where mutants.md and mutants.json go")
+    parser.add_argument("--suites", default="suites", help="the suites directory (default suites)")
+
+
+def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    from .adapters.mutants import MUTANTS
+    from .mutation import KILLED, default_jobs, run_kill_table, write_reports
+
+    if args.list:
+        for mutant in sorted(MUTANTS.values(), key=lambda m: m.id):
+            out.write(f"{mutant.id:<40} {', '.join(mutant.clauses)}\n    {mutant.description}\n")
+        out.write(f"{len(MUTANTS)} mutants\n")
+        return EXIT_OK
+    profile = _check_profile(args.profile)
+    only = [m.strip() for m in args.only.split(",") if m.strip()] if args.only else None
+    if only:
+        unknown = [m for m in only if m not in MUTANTS]
+        if unknown:
+            raise UsageError(f"unknown mutants {', '.join(unknown)}: `{PROG} mutants --list` shows them")
+    if not Path(args.suites).is_dir():
+        raise UsageError(f"suites directory {args.suites!r} not found: run from the project root or pass --suites")
+    results = run_kill_table(
+        profile=profile,
+        hypothesis_profile=args.hypothesis_profile,
+        only=only,
+        jobs=args.jobs or default_jobs(),
+        suites=args.suites,
+    )
+    write_reports(results, Path(args.out), profile=profile, hypothesis_profile=args.hypothesis_profile)
+    out.write((Path(args.out) / "mutants.md").read_text(encoding="utf-8"))
+    bad = [r for r in results if r.status != KILLED]
+    if bad:
+        out.write(f"\n{len(bad)} mutant(s) not killed: {', '.join(r.mutant for r in bad)}\n")
+        return EXIT_CHECK_FAILED
+    return EXIT_OK
+
+
 # --- command registry -------------------------------------------------------------------------------
 
 
@@ -221,6 +274,12 @@ _COMMANDS: tuple[_Command, ...] = (
         "show the clause catalogue (table, JSON, coverage)",
         _add_clauses_arguments,
         _run_clauses,
+    ),
+    _Command(
+        "mutants",
+        "run the suites against every seeded mutant and write the kill table",
+        _add_mutants_arguments,
+        _run_mutants,
     ),
 )
 

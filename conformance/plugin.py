@@ -48,9 +48,11 @@ _seed_key = pytest.StashKey[int | None]()
 _expectations_key = pytest.StashKey[tuple[Expectation, ...]]()
 _results_key = pytest.StashKey[list[dict[str, Any]]]()
 
-# Hypothesis profiles (issue 3): `ci` is derandomized with a fixed budget, `dev` random with a printed
-# seed, `thorough` for long local runs. No example database: a run is replayed exactly by its command.
+# Hypothesis profiles (issue 3): `ci` is derandomized with a fixed budget, `fast` the same with a
+# small budget (the default tox run), `dev` random with a printed seed, `thorough` for long runs.
+# No example database: a run is replayed exactly by its command.
 settings.register_profile("ci", derandomize=True, max_examples=100, deadline=None, database=None, print_blob=True)
+settings.register_profile("fast", derandomize=True, max_examples=25, deadline=None, database=None, print_blob=True)
 settings.register_profile("dev", max_examples=100, deadline=None, database=None, print_blob=True)
 settings.register_profile(
     "thorough",
@@ -223,6 +225,15 @@ def _violations(exc: BaseException | None) -> list[ClauseViolation]:
     return []
 
 
+def _message_with_notes(exc: BaseException) -> str:
+    """The failure text plus Hypothesis' notes (the falsifying example or the shrunk program)."""
+    parts = [f"{type(exc).__name__}: {exc}"]
+    parts.extend(str(n) for n in getattr(exc, "__notes__", []))
+    if isinstance(exc, BaseExceptionGroup):
+        parts.extend(_message_with_notes(inner) for inner in exc.exceptions)
+    return "\n".join(parts)
+
+
 def _unsupported(exc: BaseException | None) -> UnsupportedOperation | None:
     if isinstance(exc, UnsupportedOperation):
         return exc
@@ -253,7 +264,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif report.failed:
         violations = _violations(exc)
         unsupported = _unsupported(exc)
-        message = str(exc) if exc is not None else str(report.longrepr)
+        message = _message_with_notes(exc) if exc is not None else str(report.longrepr)
         if unsupported is not None and not violations:
             report.outcome = "skipped"
             report.longrepr = (str(item.path), item.location[1] or 0, UNSUPPORTED_PREFIX + str(unsupported))
@@ -306,7 +317,7 @@ def _record(item: pytest.Item, report: pytest.TestReport, verdicts: dict[str, Ve
             "verdicts": {cid: v.value for cid, v in verdicts.items()},
             "duration": report.duration,
             "finished_at": time.time(),
-            "message": message[:4000],
+            "message": message[:8000],
             "replay": replay_command(item) if report.failed else None,
         }
     )
