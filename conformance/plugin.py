@@ -148,7 +148,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             get_clause(cid)  # an unknown clause ID is a bug in the suite: fail at collection
         if ids and not any(profile in get_clause(cid).profiles for cid in ids):
             item.add_marker(pytest.mark.skip(reason=f"{NOT_APPLICABLE_PREFIX}{', '.join(ids)} not in {profile}"))
+        if ids:
+            _label_for_allure(item, ids)
     _pin_known_failures(config, items)
+
+
+_SEVERITY = {Level.MUST: "critical", Level.SHOULD: "normal", Level.MAY: "minor"}
+
+
+def kip_url(kip: str) -> str:
+    """Where a KIP or a KAFKA JIRA is described."""
+    if kip.startswith("KAFKA-"):
+        return f"https://issues.apache.org/jira/browse/{kip}"
+    return f"https://cwiki.apache.org/confluence/dosearchsite.action?queryString={kip}"
+
+
+def _label_for_allure(item: pytest.Item, ids: list[str]) -> None:
+    """allure-pytest labels (epic = KIP, feature = area, story = clause, severity from the level,
+    the SEMANTICS rules as tags, a link to the KIP); marks only, so nothing happens without allure."""
+    clauses = [get_clause(cid) for cid in ids]
+    first = clauses[0]
+    item.add_marker(pytest.mark.allure_label(first.kip, label_type="epic"))
+    item.add_marker(pytest.mark.allure_label(first.area.value, label_type="feature"))
+    item.add_marker(pytest.mark.allure_label(*ids, label_type="story"))
+    strongest = min((c.level for c in clauses), key=lambda lv: list(Level).index(lv))
+    item.add_marker(pytest.mark.allure_label(_SEVERITY[strongest], label_type="severity"))
+    rules = sorted({r for c in clauses for r in c.rules})
+    item.add_marker(pytest.mark.allure_label(*rules, label_type="tag"))
+    for kip in sorted({c.kip for c in clauses}):
+        item.add_marker(pytest.mark.allure_link(kip_url(kip), link_type="link", name=kip))
 
 
 def _pinned_for(config: pytest.Config, item: pytest.Item) -> list[Expectation]:
@@ -305,7 +333,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def _attach_to_allure(name: str, body: str) -> None:
+    try:
+        import allure
+    except ImportError:  # allure-pytest is optional: the verdict JSON and terminal carry the same text
+        return
+    allure.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
+
+
 def _record(item: pytest.Item, report: pytest.TestReport, verdicts: dict[str, Verdict], message: str) -> None:
+    if message and any(v is not Verdict.PASS for v in verdicts.values()) and report.when == "call":
+        # The shrunk counterexample (Hypothesis' notes) and the replay command, for the report.
+        _attach_to_allure("counterexample", message)
+        if report.failed:
+            _attach_to_allure("replay", replay_command(item))
     by_clause = item.config.stash[_verdicts_key]
     for cid, verdict in verdicts.items():
         by_clause[cid][verdict.value].append(item.nodeid)
