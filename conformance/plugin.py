@@ -106,6 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
         core.global_force_seed = seed
     config.stash[_seed_key] = int(seed) if seed is not None else None
     config.stash[_results_key] = []
+    _CONFIG["config"] = config
     expectations_file = config.getoption("--expectations")
     try:
         config.stash[_expectations_key] = load_expectations(expectations_file) if expectations_file else ()
@@ -347,21 +348,39 @@ def _record(item: pytest.Item, report: pytest.TestReport, verdicts: dict[str, Ve
         _attach_to_allure("counterexample", message)
         if report.failed:
             _attach_to_allure("replay", replay_command(item))
-    by_clause = item.config.stash[_verdicts_key]
-    for cid, verdict in verdicts.items():
-        by_clause[cid][verdict.value].append(item.nodeid)
-    item.config.stash[_results_key].append(
-        {
-            "nodeid": item.nodeid,
-            "outcome": report.outcome,
-            "clauses": _clause_ids(item),
-            "verdicts": {cid: v.value for cid, v in verdicts.items()},
-            "duration": report.duration,
-            "finished_at": time.time(),
-            "message": message[:8000],
-            "replay": replay_command(item) if report.failed else None,
-        }
-    )
+    # The result travels on the report, so that with pytest-xdist the controller aggregates what the
+    # workers found (pytest_runtest_logreport runs where the reports are collected).
+    result = {
+        "nodeid": item.nodeid,
+        "outcome": report.outcome,
+        "clauses": _clause_ids(item),
+        "verdicts": {cid: v.value for cid, v in verdicts.items()},
+        "duration": report.duration,
+        "finished_at": time.time(),
+        "message": message[:8000],
+        "replay": replay_command(item) if report.failed else None,
+    }
+    report.user_properties.append((_RESULT_PROPERTY, json.dumps(result)))
+
+
+_RESULT_PROPERTY = "kafka-conformance-result"
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    config = _CONFIG.get("config")
+    if config is None:
+        return
+    for name, value in report.user_properties:
+        if name != _RESULT_PROPERTY:
+            continue
+        result = json.loads(str(value))
+        by_clause = config.stash[_verdicts_key]
+        for cid, verdict in result["verdicts"].items():
+            by_clause[cid][verdict].append(result["nodeid"])
+        config.stash[_results_key].append(result)
+
+
+_CONFIG: dict[str, pytest.Config] = {}
 
 
 def replay_command(item: pytest.Item) -> str:
@@ -402,6 +421,11 @@ def clause_verdicts(config: pytest.Config) -> dict[str, Verdict]:
     return out
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _CONFIG.get("config") is config:
+        del _CONFIG["config"]
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     verdicts = clause_verdicts(config)
     if not verdicts:
@@ -418,7 +442,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--verdicts-json")
-    if not path:
+    if not path or hasattr(session.config, "workerinput"):  # xdist workers: the controller writes it
         return
     config = session.config
     payload = {

@@ -117,3 +117,15 @@ def test_clause_filter_and_not_applicable(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--profile", "kafka-0.10.0", "-rs")
     result.assert_outcomes(skipped=3)
     assert "N/A: LO.first-ge-target not in kafka-0.10.0" in result.stdout.str()
+
+
+def test_verdicts_are_aggregated_across_xdist_workers(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=SUITE)
+    result = run(pytester, "-n", "2", "--hypothesis-profile", "ci", "--verdicts-json", "v.json")
+    result.assert_outcomes(passed=1, failed=1, xfailed=1)
+    import json
+
+    data = json.loads((pytester.path / "v.json").read_text())
+    assert data["clauses"] == {"LO.first-ge-target": "FAIL", "LO.first-qualifying-segment": "NON-STRICT"}
+    assert len(data["tests"]) == 3
+    assert all(t["replay"] for t in data["tests"] if t["outcome"] == "failed")
