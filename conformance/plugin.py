@@ -287,7 +287,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     message = ""
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
-        verdict = Verdict.NOT_APPLICABLE if reason.startswith(NOT_APPLICABLE_PREFIX) else Verdict.UNSUPPORTED
+        verdict = Verdict.NOT_APPLICABLE if NOT_APPLICABLE_PREFIX in reason else Verdict.UNSUPPORTED
         verdicts = {cid: verdict for cid in ids}
         message = reason
     elif report.failed:

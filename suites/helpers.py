@@ -1,0 +1,410 @@
+"""Shared helpers of the clause-tagged suites: the side-by-side `Twin`, request choices per profile and
+clause-naming comparisons (array-api-tests' `pytest_helpers`, CRAFT.md).
+
+The expectation always comes from a separate reference model (`reference_factory`) driven with the same
+operations as the implementation under test, never from the implementation's own answers (engine
+rules). Where several clauses could explain one difference, the comparisons run in an order that names
+the most specific clause first: batch headers (what the broker wrote) before record reads (how a reader
+interprets it), error codes before fields.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+
+from hypothesis import HealthCheck, settings
+
+from conformance.checks import check_equal
+from conformance.implementation import Capability, Implementation, ImplementationFactory
+from models.cluster import FetchResponse, ProduceResponse
+from models.config import TopicConfig, effective_bounds, target_magic
+from models.constants import (
+    MAGIC_V0,
+    MAGIC_V1,
+    MAGIC_V2,
+    Codec,
+    ErrorCode,
+    IsolationLevel,
+    TimestampType,
+)
+from models.list_offsets import ListOffsetsAnswer
+from models.profiles import Profile
+from models.records import AnyBatch, LegacyBatch
+
+# ------------------------------------------------------------------------------------ budgets
+
+
+def suite_settings(examples: int, *, stateful_steps: int | None = None) -> settings:
+    """Hypothesis settings for one suite test: `examples` under the 100-example profiles (`ci`, `dev`),
+    scaled with the loaded profile (a quarter under `fast`, ten times under `thorough`). The `impl`
+    fixture is per test and shared by the examples (each example uses its own topic), hence the
+    function-scoped-fixture health check is off."""
+    base = settings.default
+    assert base is not None  # the plugin loads a profile before collection
+    scaled = max(2, base.max_examples * examples // 100)
+    kwargs: dict[str, object] = {}
+    if stateful_steps is not None:
+        kwargs["stateful_step_count"] = stateful_steps
+    return settings(
+        base,
+        max_examples=scaled,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.filter_too_much,
+            HealthCheck.data_too_large,
+        ],
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+_topic_counter = itertools.count()
+
+
+def unique_topic(prefix: str) -> str:
+    """A topic name no earlier example of this process used (examples share one implementation)."""
+    return f"{prefix}-{next(_topic_counter)}"
+
+
+# ------------------------------------------------------------------------------------ the twin
+
+
+class Twin:
+    """The implementation under test and a fresh reference model, driven with the same operations.
+
+    Every operation returns (observed, expected). With CLOCK_CONTROL the twin sets the same broker clocks
+    on both; without it the model's broker clock follows the implementation's reading before each
+    time-dependent operation (a real broker's wall clock; ARCHITECTURE.md "Clocks")."""
+
+    def __init__(self, impl: Implementation, reference_factory: ImplementationFactory) -> None:
+        self.impl = impl
+        self.ref = reference_factory.build()
+        self.profile: Profile = self.ref.profile
+        self.clock_control = Capability.CLOCK_CONTROL in impl.capabilities
+        self.configs: dict[str, TopicConfig] = {}
+        if self.clock_control:
+            for broker in self.ref.brokers():
+                self.impl.set_clock(broker, self.ref.clock(broker))
+
+    # -- capabilities and profile facts
+
+    def has(self, *capabilities: Capability) -> bool:
+        return all(c in self.impl.capabilities for c in capabilities)
+
+    def brokers(self) -> tuple[int, ...]:
+        return self.ref.brokers()
+
+    # -- clocks
+
+    def set_clock(self, broker: int, now: int) -> None:
+        self.impl.set_clock(broker, now)
+        self.ref.set_clock(broker, now)
+
+    def clock(self, broker: int) -> int:
+        return self.ref.clock(broker)
+
+    def leader_clock(self, topic: str) -> int:
+        return self.ref.clock(self.ref.leader(topic, 0))
+
+    def _follow_clock(self, topic: str) -> None:
+        if not self.clock_control:
+            leader = self.impl.leader(topic, 0)
+            self.ref.set_clock(leader, self.impl.clock(leader))
+
+    # -- operations
+
+    def create_topic(self, topic: str, config: TopicConfig) -> None:
+        self.impl.create_topic(topic, config)
+        self.ref.create_topic(topic, config)
+        self.configs[topic] = config
+
+    def alter_config(self, topic: str, config: TopicConfig) -> None:
+        self.impl.alter_config(topic, config)
+        self.ref.alter_config(topic, config)
+        self.configs[topic] = config
+
+    def produce(
+        self, topic: str, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> tuple[ProduceResponse, ProduceResponse]:
+        self._follow_clock(topic)
+        observed = self.impl.produce(topic, 0, batches, produce_version=produce_version)
+        expected = self.ref.produce(topic, 0, batches, produce_version=produce_version)
+        return observed, expected
+
+    def fetch(self, topic: str, offset: int = 0, *, fetch_version: int) -> tuple[FetchResponse, FetchResponse]:
+        return (
+            self.impl.fetch(topic, 0, offset, fetch_version=fetch_version),
+            self.ref.fetch(topic, 0, offset, fetch_version=fetch_version),
+        )
+
+    def list_offsets(
+        self,
+        topic: str,
+        target: int,
+        *,
+        version: int,
+        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    ) -> tuple[ListOffsetsAnswer, ListOffsetsAnswer]:
+        self._follow_clock(topic)
+        return (
+            self.impl.list_offsets(topic, 0, target, version=version, isolation=isolation),
+            self.ref.list_offsets(topic, 0, target, version=version, isolation=isolation),
+        )
+
+    def elect_leader(self, topic: str, broker: int) -> None:
+        self.impl.elect_leader(topic, 0, broker)
+        self.ref.elect_leader(topic, 0, broker)
+
+    def leader(self, topic: str) -> int:
+        return self.ref.leader(topic, 0)
+
+    def retention_tick(self) -> None:
+        self.impl.retention_tick()
+        self.ref.retention_tick()
+
+    def close(self) -> None:
+        self.ref.close()
+
+
+# ------------------------------------------------------------------------------------ request choices
+
+
+def v2_produce_version(profile: Profile) -> int:
+    """The newest Produce version (magic 2 only from v3, VAL-14)."""
+    return profile.produce_versions[1]
+
+
+LEGACY_PRODUCE_VERSION = 2  # CNV-1: Produce v2 carries magic 1 (and brokers < 4.0 accept v0 there too)
+
+
+def produce_version_for(magic: int, profile: Profile) -> int:
+    return v2_produce_version(profile) if magic == MAGIC_V2 else LEGACY_PRODUCE_VERSION
+
+
+def producible_magics(twin_or_caps: Twin | frozenset[Capability], profile: Profile) -> tuple[int, ...]:
+    """The record magics a producer can send to this implementation (CNV-1, VAL-14)."""
+    caps = twin_or_caps.impl.capabilities if isinstance(twin_or_caps, Twin) else twin_or_caps
+    magics: list[int] = []
+    if Capability.PRODUCE_LEGACY in caps:
+        magics += [MAGIC_V0, MAGIC_V1]
+    if Capability.PRODUCE_V2 in caps and profile.max_magic == MAGIC_V2:
+        magics.append(MAGIC_V2)
+    return tuple(magics)
+
+
+def producible_codecs(caps: frozenset[Capability]) -> tuple[Codec, ...]:
+    codecs = [Codec.NONE]
+    if Capability.COMPRESSION in caps:
+        codecs += [Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
+    if Capability.ZSTD in caps:
+        codecs.append(Codec.ZSTD)
+    return tuple(codecs)
+
+
+def newest_fetch(profile: Profile) -> int:
+    return profile.fetch_versions[1]
+
+
+def list_offsets_versions(profile: Profile) -> tuple[int, ...]:
+    """ListOffsets versions with timestamp search (v1+, KIP-79) that the profile serves."""
+    lo, hi = profile.list_offsets_versions
+    return tuple(range(max(lo, 1), hi + 1))
+
+
+def bounds(config: TopicConfig, profile: Profile) -> tuple[int, int]:
+    return effective_bounds(config, profile)
+
+
+# ------------------------------------------------------------------------------------ comparisons
+
+
+def check_produce_error(clause: str, observed: ProduceResponse, expected: ProduceResponse, context: str) -> None:
+    check_equal(clause, "produce error code", observed.error, expected.error, context)
+
+
+def check_produce(
+    observed: ProduceResponse,
+    expected: ProduceResponse,
+    *,
+    config: TopicConfig,
+    error_clause: str,
+    context: str = "",
+) -> None:
+    """A produce answer against the model's: the error code first (under `error_clause`, the rule the
+    test exercises), then on rejection the KIP-467 fields, on success log_append_time (VAL-12)."""
+    check_produce_error(error_clause, observed, expected, context)
+    if expected.error is not ErrorCode.NONE:
+        check_equal(
+            "VAL.rejection-response-fields",
+            "base_offset / log_append_time / log_start_offset of a rejected produce",
+            (observed.base_offset, observed.log_append_time, observed.log_start_offset),
+            (expected.base_offset, expected.log_append_time, expected.log_start_offset),
+            context,
+        )
+        if expected.error is ErrorCode.INVALID_TIMESTAMP and expected.record_errors:
+            check_equal(
+                "VAL.record-errors-batch-index",
+                "record_errors batch indexes",
+                [e.batch_index for e in observed.record_errors],
+                [e.batch_index for e in expected.record_errors],
+                context,
+            )
+        return
+    if config.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        check_equal("VAL.lat-response-time", "log_append_time", observed.log_append_time, expected.log_append_time,
+                    context)
+    else:
+        check_equal("VAL.createtime-response-minus-one", "log_append_time", observed.log_append_time,
+                    expected.log_append_time, context)
+    check_equal(error_clause, "base_offset", observed.base_offset, expected.base_offset, context)
+
+
+def consumer_view_clause(batch: AnyBatch) -> str:
+    """CON-1: the consumer-view clause of a record read from `batch` (SEMANTICS §8 table)."""
+    if batch.magic == MAGIC_V0:
+        return "CON.v0-no-timestamp"
+    if isinstance(batch, LegacyBatch):
+        if not batch.is_compressed:
+            return "CON.v1-uncompressed-own"
+        if batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            return "CON.v1-wrapper-lat-wrapper-value"
+        if any(e.message.magic == MAGIC_V0 for e in batch.message.inner or ()):
+            return "CON.v1-wrapper-v0-inner"
+        return "CON.v1-wrapper-createtime-inner"
+    if batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return "CON.v2-lat-max-timestamp"
+    return "CON.v2-createtime-base-plus-delta"
+
+
+def _header(batch: AnyBatch) -> tuple[int, int, int]:
+    return (batch.base_offset, batch.last_offset, batch.magic)
+
+
+def check_fetch(
+    observed: FetchResponse,
+    expected: FetchResponse,
+    *,
+    config: TopicConfig,
+    profile: Profile,
+    stored_clause: str = "CNV.stored-magic",
+    record_clause: Callable[[AnyBatch], str] = consumer_view_clause,
+    context: str = "",
+) -> None:
+    """A fetch against the model's, most specific first: the error code and which batches/magics were
+    served (`stored_clause`), then what the broker wrote into each header (codec: CMP-1; LogAppendTime
+    type and max = now: CMP-3/4; CreateTime max recomputed: VAL-13), then each record as a consumer reads
+    it (`record_clause` of the expected batch, default the CON-1 table)."""
+    check_equal(stored_clause, "fetch error code", observed.error, expected.error, context)
+    check_equal(
+        stored_clause,
+        "served batches (base offset, last offset, magic)",
+        [_header(b) for b in observed.batches],
+        [_header(b) for b in expected.batches],
+        context,
+    )
+    lat_topic = config.timestamp_type is TimestampType.LOG_APPEND_TIME
+    stored_v0 = target_magic(config, profile) == MAGIC_V0
+    for obs, exp in zip(observed.batches, expected.batches, strict=True):
+        where = f"{context} batch at offset {exp.base_offset}"
+        check_equal("CMP.topic-codec-recompresses", "stored codec", obs.codec, exp.codec, where)
+        if lat_topic and stored_v0:
+            check_equal("CMP.lat-v0-target-max-minus-one", "max timestamp of a v0 batch", obs.max_timestamp,
+                        exp.max_timestamp, where)
+        elif lat_topic and exp.magic > MAGIC_V0:
+            check_equal("CMP.lat-every-record-reads-now", "batch timestamp type", obs.timestamp_type,
+                        exp.timestamp_type, where)
+            check_equal("CMP.lat-every-record-reads-now", "batch max timestamp (LogAppendTime)", obs.max_timestamp,
+                        exp.max_timestamp, where)
+        else:
+            check_equal("VAL.header-max-recomputed", "batch timestamp type", obs.timestamp_type,
+                        exp.timestamp_type, where)
+            check_equal("VAL.header-max-recomputed", "batch max timestamp", obs.max_timestamp,
+                        exp.max_timestamp, where)
+        clause = record_clause(exp)
+        check_equal(
+            clause,
+            "records (offset, timestamp, type)",
+            [(r.offset, r.timestamp, r.timestamp_type) for r in obs.records()],
+            [(r.offset, r.timestamp, r.timestamp_type) for r in exp.records()],
+            where,
+        )
+        check_equal(
+            clause,
+            "records (key, value)",
+            [(r.key, r.value) for r in obs.records()],
+            [(r.key, r.value) for r in exp.records()],
+            where,
+        )
+
+
+def list_offsets_clause(target: int, version: int, expected: ListOffsetsAnswer, profile: Profile) -> str:
+    """The LO clause that names the answer to `target` at `version` (LO-1..6)."""
+    if target >= 0:
+        return "LO.not-found-minus-one" if expected.offset == -1 else "LO.first-ge-target"
+    minimum = profile.min_version_for_target(target)
+    if minimum is None or version < minimum:
+        from models.profiles import UnknownSpecialTarget
+
+        if profile.unknown_special_target is UnknownSpecialTarget.SEARCH:
+            return "LO.unknown-target-searched"
+        return "LO.special-target-min-version" if minimum is not None else "LO.unknown-target-unsupported"
+    return {
+        -1: "LO.latest-is-high-watermark",
+        -2: "LO.earliest-is-log-start",
+        -3: "LO.max-timestamp-empty" if expected.offset == -1 else "LO.max-timestamp-first-record",
+        -4: "LO.earliest-local-equals-earliest",
+        -5: "LO.latest-tiered-none",
+    }.get(target, "LO.unknown-target-unsupported")
+
+
+def check_list_offsets(
+    observed: ListOffsetsAnswer,
+    expected: ListOffsetsAnswer,
+    *,
+    target: int,
+    version: int,
+    profile: Profile,
+    clause: str | None = None,
+    context: str = "",
+) -> None:
+    """A ListOffsets answer against the model's: error and offset under the target's clause (or
+    `clause`), then the found record's own timestamp (LO-2), then the leader epoch (KIP-320)."""
+    main = clause or list_offsets_clause(target, version, expected, profile)
+    where = f"{context} target {target} v{version}".strip()
+    check_equal(main, "ListOffsets error code", observed.error, expected.error, where)
+    check_equal(main, "ListOffsets offset", observed.offset, expected.offset, where)
+    ts_clause = "LO.record-own-timestamp" if target >= 0 and expected.offset >= 0 else main
+    check_equal(ts_clause, "ListOffsets timestamp", observed.timestamp, expected.timestamp, where)
+    if version < 4:
+        epoch_clause = "LO.no-epoch-before-v4"
+    elif target >= 0 and expected.offset >= 0:
+        epoch_clause = "LO.epoch-of-found-batch"
+    else:
+        epoch_clause = main
+    check_equal(epoch_clause, "ListOffsets leader epoch", observed.leader_epoch, expected.leader_epoch, where)
+
+
+def magic_ok(magic: int, profile: Profile) -> bool:
+    return magic <= profile.max_magic
+
+
+__all__ = [
+    "LEGACY_PRODUCE_VERSION",
+    "MAGIC_V1",
+    "Twin",
+    "bounds",
+    "check_fetch",
+    "check_list_offsets",
+    "check_produce",
+    "consumer_view_clause",
+    "list_offsets_clause",
+    "list_offsets_versions",
+    "newest_fetch",
+    "produce_version_for",
+    "producible_codecs",
+    "producible_magics",
+    "suite_settings",
+    "unique_topic",
+    "v2_produce_version",
+]

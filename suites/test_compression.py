@@ -1,0 +1,183 @@
+"""Compression and rewriting on append (SEMANTICS §3, CMP-1..8): which codec the stored batch has, and
+what happens to timestamps on the in-place and rebuild paths, for CreateTime and LogAppendTime topics.
+
+The stored form is observed through a Fetch at the newest version (no conversion). Headers are compared
+before records (what the broker wrote before how a reader reads it).
+
+Compression clauses not covered here, and why:
+- CMP.same-codec-in-place, CMP.level-does-not-recompress: "in place" shows as an unchanged byte size and
+  the protocol here exposes decoded batches, not their sizes; compression levels are not in the protocol.
+- CMP.append-max-timestamp: the append's max is what the segment and the time index receive; it is
+  observed through ListOffsets in test_list_offsets and the state machine (MAX_TIMESTAMP, lookups).
+- CMP.offset-of-max-batch-last, CMP.offset-of-max-exact-record: the offset paired with the max in the
+  time index is internal; it changes no ListOffsets answer of a 3.8+ broker (LO-6 searches the batch).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.checks import check_equal
+from conformance.implementation import Capability, Implementation, ImplementationFactory
+from models.config import TopicConfig, target_magic
+from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
+from models.profiles import Profile
+from models.records import AnyBatch, DefaultBatch, LegacyBatch
+from strategies.configs import compression_types
+from strategies.records import batches
+from strategies.timestamps import timestamps
+
+from .helpers import (
+    Twin,
+    check_fetch,
+    check_produce,
+    newest_fetch,
+    produce_version_for,
+    producible_codecs,
+    producible_magics,
+    suite_settings,
+    unique_topic,
+)
+
+
+def _topic_compression(caps: frozenset[Capability], profile: Profile) -> tuple[str, ...]:
+    allowed = {"producer", "uncompressed"}
+    if Capability.COMPRESSION in caps:
+        allowed |= {"gzip", "snappy", "lz4"}
+    if Capability.ZSTD in caps:
+        allowed.add("zstd")
+    return tuple(c for c in compression_types(profile) if c in allowed)
+
+
+def _in_place(sent: tuple[AnyBatch, ...], stored: AnyBatch, config: TopicConfig, profile: Profile) -> bool:
+    """CMP-1: the same codec and magic (and not v0) means the batch was validated in place."""
+    first = sent[0]
+    return (
+        first.codec == config.target_codec(first.codec)
+        and first.magic == target_magic(config, profile)
+        and stored.magic == first.magic
+    )
+
+
+def _unbounded(config_type: TimestampType, compression: str, profile: Profile) -> TopicConfig:
+    after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+    return TopicConfig(timestamp_type=config_type, compression_type=compression, after_max_ms=after)
+
+
+@pytest.mark.clause(
+    "CMP.topic-codec-recompresses",
+    "CMP.inplace-createtime-untouched",
+    "CMP.rebuild-createtime-copies",
+    "VAL.header-max-recomputed",
+)
+@given(data=st.data())
+@suite_settings(40)
+def test_createtime_storage(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """CMP-1/2/5: on a CreateTime topic the stored codec is the topic's (or the producer's), and every record
+    keeps its timestamp whether the batch stayed in place or was rebuilt (TV-17, TV-18, TV-22)."""
+    twin = Twin(impl, reference_factory)
+    compression = data.draw(st.sampled_from(_topic_compression(impl.capabilities, profile)), label="compression")
+    config = _unbounded(TimestampType.CREATE_TIME, compression, profile)
+    topic = unique_topic("cmp-ct")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, mistakes=False)
+    sent = data.draw(batches(ts, magics=producible_magics(twin, profile), codecs=producible_codecs(impl.capabilities)))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
+    check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+
+    def record_clause(stored: AnyBatch) -> str:
+        if stored.magic == MAGIC_V0:
+            return "CON.v0-no-timestamp"
+        if _in_place(sent, stored, config, profile):
+            return "CMP.inplace-createtime-untouched"
+        return "CMP.rebuild-createtime-copies"
+
+    check_fetch(got, want, config=config, profile=profile, stored_clause="CMP.topic-codec-recompresses",
+                record_clause=record_clause, context=context)
+
+
+@pytest.mark.clause(
+    "CMP.lat-every-record-reads-now",
+    "CMP.lat-v1-uncompressed-overwrites",
+    "CMP.lat-v1-compressed-wrapper-only",
+    "CMP.lat-rebuild-v1-inner-now",
+    "CMP.lat-inplace-v2-keeps-base",
+    "CMP.lat-rebuild-v2-base-first-source",
+    "CMP.lat-v0-target-max-minus-one",
+)
+@pytest.mark.requires(Capability.LOG_APPEND_TIME)
+@given(data=st.data())
+@suite_settings(40)
+def test_log_append_time_storage(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """CMP-3/4/6: on a LogAppendTime topic every stored v1/v2 record reads the append's now; below the
+    consumer view, in place keeps v2 BaseTimestamp and v1 inner values, a rebuild writes now into v1 inner
+    messages and the first source timestamp into v2 BaseTimestamp (TV-19, TV-20, TV-21)."""
+    twin = Twin(impl, reference_factory)
+    compression = data.draw(st.sampled_from(_topic_compression(impl.capabilities, profile)), label="compression")
+    config = _unbounded(TimestampType.LOG_APPEND_TIME, compression, profile)
+    topic = unique_topic("cmp-lat")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX)
+    sent = data.draw(batches(ts, magics=producible_magics(twin, profile), codecs=producible_codecs(impl.capabilities)))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
+    check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+
+    def record_clause(stored: AnyBatch) -> str:
+        if isinstance(stored, LegacyBatch) and stored.magic == MAGIC_V1 and not stored.is_compressed:
+            return "CMP.lat-v1-uncompressed-overwrites"
+        return "CMP.lat-every-record-reads-now"
+
+    check_fetch(got, want, config=config, profile=profile, stored_clause="CMP.topic-codec-recompresses",
+                record_clause=record_clause, context=context)
+    # Below the consumer view: what the broker kept of the producer's values (SHOULD clauses).
+    for obs, exp in zip(got.batches, want.batches, strict=True):
+        in_place = _in_place(sent, exp, config, profile)
+        if isinstance(exp, DefaultBatch) and isinstance(obs, DefaultBatch):
+            clause = "CMP.lat-inplace-v2-keeps-base" if in_place else "CMP.lat-rebuild-v2-base-first-source"
+            check_equal(clause, "stored BaseTimestamp", obs.base_timestamp, exp.base_timestamp, context)
+        elif isinstance(exp, LegacyBatch) and isinstance(obs, LegacyBatch) and exp.is_compressed:
+            clause = "CMP.lat-v1-compressed-wrapper-only" if in_place else "CMP.lat-rebuild-v1-inner-now"
+            check_equal(
+                clause,
+                "stored inner timestamps",
+                [e.message.stored_timestamp for e in obs.message.inner],
+                [e.message.stored_timestamp for e in exp.message.inner],
+                context,
+            )
+
+
+@pytest.mark.clause("CMP.topic-codec-recompresses", "CMP.rebuild-createtime-copies")
+@pytest.mark.requires(Capability.COMPRESSION)
+@given(data=st.data(), codec=st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)))
+@suite_settings(15)
+def test_uncompressed_into_compressed_topic(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject,
+    codec: Codec,
+) -> None:
+    """CMP-1/5 (TV-18): an uncompressed batch sent to a topic with a compression.type is stored with the
+    topic's codec, one batch, timestamps kept and header max = the largest."""
+    twin = Twin(impl, reference_factory)
+    config = _unbounded(TimestampType.CREATE_TIME, codec.name.lower(), profile)
+    topic = unique_topic("cmp-recompress")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    magics = tuple(m for m in producible_magics(twin, profile) if m in (MAGIC_V1, MAGIC_V2))
+    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    sent = data.draw(batches(ts, magics=magics, codecs=(Codec.NONE,), min_records=2))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    check_fetch(got, want, config=config, profile=profile, stored_clause="CMP.topic-codec-recompresses",
+                record_clause=lambda b: "CMP.rebuild-createtime-copies")

@@ -1,0 +1,75 @@
+"""The consumer view (SEMANTICS §8, CON-1): the timestamp and type a consumer reads for each stored form.
+
+Batches of every producible magic and codec go to CreateTime and LogAppendTime topics; a Fetch at the
+newest version returns the stored batches, and each record is compared with the model under the CON
+clause of its stored form (§8 table). Batch headers are compared first (CMP/VAL clauses), so a wrongly
+stamped batch is not blamed on the reader.
+
+Consumer-view clauses not covered, and why:
+- CON.v1-wrapper-v0-inner: a v1 wrapper holding v0 inner messages cannot be stored through a produce
+  (VAL-9 rejects the magic mismatch), so it is never served to a consumer of a conforming broker.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.implementation import Capability, Implementation, ImplementationFactory
+from models.config import TopicConfig
+from models.constants import LONG_MAX, TimestampType
+from models.profiles import Profile
+from strategies.records import batches
+from strategies.timestamps import timestamps
+
+from .helpers import (
+    Twin,
+    check_fetch,
+    check_produce,
+    newest_fetch,
+    produce_version_for,
+    producible_codecs,
+    producible_magics,
+    suite_settings,
+    unique_topic,
+)
+
+CON_CLAUSES = (
+    "CON.v0-no-timestamp",
+    "CON.v1-uncompressed-own",
+    "CON.v1-wrapper-createtime-inner",
+    "CON.v1-wrapper-lat-wrapper-value",
+    "CON.v2-createtime-base-plus-delta",
+    "CON.v2-lat-max-timestamp",
+)
+
+
+@pytest.mark.clause(*CON_CLAUSES)
+@given(data=st.data())
+@suite_settings(50)
+def test_consumer_view(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """CON-1: every record reads as §8's table says for its stored form (v0, v1 plain, v1 wrapper of
+    either type, v2 of either type), on topics stored in each magic the profile honours."""
+    twin = Twin(impl, reference_factory)
+    types = [TimestampType.CREATE_TIME]
+    if twin.has(Capability.LOG_APPEND_TIME):
+        types.append(TimestampType.LOG_APPEND_TIME)
+    timestamp_type = data.draw(st.sampled_from(types), label="topic type")
+    magics = producible_magics(twin, profile)
+    formats = (magics if profile.honours_message_format_version else (profile.max_magic,))
+    fmt = data.draw(st.sampled_from(tuple(sorted(set(formats) | {profile.max_magic}))), label="format magic")
+    after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+    config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt, after_max_ms=after)
+    topic = unique_topic("con")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, mistakes=False)
+    for _ in range(data.draw(st.integers(1, 3), label="requests")):
+        sent = data.draw(batches(ts, magics=magics, codecs=producible_codecs(impl.capabilities)))
+        observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+        check_produce(observed, expected, config=config, error_clause="CON.v2-createtime-base-plus-delta")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    check_fetch(got, want, config=config, profile=profile, context=f"topic {config}")

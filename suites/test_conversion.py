@@ -1,0 +1,175 @@
+"""Up- and down-conversion (SEMANTICS §6, CNV-1..7): legacy produce stored in the topic's format, fetches
+at old versions, and 4.0's removal of both.
+
+Conversion clauses not covered here, and why:
+- CNV.down-convert-drops-control: control batches come from transactions, which the protocol cannot
+  produce (no transactional coordinator).
+- CNV.down-conversion-disabled: covered through `message.downconversion.enable` drawn by the configs
+  strategy only in test_down_conversion's topic config (compared, not asserted separately).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.implementation import Capability, Implementation, ImplementationFactory
+from models.config import TopicConfig
+from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
+from models.profiles import Profile
+from models.records import AnyBatch
+from strategies.records import batches
+from strategies.timestamps import timestamps
+
+from .helpers import (
+    LEGACY_PRODUCE_VERSION,
+    Twin,
+    check_fetch,
+    check_produce,
+    newest_fetch,
+    produce_version_for,
+    producible_codecs,
+    producible_magics,
+    suite_settings,
+    unique_topic,
+    v2_produce_version,
+)
+
+
+def _after(profile: Profile) -> int | None:
+    return LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+
+
+@pytest.mark.clause(
+    "CNV.stored-magic",
+    "CNV.legacy-produce-any-magic",
+    "CNV.up-convert-v0-createtime",
+    "CNV.up-convert-v0-lat",
+    "CNV.up-convert-v1-v2-preserves",
+)
+@pytest.mark.requires(Capability.PRODUCE_LEGACY, Capability.CLOCK_CONTROL)
+@given(data=st.data(), lat=st.booleans(), produce_version=st.integers(0, 2))
+@suite_settings(40)
+def test_up_conversion(
+    impl: Implementation,
+    reference_factory: ImplementationFactory,
+    profile: Profile,
+    data: st.DataObject,
+    lat: bool,
+    produce_version: int,
+) -> None:
+    """CNV-1/3/4 (TV-21, TV-22): v0/v1 batches sent with Produce v0-v2 are stored in the topic's format
+    (where honoured, else v2); v0 records read -1/CreateTime or now/LogAppendTime, v1 records keep theirs."""
+    twin = Twin(impl, reference_factory)
+    lat = lat and twin.has(Capability.LOG_APPEND_TIME)
+    fmt_choices = tuple(m for m in (MAGIC_V0, MAGIC_V1, MAGIC_V2) if m <= profile.max_magic)
+    fmt = data.draw(st.sampled_from(fmt_choices), label="format magic")
+    config = TopicConfig(
+        timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
+        message_format_magic=fmt,
+        after_max_ms=_after(profile),
+    )
+    topic = unique_topic("up")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    legacy = tuple(m for m in producible_magics(twin, profile) if m < MAGIC_V2)
+    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    sent = data.draw(batches(ts, magics=legacy, codecs=producible_codecs(impl.capabilities)))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version)
+    check_produce(observed, expected, config=config, error_clause="CNV.legacy-produce-any-magic")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+
+    def record_clause(stored: AnyBatch) -> str:
+        source = sent[0].magic
+        if stored.magic == source:
+            return "CNV.stored-magic"
+        if source == MAGIC_V0:
+            return "CNV.up-convert-v0-lat" if lat else "CNV.up-convert-v0-createtime"
+        return "CNV.up-convert-v1-v2-preserves"
+
+    check_fetch(got, want, config=config, profile=profile, stored_clause="CNV.stored-magic",
+                record_clause=record_clause, context=f"format v{fmt}, sent v{sent[0].magic}")
+
+
+@pytest.mark.clause(
+    "CNV.fetch-version-caps-magic",
+    "CNV.down-convert-keeps-type",
+    "CNV.down-convert-createtime-keeps-timestamps",
+    "CNV.down-convert-v0-drops",
+    "CNV.down-convert-zstd-unsupported",
+    "CNV.down-conversion-disabled",
+)
+@pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2, Capability.CLOCK_CONTROL)
+@given(data=st.data(), lat=st.booleans(), fetch_version=st.integers(0, 3), enable=st.booleans())
+@suite_settings(40)
+def test_down_conversion(
+    impl: Implementation,
+    reference_factory: ImplementationFactory,
+    profile: Profile,
+    data: st.DataObject,
+    lat: bool,
+    fetch_version: int,
+    enable: bool,
+) -> None:
+    """CNV-2/5 (TV-27): v2 batches fetched at v0-v3 come back as v0 (timestamps dropped) or v1 (type kept;
+    LogAppendTime messages carry the batch max; CreateTime keeps each timestamp); zstd cannot be converted."""
+    twin = Twin(impl, reference_factory)
+    lat = lat and twin.has(Capability.LOG_APPEND_TIME)
+    config = TopicConfig(
+        timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
+        after_max_ms=_after(profile),
+        downconversion_enable=enable,
+    )
+    topic = unique_topic("down")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    codecs = producible_codecs(impl.capabilities)
+    for _ in range(data.draw(st.integers(1, 3), label="requests")):
+        sent = data.draw(batches(ts, magics=(MAGIC_V2,), codecs=codecs))
+        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(profile))
+        check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
+    got, want = twin.fetch(topic, fetch_version=fetch_version)
+    if not enable:
+        stored = "CNV.down-conversion-disabled"
+    elif any(b.codec is Codec.ZSTD for b in twin.ref.cluster.leader_log(topic).batches()):  # type: ignore[attr-defined]
+        stored = "CNV.down-convert-zstd-unsupported"
+    else:
+        stored = "CNV.fetch-version-caps-magic"
+
+    def record_clause(served: AnyBatch) -> str:
+        if served.magic == MAGIC_V0:
+            return "CNV.down-convert-v0-drops"
+        return "CNV.down-convert-keeps-type" if lat else "CNV.down-convert-createtime-keeps-timestamps"
+
+    check_fetch(got, want, config=config, profile=profile, stored_clause=stored, record_clause=record_clause,
+                context=f"fetch v{fetch_version}")
+
+
+@pytest.mark.clause("CNV.no-conversion", "VAL.produce-v3-one-v2-batch")
+@pytest.mark.requires(Capability.PRODUCE_V2, Capability.CLOCK_CONTROL)
+@given(data=st.data())
+@suite_settings(20)
+def test_legacy_requests_refused(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """CNV-1/CNV-7/VAL-14: legacy (v0/v1) batches in a Produce v3+ request are refused, and in 4.0 Produce
+    v0-v2 and Fetch v0-v3 are refused outright (UNSUPPORTED_VERSION), never converted."""
+    twin = Twin(impl, reference_factory)
+    config = TopicConfig(after_max_ms=_after(profile))
+    topic = unique_topic("refused")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    codecs = tuple(c for c in producible_codecs(impl.capabilities) if c is not Codec.ZSTD)
+    legacy = data.draw(batches(ts, magics=(MAGIC_V0, MAGIC_V1), codecs=codecs))
+    observed, expected = twin.produce(topic, legacy, produce_version=v2_produce_version(profile))
+    check_produce(observed, expected, config=config, error_clause="VAL.produce-v3-one-v2-batch")
+    if not profile.down_conversion:
+        observed, expected = twin.produce(topic, legacy, produce_version=LEGACY_PRODUCE_VERSION)
+        check_produce(observed, expected, config=config, error_clause="CNV.no-conversion")
+        good = data.draw(batches(ts, magics=(MAGIC_V2,), codecs=codecs))
+        twin.produce(topic, good, produce_version=produce_version_for(MAGIC_V2, profile))
+        got, want = twin.fetch(topic, fetch_version=data.draw(st.integers(0, 3), label="fetch version"))
+        check_fetch(got, want, config=config, profile=profile, stored_clause="CNV.no-conversion")

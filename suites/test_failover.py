@@ -1,0 +1,136 @@
+"""Replication, leader failover and clock skew (SEMANTICS §7, REP-1..4).
+
+Brokers get skewed clocks; leadership moves along a generated failover sequence with produce requests in
+between. After each move the records already written must read exactly as before (followers store the
+leader's bytes), lookups must agree with the model, and LogAppendTime follows the new leader's clock.
+
+Replication clauses not covered here, and why:
+- REP.replica-index-agrees, REP.replica-segments-agree: index offsets and segment boundaries of each
+  replica are internal; a 3.8+/4.1+ difference shows only indirectly (lookups, retention), which these
+  tests compare under the REP lookup clause.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.checks import check_equal
+from conformance.implementation import Capability, Implementation, ImplementationFactory
+from models.config import TopicConfig
+from models.constants import LONG_MAX, ErrorCode, TimestampType
+from models.profiles import Profile
+from strategies.clocks import broker_clock_offsets
+from strategies.failover import failover_sequences
+from strategies.records import batches
+from strategies.timestamps import timestamps
+
+from .helpers import (
+    Twin,
+    check_fetch,
+    check_list_offsets,
+    check_produce,
+    list_offsets_versions,
+    newest_fetch,
+    produce_version_for,
+    producible_codecs,
+    producible_magics,
+    suite_settings,
+    unique_topic,
+)
+
+
+@pytest.mark.clause(
+    "REP.follower-no-restamp",
+    "REP.lookups-agree-after-failover",
+    "REP.lat-from-current-leader-clock",
+    "VAL.lat-response-time",
+)
+@pytest.mark.requires(Capability.LEADER_FAILOVER, Capability.CLOCK_CONTROL)
+@given(data=st.data(), lat=st.booleans())
+@suite_settings(30)
+def test_failover_keeps_records(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject, lat: bool
+) -> None:
+    """REP-1/2 (TV-15): after every leader move the stored records are unchanged, timestamp lookups answer as
+    the model does, and new LogAppendTime appends carry the new leader's clock."""
+    twin = Twin(impl, reference_factory)
+    lat = lat and twin.has(Capability.LOG_APPEND_TIME)
+    after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+    config = TopicConfig(
+        timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME, after_max_ms=after
+    )
+    topic = unique_topic("failover")
+    twin.create_topic(topic, config)
+    skew = data.draw(broker_clock_offsets(twin.brokers()), label="broker skew")
+    for broker, offset in skew.items():
+        twin.set_clock(broker, twin.clock(broker) + offset)
+    moves = data.draw(failover_sequences(twin.brokers(), initial_leader=twin.leader(topic), max_moves=4))
+    magics = producible_magics(twin, profile)
+    codecs = producible_codecs(impl.capabilities)
+    sent: list[int] = []
+    moved = False
+    for move in moves:
+        for _ in range(move.records_before):
+            now = twin.leader_clock(topic)
+            ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+            request = data.draw(batches(ts, magics=magics, codecs=codecs, max_records=4))
+            observed, expected = twin.produce(topic, request, produce_version=produce_version_for(request[0].magic,
+                                                                                               profile))
+            if lat and moved and expected.error is ErrorCode.NONE:
+                check_equal("REP.lat-from-current-leader-clock", "log_append_time after failover",
+                            observed.log_append_time, expected.log_append_time, f"leader {twin.leader(topic)}")
+            check_produce(observed, expected, config=config, error_clause="REP.follower-no-restamp")
+            sent.extend(r.timestamp for b in request for r in b.records())
+        twin.set_clock(move.broker, twin.clock(move.broker) + move.clock_skew_ms)
+        twin.elect_leader(topic, move.broker)
+        moved = True
+        check_equal("REP.follower-no-restamp", "leader after election", impl.leader(topic, 0), twin.leader(topic))
+        got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+        check_fetch(got, want, config=config, profile=profile, stored_clause="REP.follower-no-restamp",
+                    record_clause=lambda b: "REP.follower-no-restamp", context=f"after move to {move.broker}")
+        if twin.has(Capability.LIST_OFFSETS):
+            version = list_offsets_versions(profile)[-1]
+            targets = sorted({max(t + d, 0) for t in sent for d in (-1, 0, 1)})
+            if twin.has(Capability.MAX_TIMESTAMP_LOOKUP):
+                targets.append(-3)
+            for target in targets:
+                observed_answer, expected_answer = twin.list_offsets(topic, target, version=version)
+                check_list_offsets(observed_answer, expected_answer, target=target, version=version, profile=profile,
+                                   clause="REP.lookups-agree-after-failover")
+
+
+@pytest.mark.clause("REP.lat-not-clamped", "REP.backward-step-lookup", "VAL.lat-response-time")
+@pytest.mark.requires(Capability.LOG_APPEND_TIME, Capability.CLOCK_CONTROL)
+@given(data=st.data())
+@suite_settings(30)
+def test_backward_clock_step(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """REP-2/3: when the leader's clock steps backwards LogAppendTime follows it (no clamp), and lookups still
+    return the smallest offset with timestamp >= target, possibly from before the step."""
+    twin = Twin(impl, reference_factory)
+    config = TopicConfig(timestamp_type=TimestampType.LOG_APPEND_TIME)
+    topic = unique_topic("step-back")
+    twin.create_topic(topic, config)
+    leader = twin.leader(topic)
+    magics = producible_magics(twin, profile)
+    codecs = producible_codecs(impl.capabilities)
+    stamps: list[int] = []
+    for step in data.draw(st.lists(st.integers(-3_600_000, 60_000), min_size=1, max_size=6), label="clock steps"):
+        twin.set_clock(leader, twin.clock(leader) + step)
+        now = twin.clock(leader)
+        request = data.draw(batches(st.just(now), magics=magics, codecs=codecs, max_records=3))
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(request[0].magic,
+                                                                                           profile))
+        clause = "REP.lat-not-clamped" if stamps and now < max(stamps) else "VAL.lat-response-time"
+        check_equal(clause, "log_append_time", observed.log_append_time, expected.log_append_time, f"now={now}")
+        check_produce(observed, expected, config=config, error_clause=clause)
+        stamps.append(now)
+    if twin.has(Capability.LIST_OFFSETS):
+        version = list_offsets_versions(profile)[-1]
+        for target in sorted({s + d for s in stamps for d in (-1, 0, 1)}):
+            observed_answer, expected_answer = twin.list_offsets(topic, target, version=version)
+            check_list_offsets(observed_answer, expected_answer, target=target, version=version, profile=profile,
+                               clause="REP.backward-step-lookup", context=f"stamps {stamps}")

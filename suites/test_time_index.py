@@ -1,0 +1,144 @@
+"""Time index, segments and retention (SEMANTICS §4, IDX-1..14), observed through the protocol: timestamp
+lookups over many small segments with unordered timestamps, and time-based retention ticks.
+
+The index itself is internal; what a client can see of it is the answer of a timestamp lookup (IDX-7/8
+through LO-2) and which offsets retention removed (the log start offset, IDX-10).
+
+Time-index clauses not covered here, and why:
+- IDX.entry-layout, IDX.full-index-forces-roll, IDX.append-rejects-regressions, IDX.entry-offset-batch-last,
+  IDX.interval-per-append, IDX.interval-per-batch, IDX.entry-on-roll, IDX.follower-index-from-headers,
+  IDX.largest-timestamp-mtime: index files, entry placement and offsets are not visible through the
+  protocol (a correct lookup scans from any earlier entry); tests/ checks them against the model itself.
+- IDX.roll-* and IDX.compacted-roll-max-lag: segment boundaries are not visible; they show only through
+  retention, which test_retention exercises with time-rolled segments.
+- IDX.max-after-truncation, IDX.truncation-drops-entries: truncation needs a diverging follower, which the
+  protocol cannot create (acks=all replication).
+- IDX.retention-by-mtime: 0.10.0 (file mtime) only; the model's mtimes are its clocks, checked in the
+  state machine's retention rule where the profile is 0.10.0.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.checks import check_equal
+from conformance.implementation import Capability, Implementation, ImplementationFactory
+from models.config import TopicConfig
+from models.constants import LONG_MAX, MAGIC_V0, TimestampType
+from models.profiles import Profile, RetentionBasis
+from models.records import RecordSpec, build_batches
+from strategies.timestamps import timestamps
+
+from .helpers import (
+    Twin,
+    check_list_offsets,
+    check_produce,
+    list_offsets_versions,
+    newest_fetch,
+    produce_version_for,
+    producible_magics,
+    suite_settings,
+    unique_topic,
+)
+
+HOUR = 3_600_000
+
+
+def _config(profile: Profile, **kwargs: int) -> TopicConfig:
+    after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+    return TopicConfig(after_max_ms=after, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.clause(
+    "IDX.segment-search-first-ge",
+    "IDX.monotonic-per-segment-only",
+    "IDX.lookup-largest-le-target",
+    "IDX.strictly-increasing",
+    "IDX.segment-max-strictly-greater",
+)
+@pytest.mark.requires(Capability.LIST_OFFSETS, Capability.CLOCK_CONTROL)
+@given(data=st.data())
+@suite_settings(30)
+def test_lookup_across_segments(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """IDX-7/8/12: with one-record appends into segments of a few hundred bytes and an index entry on
+    almost every append, later segments hold smaller timestamps than earlier ones; every lookup still
+    answers the first offset at or after the target in the first qualifying segment."""
+    twin = Twin(impl, reference_factory)
+    config = _config(profile, segment_bytes=data.draw(st.sampled_from((200, 400, 1000))), index_interval_bytes=1)
+    topic = unique_topic("idx")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    magics = tuple(m for m in producible_magics(twin, profile) if m != MAGIC_V0)
+    ts = timestamps(now, before=HOUR, after=HOUR, specials=False, mistakes=False, margin=0)
+    sent = data.draw(st.lists(ts, min_size=1, max_size=30), label="timestamps")
+    magic = data.draw(st.sampled_from(magics), label="magic")
+    for i, t in enumerate(sent):
+        request = build_batches([RecordSpec(t, str(i).encode(), b"v" * 20)], magic=magic)
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        check_produce(observed, expected, config=config, error_clause="IDX.segment-search-first-ge")
+    segments = len(twin.ref.cluster.leader_log(topic).segments)  # type: ignore[attr-defined]
+    unordered = any(b < a for a, b in itertools.pairwise(sent))
+    clause = "IDX.monotonic-per-segment-only" if segments > 1 and unordered else "IDX.segment-search-first-ge"
+    version = list_offsets_versions(profile)[-1]
+    for target in sorted({t + d for t in sent for d in (-1, 0, 1)}):
+        got, want = twin.list_offsets(topic, target, version=version)
+        check_list_offsets(got, want, target=target, version=version, profile=profile, clause=clause,
+                           context=f"{segments} segments, sent {sent}")
+
+
+def _log_range(twin: Twin, topic: str, profile: Profile) -> tuple[tuple[int, int], tuple[int, int]]:
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    return (got.log_start_offset, got.high_watermark), (want.log_start_offset, want.high_watermark)
+
+
+@pytest.mark.clause(
+    "IDX.retention-by-largest-timestamp",
+    "IDX.retention-prefix-rule",
+    "IDX.retention-needs-high-watermark",
+    "IDX.retention-by-mtime",
+)
+@pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
+@given(data=st.data())
+@suite_settings(30)
+def test_retention(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """IDX-10 (TV-12): segments whose largest timestamp is older than retention.ms are deleted oldest
+    first, and the first non-deletable segment (e.g. one with a future timestamp) shields later ones."""
+    twin = Twin(impl, reference_factory)
+    retention = data.draw(st.sampled_from((60_000, HOUR, 2 * HOUR)), label="retention.ms")
+    config = _config(profile, segment_bytes=300, retention_ms=retention)
+    topic = unique_topic("retention")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    magic = producible_magics(twin, profile)[-1]
+    ages = data.draw(st.lists(st.integers(-3 * HOUR, HOUR), min_size=1, max_size=20), label="ages")
+    for i, age in enumerate(ages):
+        request = build_batches([RecordSpec(now + age, str(i).encode(), b"v" * 40)], magic=magic)
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        check_produce(observed, expected, config=config, error_clause="IDX.retention-by-largest-timestamp")
+    if profile.retention_basis is RetentionBasis.MTIME:
+        clause = "IDX.retention-by-mtime"
+    elif any(a > 0 for a in ages) and any(a < -retention for a in ages):
+        clause = "IDX.retention-prefix-rule"
+    else:
+        clause = "IDX.retention-by-largest-timestamp"
+    for _ in range(data.draw(st.integers(1, 3), label="ticks")):
+        for broker in twin.brokers():
+            twin.set_clock(broker, twin.clock(broker) + data.draw(st.integers(0, 2 * HOUR), label="advance"))
+        twin.retention_tick()
+        observed_range, expected_range = _log_range(twin, topic, profile)
+        check_equal(clause, "(log start offset, high watermark) after a retention tick", observed_range,
+                    expected_range, f"retention.ms={retention} ages={ages}")
+    if twin.has(Capability.LIST_OFFSETS):
+        version = list_offsets_versions(profile)[-1]
+        observed_answer, expected_answer = twin.list_offsets(topic, -2, version=version)
+        check_list_offsets(observed_answer, expected_answer, target=-2, version=version, profile=profile,
+                           clause=clause)
+    assert TimestampType.CREATE_TIME is config.timestamp_type
