@@ -31,6 +31,7 @@ FAILING_VERDICTS = {"FAIL", "NON-STRICT"}
 @dataclass
 class KillResult:
     mutant: str
+    profile: str
     declared: list[str]
     status: str
     killed_by: list[str]
@@ -95,11 +96,11 @@ def run_mutant(
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, check=False)
         except subprocess.TimeoutExpired:
-            return KillResult(mutant, declared, CRASHED, [], [], None, None, 0, timeout_s, None, "timed out")
+            return KillResult(mutant, profile, declared, CRASHED, [], [], None, None, 0, timeout_s, None, "timed out")
         wall = time.time() - start
         if not verdicts_path.exists():
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-5:]
-            return KillResult(mutant, declared, CRASHED, [], [], None, None, 0, wall, None, " | ".join(tail))
+            return KillResult(mutant, profile, declared, CRASHED, [], [], None, None, 0, wall, None, " | ".join(tail))
         data: dict[str, Any] = json.loads(verdicts_path.read_text(encoding="utf-8"))
     tests: list[dict[str, Any]] = data["tests"]
     killed_by: set[str] = set()
@@ -120,6 +121,7 @@ def run_mutant(
         status = SURVIVED
     return KillResult(
         mutant=mutant,
+        profile=profile,
         declared=declared,
         status=status,
         killed_by=sorted(killed_by),
@@ -149,10 +151,15 @@ def run_kill_table(
 
     def one(mutant_id: str) -> KillResult:
         mutant = MUTANTS[mutant_id]
+        # A mutant seeded into behaviour that exists only in some versions (e.g. the 3.6-3.9 fallback to
+        # the difference config) runs under its first declared profile when the chosen one lacks it.
+        mutant_profile = profile
+        if mutant.profiles and profile not in mutant.profiles:
+            mutant_profile = mutant.profiles[0]
         return run_mutant(
             mutant_id,
             list(mutant.clauses),
-            profile=profile,
+            profile=mutant_profile,
             hypothesis_profile=hypothesis_profile,
             suites=suites,
         )
@@ -181,13 +188,14 @@ def write_reports(results: list[KillResult], out_dir: Path, *, profile: str, hyp
         f"{summary['killed']} of {summary['mutants']} mutants killed; time to kill: median "
         f"{_fmt(summary['median_seconds_to_kill'])} s, max {_fmt(summary['max_seconds_to_kill'])} s.",
         "",
-        "| Mutant | Status | Killed by (declared) | Also failed | Time to kill (s) | Counterexample lines |",
-        "|---|---|---|---|---|---|",
+        "| Mutant | Profile | Status | Killed by (declared) | Also failed | Time to kill (s) | Counterexample lines |",
+        "|---|---|---|---|---|---|---|",
     ]
     for r in results:
         lines.append(
-            f"| `{r.mutant}` | {r.status} | {', '.join(r.killed_by) or '-'} | {', '.join(r.other_clauses) or '-'} "
-            f"| {_fmt(r.seconds_to_kill)} | {r.counterexample_lines if r.counterexample_lines is not None else '-'} |"
+            f"| `{r.mutant}` | {r.profile} | {r.status} | {', '.join(r.killed_by) or '-'} "
+            f"| {', '.join(r.other_clauses) or '-'} | {_fmt(r.seconds_to_kill)} "
+            f"| {r.counterexample_lines if r.counterexample_lines is not None else '-'} |"
         )
     failures = [r for r in results if r.status != KILLED]
     if failures:

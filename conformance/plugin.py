@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, core, settings
+from hypothesis import HealthCheck, Phase, core, settings
 
 from models.clauses import Level, get_clause
 from models.profiles import Profile, get_profile
@@ -52,7 +52,16 @@ _results_key = pytest.StashKey[list[dict[str, Any]]]()
 # small budget (the default tox run), `dev` random with a printed seed, `thorough` for long runs.
 # No example database: a run is replayed exactly by its command.
 settings.register_profile("ci", derandomize=True, max_examples=100, deadline=None, database=None, print_blob=True)
-settings.register_profile("fast", derandomize=True, max_examples=25, deadline=None, database=None, print_blob=True)
+# `fast` skips shrinking: it proves a fault is caught quickly; `ci` also shrinks the counterexample.
+settings.register_profile(
+    "fast",
+    derandomize=True,
+    max_examples=25,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 settings.register_profile("dev", max_examples=100, deadline=None, database=None, print_blob=True)
 settings.register_profile(
     "thorough",

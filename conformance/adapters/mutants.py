@@ -984,7 +984,7 @@ class _DownConvertDropsTypeCluster(MutantCluster):
     "down-conversion-drops-type",
     "Down-converting a LogAppendTime v2 batch to v1 writes CreateTime messages (the type bit lost).",
     ("CNV.down-convert-keeps-type",),
-    ("kafka-0.10", "kafka-2.8", "kafka-3.9"),
+    ("kafka-3.9", "kafka-2.8", "kafka-0.10"),
 )
 def build_down_conversion_drops_type(profile: Profile) -> Implementation:
     return _impl(profile, _DownConvertDropsTypeCluster)
@@ -1008,7 +1008,7 @@ class _DownConvertDropsTimestampsCluster(MutantCluster):
     "Down-converting to v1 writes timestamp -1 into every message (converted as if to v0) although v1 "
     "carries timestamps.",
     ("CNV.down-convert-createtime-keeps-timestamps",),
-    ("kafka-2.8", "kafka-3.9"),
+    ("kafka-3.9", "kafka-2.8"),
 )
 def build_down_conversion_drops_timestamps(profile: Profile) -> Implementation:
     return _impl(profile, _DownConvertDropsTimestampsCluster)
