@@ -116,6 +116,33 @@ def bench_list_offsets(seconds: float) -> None:
     print(f"  log built in {build_s:.1f} s ({len(log.segments)} segments); {n / t:>9.0f} lookups/s")
 
 
+def bench_state_machine(seconds: float) -> None:
+    """Steps per second of the timestamp-contract state machine against the model (issue 3): each
+    step drives the target and the reference model and compares them."""
+    from hypothesis import settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from conformance.adapters.model import ModelFactory
+    from suites.machine import machine_for
+
+    machine = machine_for(ModelFactory("kafka-4.0"), ModelFactory("kafka-4.0"))
+    steps = [0]
+
+    class Counted(machine):  # type: ignore[misc, valid-type]
+        def check_invariants(self, *args: object, **kwargs: object) -> None:
+            steps[0] += 1
+            super().check_invariants(*args, **kwargs)
+
+    examples = max(5, int(20 * seconds))
+    start = time.perf_counter()
+    run_state_machine_as_test(
+        Counted, settings=settings(max_examples=examples, stateful_step_count=30, deadline=None, database=None)
+    )
+    elapsed = time.perf_counter() - start
+    print("state machine: model vs model, profile kafka-4.0 (steps include initialisation)")
+    print(f"  {examples} programs, {steps[0]} steps in {elapsed:.1f} s: {steps[0] / elapsed:>7.0f} steps/s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -125,6 +152,7 @@ def main() -> None:
     bench_codec(args.seconds)
     bench_appends(args.seconds)
     bench_list_offsets(args.seconds)
+    bench_state_machine(args.seconds)
 
 
 if __name__ == "__main__":
