@@ -1,8 +1,9 @@
 """Replication, leader failover and clock skew (SEMANTICS §7, REP-1..4).
 
 Brokers get skewed clocks; leadership moves along a generated failover sequence with produce requests in
-between. After each move the records already written must read exactly as before (followers store the
-leader's bytes), lookups must agree with the model, and LogAppendTime follows the new leader's clock.
+between. Before each move the log and the lookups are compared with the model under their own clauses; after it
+the records already written must read exactly as before (followers store the leader's bytes) and the
+lookups must still agree, now under the REP clauses; LogAppendTime follows the new leader's clock.
 
 Replication clauses not covered here, and why:
 - REP.replica-index-agrees, REP.replica-segments-agree: index offsets and segment boundaries of each
@@ -83,22 +84,39 @@ def test_failover_keeps_records(
                             observed.log_append_time, expected.log_append_time, f"leader {twin.leader(topic)}")
             check_produce(observed, expected, config=config, error_clause="REP.follower-no-restamp")
             sent.extend(r.timestamp for b in request for r in b.records())
+        # Before the move, the log and the lookups against the model under their own clauses (CON/CMP/VAL,
+        # LO-2/LO-6): a fault of the leader's append or of the lookup itself is named there, so a difference
+        # that first shows after the move is the move's (REP-1: the new leader serves its replica's copy).
+        _compare(twin, topic, config, profile, sent, replication=False, where=f"before move to {move.broker}")
         twin.set_clock(move.broker, twin.clock(move.broker) + move.clock_skew_ms)
         twin.elect_leader(topic, move.broker)
         moved = True
         check_equal("REP.follower-no-restamp", "leader after election", impl.leader(topic, 0), twin.leader(topic))
-        got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+        _compare(twin, topic, config, profile, sent, replication=True, where=f"after move to {move.broker}")
+
+
+def _compare(
+    twin: Twin, topic: str, config: TopicConfig, profile: Profile, sent: list[int], *, replication: bool, where: str
+) -> None:
+    """The served log and the timestamp lookups against the model: under the REP clauses after a move
+    (`replication`), otherwise under the clauses of the append and the lookup."""
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    if replication:
         check_fetch(got, want, config=config, profile=profile, stored_clause="REP.follower-no-restamp",
-                    record_clause=lambda b: "REP.follower-no-restamp", context=f"after move to {move.broker}")
-        if twin.has(Capability.LIST_OFFSETS):
-            version = list_offsets_versions(profile)[-1]
-            targets = sorted({max(t + d, 0) for t in sent for d in (-1, 0, 1)})
-            if twin.has(Capability.MAX_TIMESTAMP_LOOKUP):
-                targets.append(-3)
-            for target in targets:
-                observed_answer, expected_answer = twin.list_offsets(topic, target, version=version)
-                check_list_offsets(observed_answer, expected_answer, target=target, version=version, profile=profile,
-                                   clause="REP.lookups-agree-after-failover")
+                    record_clause=lambda b: "REP.follower-no-restamp",
+                    header_clause=lambda b: "REP.follower-no-restamp", context=where)
+    else:
+        check_fetch(got, want, config=config, profile=profile, context=where)
+    if not twin.has(Capability.LIST_OFFSETS):
+        return
+    version = list_offsets_versions(profile)[-1]
+    targets = sorted({max(t + d, 0) for t in sent for d in (-1, 0, 1)})
+    if twin.has(Capability.MAX_TIMESTAMP_LOOKUP):
+        targets.append(-3)
+    for target in targets:
+        observed_answer, expected_answer = twin.list_offsets(topic, target, version=version)
+        check_list_offsets(observed_answer, expected_answer, target=target, version=version, profile=profile,
+                           clause="REP.lookups-agree-after-failover" if replication else None, context=where)
 
 
 @pytest.mark.clause("REP.lat-not-clamped", "REP.backward-step-lookup", "VAL.lat-response-time")

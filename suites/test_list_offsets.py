@@ -1,8 +1,9 @@
 """ListOffsets / offsetsForTimes (SEMANTICS §5, LO-1..9): timestamp search, special targets and
 MAX_TIMESTAMP, at every ListOffsets version the profile serves (v1+).
 
-A short log (a few batches with unordered timestamps, small segments) is built on both sides; every
-target around every produced timestamp is then asked at every version.
+A short log in small segments is built on both sides: unordered requests, then a steady producer clock,
+then coarse tied timestamps (and, for the special targets, a retention tick that moves the log start);
+every target around every produced timestamp is then asked at every version.
 
 ListOffsets clauses not covered here, and why:
 - LO.visibility-cap, LO.visibility-cap-le-hw, LO.read-committed-lso, LO.fresh-leader-not-available,
@@ -20,6 +21,8 @@ ListOffsets clauses not covered here, and why:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,7 +31,8 @@ from conformance.implementation import Capability, Implementation, Implementatio
 from models.config import TopicConfig
 from models.constants import LONG_MAX, TimestampType
 from models.profiles import Profile
-from strategies.records import batches
+from models.records import RecordSpec, build_batches
+from strategies.records import batches, combinations
 from strategies.timestamps import timestamps
 
 from .helpers import (
@@ -43,34 +47,81 @@ from .helpers import (
     unique_topic,
 )
 
+HOUR = 3_600_000
+
+
+def _request_timestamps(data: st.DataObject, now: int) -> list[list[int] | None]:
+    """The timestamps of each produce request, in three phases, each above everything before it so that a
+    lookup aimed at one phase answers inside it (LO-2):
+    - unordered: a producer's clock jitter within an hour of now (None: the request comes from the
+      records strategy, with its headers and producer fields);
+    - ascending: a steady producer clock, one record per request or several, so that every record is the
+      log's new max (a batch-granular answer or an index entry past its record shows, IDX-2/LO-2);
+    - ties: a coarse clock with few distinct values, so that several records and batches share a
+      timestamp, the max included (IDX-3, IDX-5, LO-6's first record and earliest batch)."""
+    requests: list[list[int] | None] = [None] * data.draw(st.integers(0, 2), label="unordered requests")
+    clock = now + 2 * HOUR
+    single = data.draw(st.booleans(), label="one record per ascending request")
+    for _ in range(data.draw(st.integers(0, 3), label="ascending requests")):
+        request = []
+        for _ in range(1 if single else data.draw(st.integers(1, 4), label="records")):
+            clock += data.draw(st.integers(1, 1_000), label="tick")
+            request.append(clock)
+        requests.append(request)
+    coarse = st.integers(clock + 1, clock + 3)
+    for _ in range(data.draw(st.integers(0, 3), label="tied requests")):
+        requests.append(data.draw(st.lists(coarse, min_size=1, max_size=4), label="tied timestamps"))
+    return requests
+
 
 def _build_log(
-    twin: Twin, data: st.DataObject, profile: Profile, timestamp_type: TimestampType
-) -> tuple[str, list[int]]:
-    """A topic with 1-5 produce requests of unordered timestamps in small segments; the sent timestamps."""
+    twin: Twin, data: st.DataObject, profile: Profile, timestamp_type: TimestampType, *, retention: bool = False
+) -> tuple[str, list[int], list[list[int]]]:
+    """A topic in small segments filled by `_request_timestamps`; the sent timestamps, flat and per request.
+    With `retention` (where the target has it) the clocks then move on by up to six hours and a retention
+    tick deletes the segments older than an hour, so the log start offset moves (IDX-10, LO-5)."""
     after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+    retained = retention and twin.has(Capability.RETENTION)
     config = TopicConfig(
         timestamp_type=timestamp_type,
         after_max_ms=after,
         segment_bytes=data.draw(st.sampled_from((256, 1024, 1 << 30)), label="segment.bytes"),
-        index_interval_bytes=data.draw(st.sampled_from((1, 128, 4096)), label="index.interval.bytes"),
+        # An entry on every append half of the time: where entries point shows in lookups (IDX-2, IDX-3).
+        index_interval_bytes=data.draw(st.one_of(st.just(1), st.sampled_from((128, 4096))),
+                                       label="index.interval.bytes"),
     )
+    if retained:
+        config = replace(config, retention_ms=HOUR)
     topic = unique_topic("lo")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = timestamps(now, before=3_600_000, after=3_600_000, specials=False, mistakes=False, margin=0)
+    ts = timestamps(now, before=HOUR, after=HOUR, specials=False, mistakes=False, margin=0)
+    magics = producible_magics(twin, profile)
+    codecs = producible_codecs(twin.impl.capabilities)
     sent: list[int] = []
-    for _ in range(data.draw(st.integers(0, 5), label="requests")):
-        request = data.draw(batches(ts, magics=producible_magics(twin, profile),
-                                    codecs=producible_codecs(twin.impl.capabilities), max_records=4))
+    per_request: list[list[int]] = []
+    for index, stamps in enumerate(_request_timestamps(data, now)):
+        if stamps is None:
+            request = data.draw(batches(ts, magics=magics, codecs=codecs, max_records=4))
+        else:
+            magic, codec = data.draw(st.sampled_from(combinations(magics, codecs)), label="magic, codec")
+            specs = [RecordSpec(t, b"k%d-%d" % (index, i), b"v" * 8) for i, t in enumerate(stamps)]
+            request = build_batches(specs, magic=magic, codec=codec)
         version = produce_version_for(request[0].magic, profile)
         observed, expected = twin.produce(topic, request, produce_version=version)
         check_produce(observed, expected, config=config, error_clause="LO.first-ge-target")
-        sent.extend(r.timestamp for b in request for r in b.records())
+        per_request.append([r.timestamp for b in request for r in b.records()])
+        sent.extend(per_request[-1])
         if timestamp_type is TimestampType.LOG_APPEND_TIME and data.draw(st.booleans(), label="advance"):
             leader = twin.leader(topic)
             twin.set_clock(leader, twin.clock(leader) + data.draw(st.integers(-5, 5), label="clock step"))
-    return topic, sent
+    if retained:
+        advance = data.draw(st.one_of(st.sampled_from((HOUR + 1, 3 * HOUR, 6 * HOUR)), st.integers(0, 6 * HOUR)),
+                            label="clock advance before retention")
+        for broker in twin.brokers():
+            twin.set_clock(broker, twin.clock(broker) + advance)
+        twin.retention_tick()
+    return topic, sent, per_request
 
 
 @pytest.mark.clause(
@@ -83,7 +134,7 @@ def _build_log(
 )
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.CLOCK_CONTROL)
 @given(data=st.data())
-@suite_settings(30)
+@suite_settings(50)
 def test_timestamp_lookup(
     impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
 ) -> None:
@@ -92,7 +143,7 @@ def test_timestamp_lookup(
     twin = Twin(impl, reference_factory)
     types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
                                            else [])
-    topic, sent = _build_log(twin, data, profile, data.draw(st.sampled_from(types), label="topic type"))
+    topic, sent, _ = _build_log(twin, data, profile, data.draw(st.sampled_from(types), label="topic type"))
     targets = sorted({max(t + d, 0) for t in sent for d in (-1, 0, 1)} | {0, twin.leader_clock(topic) + 10**6})
     for version in list_offsets_versions(profile):
         for target in targets:
@@ -112,14 +163,14 @@ def test_timestamp_lookup(
 )
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.CLOCK_CONTROL)
 @given(data=st.data())
-@suite_settings(15)
+@suite_settings(30)
 def test_special_targets(
     impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
 ) -> None:
     """LO-1/4/5 (TV-13, TV-16): -1, -2, -4, -5 and unknown negatives (-6, -7) at every version: their
     answers, and UNSUPPORTED_VERSION below a target's minimum version (3.9+) or a search before 3.9."""
     twin = Twin(impl, reference_factory)
-    topic, _ = _build_log(twin, data, profile, TimestampType.CREATE_TIME)
+    topic, _, _ = _build_log(twin, data, profile, TimestampType.CREATE_TIME, retention=data.draw(st.booleans()))
     for version in list_offsets_versions(profile):
         for target in (-1, -2, -4, -5, -6, -7):
             observed, expected = twin.list_offsets(topic, target, version=version)
@@ -147,15 +198,21 @@ def test_max_timestamp(
     types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
                                            else [])
     timestamp_type = data.draw(st.sampled_from(types), label="topic type")
-    topic, sent = _build_log(twin, data, profile, timestamp_type)
+    topic, _, _ = _build_log(twin, data, profile, timestamp_type)
+    log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     for version in list_offsets_versions(profile):
         observed, expected = twin.list_offsets(topic, -3, version=version)
         clause = None
         minimum = profile.min_version_for_target(-3)
         if minimum is not None and version >= minimum and expected.offset >= 0:
-            # The most specific explanation of a difference first (LO-6's three cases).
-            if timestamp_type is TimestampType.LOG_APPEND_TIME:
-                clause = "LO.max-timestamp-lat-batch-first-record"
-            elif sent.count(expected.timestamp) > 1:
+            # The most specific explanation of a difference first (LO-6's three cases): an answer outside
+            # the batch of the expected record, when several batches reach the max, picked the wrong one of
+            # the ties; otherwise the wrong record of the right batch (a LogAppendTime batch's first record,
+            # or the first record holding the max).
+            holding = [b for b in log.batches() if any(r.timestamp == expected.timestamp for r in b.records())]
+            first = next(b for b in holding if b.base_offset <= expected.offset <= b.last_offset)
+            if len(holding) > 1 and not first.base_offset <= observed.offset <= first.last_offset:
                 clause = "LO.max-timestamp-earliest-on-ties"
+            elif timestamp_type is TimestampType.LOG_APPEND_TIME:
+                clause = "LO.max-timestamp-lat-batch-first-record"
         check_list_offsets(observed, expected, target=-3, version=version, profile=profile, clause=clause)

@@ -1006,8 +1006,9 @@ class _DownConvertDropsTimestampsCluster(MutantCluster):
 @_mutant(
     "down-conversion-drops-timestamps",
     "Down-converting to v1 writes timestamp -1 into every message (converted as if to v0) although v1 "
-    "carries timestamps.",
-    ("CNV.down-convert-createtime-keeps-timestamps",),
+    "carries timestamps. On a LogAppendTime topic the messages and wrapper then lack the batch "
+    "MaxTimestamp they must carry (CNV.down-convert-keeps-type).",
+    ("CNV.down-convert-createtime-keeps-timestamps", "CNV.down-convert-keeps-type"),
     ("kafka-3.9", "kafka-2.8"),
 )
 def build_down_conversion_drops_timestamps(profile: Profile) -> Implementation:
@@ -1140,8 +1141,9 @@ class _MaxTsBatchLastImpl(_ListOffsetsImpl):
 @_mutant(
     "max-timestamp-batch-last-offset",
     "MAX_TIMESTAMP answers the last offset of the batch holding the max (Kafka 3.0-3.7, KAFKA-16310) "
-    "instead of the record's.",
-    ("LO.max-timestamp-first-record",),
+    "instead of the record's. On a LogAppendTime topic that is also not the batch's first record "
+    "(LO.max-timestamp-lat-batch-first-record).",
+    ("LO.max-timestamp-first-record", "LO.max-timestamp-lat-batch-first-record"),
 )
 def build_max_ts_batch_last(profile: Profile) -> Implementation:
     return _impl(profile, impl_cls=_MaxTsBatchLastImpl)
@@ -1161,8 +1163,9 @@ class _MaxTsLastRecordImpl(_ListOffsetsImpl):
 @_mutant(
     "max-timestamp-last-record",
     "MAX_TIMESTAMP answers the last record of the batch holding the max timestamp instead of the first "
-    "(a `>=` scan).",
-    ("LO.max-timestamp-first-record",),
+    "(a `>=` scan). Every record of a LogAppendTime batch holds the max, so there it answers the batch's "
+    "last record (LO.max-timestamp-lat-batch-first-record).",
+    ("LO.max-timestamp-first-record", "LO.max-timestamp-lat-batch-first-record"),
 )
 def build_max_ts_last_record(profile: Profile) -> Implementation:
     return _impl(profile, impl_cls=_MaxTsLastRecordImpl)
@@ -1218,8 +1221,9 @@ def build_max_ts_below_v7(profile: Profile) -> Implementation:
 @_mutant(
     "unknown-target-searched",
     "An unknown negative target (e.g. -7) falls through to the timestamp search (pre-3.9 behaviour) "
-    "instead of UNSUPPORTED_VERSION.",
-    ("LO.unknown-target-unsupported",),
+    "instead of UNSUPPORTED_VERSION. Below its minimum version a special target is unknown too, so "
+    "EARLIEST_LOCAL/LATEST_TIERED asked too early are searched as well (LO.special-target-min-version).",
+    ("LO.unknown-target-unsupported", "LO.special-target-min-version"),
     ("kafka-3.9", "kafka-4.0", "kafka-4.1"),
 )
 def build_unknown_target_searched(profile: Profile) -> Implementation:
