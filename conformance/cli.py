@@ -210,7 +210,9 @@ def _run_clauses(args: argparse.Namespace, out: TextIO) -> int:
 def _add_mutants_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the seeded mutants and their clauses")
     parser.add_argument("--profile", default="kafka-4.0", help="behaviour profile (default kafka-4.0)")
-    parser.add_argument("--only", default=None, help="comma-separated mutant ids (default: all)")
+    parser.add_argument(
+        "--only", action="append", default=None, help="mutant ids, comma-separated or repeated (default: all)"
+    )
     parser.add_argument(
         "--hypothesis-profile",
         default="ci",
@@ -234,7 +236,7 @@ def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{len(MUTANTS)} mutants\n")
         return EXIT_OK
     profile = _check_profile(args.profile)
-    only = [m.strip() for m in args.only.split(",") if m.strip()] if args.only else None
+    only = [m.strip() for value in args.only or () for m in value.split(",") if m.strip()] or None
     if only:
         unknown = [m for m in only if m not in MUTANTS]
         if unknown:

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
-from models.constants import LONG_MAX, TimestampType
+from models.constants import LONG_MAX, MAGIC_V1, Codec, TimestampType
 from models.profiles import Profile
-from strategies.records import batches
+from models.records import RecordSpec, build_legacy
+from strategies.records import batches, codecs_for_magic
 from strategies.timestamps import timestamps
 
 from .helpers import (
@@ -59,7 +60,7 @@ def test_consumer_view(
         types.append(TimestampType.LOG_APPEND_TIME)
     timestamp_type = data.draw(st.sampled_from(types), label="topic type")
     magics = producible_magics(twin, profile)
-    formats = (magics if profile.honours_message_format_version else (profile.max_magic,))
+    formats = magics if profile.honours_message_format_version else (profile.max_magic,)
     fmt = data.draw(st.sampled_from(tuple(sorted(set(formats) | {profile.max_magic}))), label="format magic")
     after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
     config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt, after_max_ms=after)
@@ -71,5 +72,40 @@ def test_consumer_view(
         sent = data.draw(batches(ts, magics=magics, codecs=producible_codecs(impl.capabilities)))
         observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
         check_produce(observed, expected, config=config, error_clause="CON.v2-createtime-base-plus-delta")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    check_fetch(got, want, config=config, profile=profile, context=f"topic {config}")
+
+
+@pytest.mark.clause("CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-createtime-inner")
+@pytest.mark.requires(Capability.PRODUCE_LEGACY, Capability.COMPRESSION, Capability.CLOCK_CONTROL)
+@given(data=st.data())
+@suite_settings(20)
+def test_v1_wrapper_view(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """CON-1 for compressed v1 wrappers kept as v1 (a topic whose message format is v1, before 3.0): the
+    inner records carry the producer's own timestamps, all before the leader's clock, so a reader that
+    takes an inner record's own value on a LogAppendTime wrapper, or the wrapper's on a CreateTime one,
+    reads a different timestamp than the §8 table says."""
+    if not (profile.honours_message_format_version or profile.max_magic == MAGIC_V1):
+        pytest.skip("N/A: this profile stores no v1 wrappers (message.format.version is ignored from 3.0, CNV-3)")
+    twin = Twin(impl, reference_factory)
+    types = [TimestampType.CREATE_TIME]
+    if twin.has(Capability.LOG_APPEND_TIME):
+        types.append(TimestampType.LOG_APPEND_TIME)
+    timestamp_type = data.draw(st.sampled_from(types), label="topic type")
+    config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=MAGIC_V1)
+    topic = unique_topic("wrapper")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    producible = producible_codecs(impl.capabilities)
+    codecs = [c for c in codecs_for_magic(MAGIC_V1) if c in producible and c is not Codec.NONE]
+    for index in range(data.draw(st.integers(1, 3), label="wrappers")):
+        stamps = data.draw(st.lists(st.integers(now - 3_600_000, now - 1), min_size=1, max_size=4), label="stamps")
+        codec = data.draw(st.sampled_from(codecs), label="codec")
+        specs = [RecordSpec(t, b"w%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)]
+        sent = build_legacy(specs, magic=MAGIC_V1, codec=codec)
+        observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(MAGIC_V1, profile))
+        check_produce(observed, expected, config=config, error_clause="CON.v1-wrapper-createtime-inner")
     got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
     check_fetch(got, want, config=config, profile=profile, context=f"topic {config}")

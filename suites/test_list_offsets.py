@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
-from models.constants import LONG_MAX, TimestampType
+from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
 from models.records import RecordSpec, build_batches
 from strategies.records import batches, combinations
@@ -199,6 +199,61 @@ def test_max_timestamp(
                                            else [])
     timestamp_type = data.draw(st.sampled_from(types), label="topic type")
     topic, _, _ = _build_log(twin, data, profile, timestamp_type)
+    _check_max_timestamp(twin, topic, profile, timestamp_type)
+
+
+@pytest.mark.clause(
+    "LO.max-timestamp-first-record",
+    "LO.max-timestamp-earliest-on-ties",
+    "LO.max-timestamp-lat-batch-first-record",
+    "CMP.append-max-timestamp",
+)
+@pytest.mark.requires(Capability.LIST_OFFSETS, Capability.MAX_TIMESTAMP_LOOKUP, Capability.CLOCK_CONTROL)
+@given(data=st.data())
+@suite_settings(20)
+def test_max_timestamp_inside_batch(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+) -> None:
+    """LO-6 (TV-14, TV-15) where it is easy to get wrong: after a short log, one batch (v2, or a compressed
+    v1 wrapper) of three or more records takes the max. On a CreateTime topic the max is held by two or
+    more of its records, the first of them never the batch's last record, so an answer at the batch's last
+    offset or at the last record holding the max differs from the first one (KAFKA-16310). On a
+    LogAppendTime topic every record of the batch holds it and the answer is its first record. Sometimes a
+    later batch ties the max, and the earlier batch still answers."""
+    twin = Twin(impl, reference_factory)
+    types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
+                                           else [])
+    timestamp_type = data.draw(st.sampled_from(types), label="topic type")
+    topic, sent, _ = _build_log(twin, data, profile, timestamp_type)
+    shapes = [(magic, codec) for magic, codec in combinations(producible_magics(twin, profile),
+                                                              producible_codecs(impl.capabilities))
+              if magic == MAGIC_V2 or (magic == MAGIC_V1 and codec is not Codec.NONE)]
+    if not shapes:
+        pytest.skip("UNSUPPORTED: no one-batch shape (magic 2, or magic 1 with compression) can be produced")
+    magic, codec = data.draw(st.sampled_from(shapes), label="magic, codec of the batch holding the max")
+    leader = twin.leader(topic)
+    # Above everything logged so far, whatever the topic's type (LogAppendTime stamps the leader's clock).
+    twin.set_clock(leader, max([twin.clock(leader), *sent]) + 1_000)
+    top = twin.clock(leader) + 1_000
+    size = data.draw(st.integers(3, 6), label="records in the batch")
+    first = data.draw(st.integers(0, size - 2), label="first record holding the max")
+    again = data.draw(st.integers(first + 1, size - 1), label="a later record holding the max")
+    stamps = [data.draw(st.integers(top - 20, top), label="timestamp") for _ in range(size)]
+    stamps[:first] = [min(t, top - 1) for t in stamps[:first]]
+    stamps[first] = stamps[again] = top
+    requests = [stamps]
+    if data.draw(st.booleans(), label="a later batch ties the max"):
+        requests.append([top, *data.draw(st.lists(st.integers(top - 20, top), max_size=2), label="tie batch")])
+    for index, request_stamps in enumerate(requests):
+        specs = [RecordSpec(t, b"max%d-%d" % (index, i), b"v") for i, t in enumerate(request_stamps)]
+        request = build_batches(specs, magic=magic, codec=codec)
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        check_produce(observed, expected, config=twin.configs[topic], error_clause="CMP.append-max-timestamp")
+    _check_max_timestamp(twin, topic, profile, timestamp_type)
+
+
+def _check_max_timestamp(twin: Twin, topic: str, profile: Profile, timestamp_type: TimestampType) -> None:
+    """Ask MAX_TIMESTAMP (-3) at every version and compare, naming the most specific LO-6 clause."""
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     for version in list_offsets_versions(profile):
         observed, expected = twin.list_offsets(topic, -3, version=version)

@@ -726,7 +726,7 @@ class _InnerOwnTimestampCluster(MutantCluster):
     "Inner records of a compressed LogAppendTime v1 wrapper are read with their own (producer) "
     "timestamps instead of the wrapper's, as several non-Java clients did.",
     ("CON.v1-wrapper-lat-wrapper-value",),
-    ("kafka-2.8", "kafka-3.9"),
+    ("kafka-2.8", "kafka-0.10", "kafka-0.10.0"),
 )
 def build_v1_wrapper_inner_own(profile: Profile) -> Implementation:
     return _impl(profile, _InnerOwnTimestampCluster)
