@@ -7,8 +7,12 @@ A file is TOML, one `[[expected]]` table per known failure:
     reason = "answers the closest record"          # required: one line of explanation
     link = "https://github.com/org/repo/issues/1"  # required: the upstream issue (or "none")
     test = "suites/test_list_offsets.py::test_first_ge_target"   # optional: the test that pins it
-    example = "target=5, timestamps=[3, 7]"        # optional: the minimal counterexample as the
+    example = "data=Replay([('topic type', TimestampType.CREATE_TIME), ...])"
+                                                   # optional: the minimal counterexample as the
                                                    #   pinned test's keyword arguments (Python)
+
+A failing run prints the entry to paste (section "pin" of the pytest report): the suites draw through
+`conformance.draws`, so the counterexample is `data=Replay([...])`, every (label, value) drawn.
 
 A failure of an expected clause is reported KNOWN. With `test` and `example` the counterexample is
 added to that Hypothesis test as an `@example`, so the known failure is reproduced on every run
@@ -110,7 +114,9 @@ def example_namespace() -> dict[str, object]:
     import models.records as records
     from models.config import TopicConfig
 
-    names: dict[str, object] = {"TopicConfig": TopicConfig}
+    from .draws import Replay
+
+    names: dict[str, object] = {"TopicConfig": TopicConfig, "Replay": Replay}
     for module in (constants, records):
         names.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
     return names

@@ -36,6 +36,7 @@ from models.profiles import Profile, get_profile
 
 from .adapters.model import ModelFactory
 from .checks import ClauseViolation, Verdict
+from .draws import take_last_recorder
 from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
 from .targets import TargetError, resolve_target
@@ -321,6 +322,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             }
         else:
             report.sections.append(("replay", replay_command(item)))
+            pin = _pin_entry(item, [v.clause_id for v in violations] or ids)
+            if pin:
+                report.sections.append(("pin", pin))
             failed = [v.clause_id for v in violations] or ids
             verdicts = {cid: Verdict.FAIL for cid in failed}
             for v in violations:
@@ -390,6 +394,29 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 _CONFIG: dict[str, pytest.Config] = {}
+
+
+def _pin_entry(item: pytest.Item, clause_ids: list[str]) -> str:
+    """The expectations entry that pins this failure (the drawn values of the last, i.e. failing and
+    shrunk, example), for a user who records it as a known failure."""
+    recorder = take_last_recorder()
+    if recorder is None or not recorder.drawn:
+        return ""
+    lines = ["To record this failure as known, add to the target's expectations file (fill in reason and link):"]
+    for clause_id in clause_ids:
+        lines += [
+            "[[expected]]",
+            f"clause = {json.dumps(clause_id)}",
+            'reason = "..."',
+            'link = "..."',
+            f"test = {json.dumps(item.nodeid)}",
+            f"example = {json.dumps(recorder.pin())}",
+        ]
+    return "\n".join(lines)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    take_last_recorder()  # a recorder belongs to the test that made it
 
 
 def replay_command(item: pytest.Item) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from .codec import decode_batches
 from .config import TopicConfig, check_config
@@ -24,7 +25,14 @@ from .list_offsets import ListOffsetsAnswer, list_offsets
 from .log import PartitionLog
 from .profiles import DEFAULT_PROFILE, Profile
 from .records import AnyBatch, ConsumerRecord, DefaultBatch, all_records
-from .validator import AppendOrigin, AppendRejected, RecordError, check_produce_request, validate_and_assign
+from .validator import (
+    AppendOrigin,
+    AppendRejected,
+    RecordError,
+    ValidatedAppend,
+    check_produce_request,
+    validate_and_assign,
+)
 
 PRODUCER_BATCHES_RETAINED = 5  # batch metadata a broker keeps per producer for duplicate detection
 
@@ -116,7 +124,13 @@ class Partition:
 class Cluster:
     """Brokers, topics and partitions. Produce goes to the leader, which validates with its own clock
     (VAL-2, REP-2); followers copy the leader's batches verbatim (REP-1); `elect_leader` moves
-    leadership, bumps the leader epoch and truncates diverging replicas (IDX-14)."""
+    leadership, bumps the leader epoch and truncates diverging replicas (IDX-14).
+
+    The seams below (`log_class` and the four produce-path methods) are identities here. They exist so
+    that a seeded fault (conformance/adapters/mutants.py) overrides one step of the leader's produce
+    path, the way a real implementation gets one step wrong, without restating the rest of it."""
+
+    log_class: ClassVar[type[PartitionLog]] = PartitionLog
 
     def __init__(
         self,
@@ -171,7 +185,7 @@ class Cluster:
         for p in range(partitions):
             replica_ids = [ids[(p + i) % len(ids)] for i in range(rf)]
             logs = {
-                b: PartitionLog(config, self.profile, now=self.brokers[b].clock) for b in replica_ids
+                b: self.log_class(config, self.profile, now=self.brokers[b].clock) for b in replica_ids
             }
             leader = replica_ids[0]
             part = Partition(topic, p, config, logs, leader, 0, set(replica_ids))
@@ -231,11 +245,15 @@ class Cluster:
             rejected = check_produce_request(batches, produce_version=produce_version, profile=self.profile)
             if rejected is not None:
                 return self._rejection(rejected, log)
-        now = leader.clock  # VAL-2: one reading for the whole partition append
+        now = self.append_time(part, leader.clock)  # VAL-2: one reading for the whole partition append
+        prepared = self.pre_validate(part, batches, now)
+        if isinstance(prepared, AppendRejected):
+            return self._rejection(prepared, log)
+        config, profile = self.validation_inputs(part)
         outcome = validate_and_assign(
-            batches,
-            config=part.config,
-            profile=self.profile,
+            prepared,
+            config=config,
+            profile=profile,
             now=now,
             next_offset=log.log_end_offset,
             leader_epoch=part.leader_epoch,
@@ -244,6 +262,7 @@ class Cluster:
         )
         if isinstance(outcome, AppendRejected):
             return self._rejection(outcome, log)
+        outcome = self.post_validate(part, outcome, batches, now)
         # VAL-12: duplicate detection runs after validation, so a retried duplicate that is now out of
         # range is rejected above instead of being de-duplicated here.
         duplicate = find_duplicate(log.batches(), outcome.batches)
@@ -271,6 +290,28 @@ class Cluster:
             log_append_time=outcome.log_append_time,
             log_start_offset=log.log_start_offset,
         )
+
+    # ---------------------------------------------------------------- seams of the produce path
+
+    def append_time(self, part: Partition, clock: int) -> int:
+        """The leader's `now` for this append: its clock reading (VAL-2)."""
+        return clock
+
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        """What the validator is given: the batches as sent."""
+        return batches
+
+    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
+        """The topic configuration and behaviour profile the validator applies."""
+        return part.config, self.profile
+
+    def post_validate(
+        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+    ) -> ValidatedAppend:
+        """What is stored and answered: the validator's outcome."""
+        return outcome
 
     def produce_bytes(
         self, topic: str, index: int, data: bytes, *, produce_version: int | None = None

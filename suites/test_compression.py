@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
+from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig, target_magic
 from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
@@ -72,13 +73,14 @@ def _unbounded(config_type: TimestampType, compression: str, profile: Profile) -
     "CMP.rebuild-createtime-copies",
     "VAL.header-max-recomputed",
 )
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(40)
 def test_createtime_storage(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """CMP-1/2/5: on a CreateTime topic the stored codec is the topic's (or the producer's), and every record
     keeps its timestamp whether the batch stayed in place or was rebuilt (TV-17, TV-18, TV-22)."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     compression = data.draw(st.sampled_from(_topic_compression(impl.capabilities, profile)), label="compression")
     config = _unbounded(TimestampType.CREATE_TIME, compression, profile)
@@ -113,14 +115,15 @@ def test_createtime_storage(
     "CMP.lat-v0-target-max-minus-one",
 )
 @pytest.mark.requires(Capability.LOG_APPEND_TIME)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(40)
 def test_log_append_time_storage(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """CMP-3/4/6: on a LogAppendTime topic every stored v1/v2 record reads the append's now; below the
     consumer view, in place keeps v2 BaseTimestamp and v1 inner values, a rebuild writes now into v1 inner
     messages and the first source timestamp into v2 BaseTimestamp (TV-19, TV-20, TV-21)."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     compression = data.draw(st.sampled_from(_topic_compression(impl.capabilities, profile)), label="compression")
     config = _unbounded(TimestampType.LOG_APPEND_TIME, compression, profile)
@@ -160,14 +163,15 @@ def test_log_append_time_storage(
 
 @pytest.mark.clause("CMP.topic-codec-recompresses", "CMP.rebuild-createtime-copies")
 @pytest.mark.requires(Capability.COMPRESSION)
-@given(data=st.data(), codec=st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)))
+@given(data=draws(), codec=st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)))
 @suite_settings(15)
 def test_uncompressed_into_compressed_topic(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject,
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws,
     codec: Codec,
 ) -> None:
     """CMP-1/5 (TV-18): an uncompressed batch sent to a topic with a compression.type is stored with the
     topic's codec, one batch, timestamps kept and header max = the largest."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     config = _unbounded(TimestampType.CREATE_TIME, codec.name.lower(), profile)
     topic = unique_topic("cmp-recompress")

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, Codec, TimestampType
@@ -47,13 +48,14 @@ CON_CLAUSES = (
 
 
 @pytest.mark.clause(*CON_CLAUSES)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(50)
 def test_consumer_view(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """CON-1: every record reads as §8's table says for its stored form (v0, v1 plain, v1 wrapper of
     either type, v2 of either type), on topics stored in each magic the profile honours."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     types = [TimestampType.CREATE_TIME]
     if twin.has(Capability.LOG_APPEND_TIME):
@@ -78,15 +80,16 @@ def test_consumer_view(
 
 @pytest.mark.clause("CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-createtime-inner")
 @pytest.mark.requires(Capability.PRODUCE_LEGACY, Capability.COMPRESSION, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(20)
 def test_v1_wrapper_view(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """CON-1 for compressed v1 wrappers kept as v1 (a topic whose message format is v1, before 3.0): the
     inner records carry the producer's own timestamps, all before the leader's clock, so a reader that
     takes an inner record's own value on a LogAppendTime wrapper, or the wrapper's on a CreateTime one,
     reads a different timestamp than the §8 table says."""
+    data = recorded(data)
     if not (profile.honours_message_format_version or profile.max_magic == MAGIC_V1):
         pytest.skip("N/A: this profile stores no v1 wrappers (message.format.version is ignored from 3.0, CNV-3)")
     twin = Twin(impl, reference_factory)

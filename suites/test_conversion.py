@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
@@ -49,18 +50,19 @@ def _after(profile: Profile) -> int | None:
     "CNV.up-convert-v1-v2-preserves",
 )
 @pytest.mark.requires(Capability.PRODUCE_LEGACY, Capability.CLOCK_CONTROL)
-@given(data=st.data(), lat=st.booleans(), produce_version=st.integers(0, 2))
+@given(data=draws(), lat=st.booleans(), produce_version=st.integers(0, 2))
 @suite_settings(40)
 def test_up_conversion(
     impl: Implementation,
     reference_factory: ImplementationFactory,
     profile: Profile,
-    data: st.DataObject,
+    data: Draws,
     lat: bool,
     produce_version: int,
 ) -> None:
     """CNV-1/3/4 (TV-21, TV-22): v0/v1 batches sent with Produce v0-v2 are stored in the topic's format
     (where honoured, else v2); v0 records read -1/CreateTime or now/LogAppendTime, v1 records keep theirs."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     fmt_choices = tuple(m for m in (MAGIC_V0, MAGIC_V1, MAGIC_V2) if m <= profile.max_magic)
@@ -101,19 +103,20 @@ def test_up_conversion(
     "CNV.down-conversion-disabled",
 )
 @pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2, Capability.CLOCK_CONTROL)
-@given(data=st.data(), lat=st.booleans(), fetch_version=st.integers(0, 3), enable=st.booleans())
+@given(data=draws(), lat=st.booleans(), fetch_version=st.integers(0, 3), enable=st.booleans())
 @suite_settings(40)
 def test_down_conversion(
     impl: Implementation,
     reference_factory: ImplementationFactory,
     profile: Profile,
-    data: st.DataObject,
+    data: Draws,
     lat: bool,
     fetch_version: int,
     enable: bool,
 ) -> None:
     """CNV-2/5 (TV-27): v2 batches fetched at v0-v3 come back as v0 (timestamps dropped) or v1 (type kept;
     LogAppendTime messages carry the batch max; CreateTime keeps each timestamp); zstd cannot be converted."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     config = TopicConfig(
@@ -156,13 +159,14 @@ def test_down_conversion(
 
 @pytest.mark.clause("CNV.no-conversion", "VAL.produce-v3-one-v2-batch")
 @pytest.mark.requires(Capability.PRODUCE_V2, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(20)
 def test_legacy_requests_refused(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """CNV-1/CNV-7/VAL-14: legacy (v0/v1) batches in a Produce v3+ request are refused, and in 4.0 Produce
     v0-v2 and Fetch v0-v3 are refused outright (UNSUPPORTED_VERSION), never converted."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     config = TopicConfig(after_max_ms=_after(profile))
     topic = unique_topic("refused")

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
+from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, ErrorCode, TimestampType
@@ -49,13 +50,14 @@ from .helpers import (
     "VAL.lat-response-time",
 )
 @pytest.mark.requires(Capability.LEADER_FAILOVER, Capability.CLOCK_CONTROL)
-@given(data=st.data(), lat=st.booleans())
+@given(data=draws(), lat=st.booleans())
 @suite_settings(30)
 def test_failover_keeps_records(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject, lat: bool
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws, lat: bool
 ) -> None:
     """REP-1/2 (TV-15): after every leader move the stored records are unchanged, timestamp lookups answer as
     the model does, and new LogAppendTime appends carry the new leader's clock."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
@@ -121,13 +123,14 @@ def _compare(
 
 @pytest.mark.clause("REP.lat-not-clamped", "REP.backward-step-lookup", "VAL.lat-response-time")
 @pytest.mark.requires(Capability.LOG_APPEND_TIME, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(30)
 def test_backward_clock_step(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """REP-2/3: when the leader's clock steps backwards LogAppendTime follows it (no clamp), and lookups still
     return the smallest offset with timestamp >= target, possibly from before the step."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     config = TopicConfig(timestamp_type=TimestampType.LOG_APPEND_TIME)
     topic = unique_topic("step-back")

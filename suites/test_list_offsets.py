@@ -27,6 +27,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
@@ -50,7 +51,7 @@ from .helpers import (
 HOUR = 3_600_000
 
 
-def _request_timestamps(data: st.DataObject, now: int) -> list[list[int] | None]:
+def _request_timestamps(data: Draws, now: int) -> list[list[int] | None]:
     """The timestamps of each produce request, in three phases, each above everything before it so that a
     lookup aimed at one phase answers inside it (LO-2):
     - unordered: a producer's clock jitter within an hour of now (None: the request comes from the
@@ -75,7 +76,7 @@ def _request_timestamps(data: st.DataObject, now: int) -> list[list[int] | None]
 
 
 def _build_log(
-    twin: Twin, data: st.DataObject, profile: Profile, timestamp_type: TimestampType, *, retention: bool = False
+    twin: Twin, data: Draws, profile: Profile, timestamp_type: TimestampType, *, retention: bool = False
 ) -> tuple[str, list[int], list[list[int]]]:
     """A topic in small segments filled by `_request_timestamps`; the sent timestamps, flat and per request.
     With `retention` (where the target has it) the clocks then move on by up to six hours and a retention
@@ -133,13 +134,14 @@ def _build_log(
     "IDX.segment-search-first-ge",
 )
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(50)
 def test_timestamp_lookup(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """LO-2 (TV-04, TV-13): for every target at, just below and just above each produced timestamp, the
     smallest offset whose timestamp is >= target, with that record's timestamp and batch epoch."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
                                            else [])
@@ -162,13 +164,14 @@ def test_timestamp_lookup(
     "LO.cap-exempts-earliest",
 )
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(30)
 def test_special_targets(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """LO-1/4/5 (TV-13, TV-16): -1, -2, -4, -5 and unknown negatives (-6, -7) at every version: their
     answers, and UNSUPPORTED_VERSION below a target's minimum version (3.9+) or a search before 3.9."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     topic, _, _ = _build_log(twin, data, profile, TimestampType.CREATE_TIME, retention=data.draw(st.booleans()))
     for version in list_offsets_versions(profile):
@@ -186,14 +189,15 @@ def test_special_targets(
     "CMP.append-max-timestamp",
 )
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.MAX_TIMESTAMP_LOOKUP, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(30)
 def test_max_timestamp(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """LO-6 (TV-14, TV-15): MAX_TIMESTAMP (-3) answers the largest timestamp with the first record holding
     it (the earliest on ties; a LogAppendTime batch's first record), -1/-1 on an empty log, and
     UNSUPPORTED_VERSION below v7."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
                                            else [])
@@ -209,10 +213,10 @@ def test_max_timestamp(
     "CMP.append-max-timestamp",
 )
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.MAX_TIMESTAMP_LOOKUP, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(20)
 def test_max_timestamp_inside_batch(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """LO-6 (TV-14, TV-15) where it is easy to get wrong: after a short log, one batch (v2, or a compressed
     v1 wrapper) of three or more records takes the max. On a CreateTime topic the max is held by two or
@@ -220,6 +224,7 @@ def test_max_timestamp_inside_batch(
     offset or at the last record holding the max differs from the first one (KAFKA-16310). On a
     LogAppendTime topic every record of the batch holds it and the answer is its first record. Sometimes a
     later batch ties the max, and the earlier batch still answers."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
                                            else [])

@@ -27,6 +27,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
+from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V0, TimestampType
@@ -63,14 +64,15 @@ def _config(profile: Profile, **kwargs: int) -> TopicConfig:
     "IDX.segment-max-strictly-greater",
 )
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(30)
 def test_lookup_across_segments(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """IDX-7/8/12: with one-record appends into segments of a few hundred bytes and an index entry on
     almost every append, later segments hold smaller timestamps than earlier ones; every lookup still
     answers the first offset at or after the target in the first qualifying segment."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     config = _config(profile, segment_bytes=data.draw(st.sampled_from((200, 400, 1000))), index_interval_bytes=1)
     topic = unique_topic("idx")
@@ -144,13 +146,14 @@ def _log_range(twin: Twin, topic: str, profile: Profile) -> tuple[tuple[int, int
     "LO.earliest-is-log-start",
 )
 @pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(50)
 def test_retention(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """IDX-10 (TV-12): segments whose largest timestamp is older than retention.ms are deleted oldest
     first, and the first non-deletable segment (e.g. one with a future timestamp) shields later ones."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     retention = data.draw(st.sampled_from((60_000, HOUR, 2 * HOUR)), label="retention.ms")
     # Two to ten one-record batches per segment: the more a segment holds, the likelier a retention frontier

@@ -31,6 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
+from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, ErrorCode, TimestampType
@@ -106,13 +107,14 @@ def _sent_timestamps(sent: tuple[object, ...]) -> list[int]:
 
 @pytest.mark.clause(*RANGE_CLAUSES)
 @pytest.mark.requires(Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(40)
 def test_range_check(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-4/5/6/7/9/11: a CreateTime topic with finite bounds, timestamps in range, at and one past each
     bound, and in the wrong unit; accepted and rejected exactly as the model says, with record errors."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     magics = tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)
     config = data.draw(topic_configs(profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
@@ -158,12 +160,13 @@ def test_range_check(
 
 @pytest.mark.clause("VAL.no-timestamp-exempt", "VAL.no-timestamp-range-checked")
 @pytest.mark.requires(Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(15)
 def test_no_timestamp(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-3: records with timestamp -1 on a bounded CreateTime topic (exempt from 0.11; checked before)."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     magics = tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)
     config = data.draw(topic_configs(profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
@@ -177,13 +180,14 @@ def test_no_timestamp(
 
 @pytest.mark.clause("VAL.lat-topic-skips-range-check", "VAL.lat-response-time", "CMP.lat-every-record-reads-now")
 @pytest.mark.requires(Capability.LOG_APPEND_TIME, Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(30)
 def test_lat_topic_accepts_any_timestamp(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-3/VAL-6: a LogAppendTime topic with tight bounds accepts any producer timestamp and answers
     log_append_time = the leader's now (VAL-12); every stored record reads it (CMP-3/4)."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     config = data.draw(topic_configs(profile, timestamp_types=(TimestampType.LOG_APPEND_TIME,), bounded=True))
     topic = unique_topic("lat")
@@ -207,17 +211,18 @@ def test_lat_topic_accepts_any_timestamp(
     "VAL.lat-flag-error-text",
 )
 @pytest.mark.requires(Capability.CLOCK_CONTROL)
-@given(data=st.data(), lat_topic=st.booleans())
+@given(data=draws(), lat_topic=st.booleans())
 @suite_settings(30)
 def test_producer_set_lat_flag(
     impl: Implementation,
     reference_factory: ImplementationFactory,
     profile: Profile,
-    data: st.DataObject,
+    data: Draws,
     lat_topic: bool,
 ) -> None:
     """VAL-8: a producer batch flagged LogAppendTime. Rejected on LogAppendTime topics (every version),
     on CreateTime topics before 3.6; accepted there from 3.6 when in range, and stored as CreateTime."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     if lat_topic and not twin.has(Capability.LOG_APPEND_TIME):
         lat_topic = False
@@ -280,13 +285,14 @@ def test_after_default_one_hour(
 
 
 @pytest.mark.clause("VAL.header-max-recomputed", "VAL.createtime-response-minus-one")
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(20)
 def test_header_max_recomputed(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-13: a v2 header MaxTimestamp or a v1 wrapper timestamp that is not the max is rewritten to the
     max of the record timestamps on a CreateTime topic without bounds."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     config = TopicConfig()
     if profile.default_after_ms != LONG_MAX:

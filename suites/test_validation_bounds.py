@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
+from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
@@ -71,7 +72,7 @@ def _codecs_for(magic: int, capabilities: frozenset[Capability]) -> tuple[Codec,
     return tuple(c for c in producible_codecs(capabilities) if magic == MAGIC_V2 or c is not Codec.ZSTD)
 
 
-def _shape(twin: Twin, profile: Profile, data: st.DataObject) -> tuple[int, Codec]:
+def _shape(twin: Twin, profile: Profile, data: Draws) -> tuple[int, Codec]:
     magics = tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)
     if not magics:
         pytest.skip("UNSUPPORTED: no timestamped magic (v1 or v2) can be produced")
@@ -87,18 +88,19 @@ def _bound() -> st.SearchStrategy[int]:
 
 @pytest.mark.clause("VAL.range-inclusive-bounds")
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS)
-@given(data=st.data(), before=_bound(), after=_bound())
+@given(data=draws(), before=_bound(), after=_bound())
 @suite_settings(20)
 def test_bound_probes(
     impl: Implementation,
     reference_factory: ImplementationFactory,
     profile: Profile,
-    data: st.DataObject,
+    data: Draws,
     before: int,
     after: int,
 ) -> None:
     """VAL-4: with finite before/after, ts = now - before and ts = now + after are accepted, one
     millisecond further on either side is rejected; each probe is its own batch."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     magic, codec = _shape(twin, profile, data)
     # Finite (never Long.MAX_VALUE) values, so 3.6-3.9 use them without falling back (VAL-6).
@@ -127,18 +129,19 @@ def _asymmetric_bounds(draw: st.DrawFn) -> tuple[int, int]:
 
 @pytest.mark.clause("VAL.range-before-after")
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS)
-@given(data=st.data(), sides=_asymmetric_bounds())
+@given(data=draws(), sides=_asymmetric_bounds())
 @suite_settings(20)
 def test_sides_are_independent(
     impl: Implementation,
     reference_factory: ImplementationFactory,
     profile: Profile,
-    data: st.DataObject,
+    data: Draws,
     sides: tuple[int, int],
 ) -> None:
     """VAL-4 (KIP-937): before bounds the past and after the future, independently. The mirror of each
     bound (now - after, now + before) is accepted only when it is within the other side's own bound,
     which a single symmetric bound (the pre-3.6 rule, VAL-5) gets wrong on the narrower side."""
+    data = recorded(data)
     before, after = sides
     twin = Twin(impl, reference_factory)
     magic, codec = _shape(twin, profile, data)
@@ -176,18 +179,19 @@ def _fallback_configs(draw: st.DrawFn) -> TopicConfig:
 
 @pytest.mark.clause("VAL.bounds-fallback-to-difference", "VAL.range-inclusive-bounds")
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS, Capability.DIFFERENCE_CONFIG)
-@given(data=st.data(), config=_fallback_configs())
+@given(data=draws(), config=_fallback_configs())
 @suite_settings(20)
 def test_fallback_to_difference(
     impl: Implementation,
     reference_factory: ImplementationFactory,
     profile: Profile,
-    data: st.DataObject,
+    data: Draws,
     config: TopicConfig,
 ) -> None:
     """VAL-6 (3.6-3.9): a side whose KIP-937 config is unset or Long.MAX_VALUE is bounded by the
     difference config. Values clearly past the difference on such a side are rejected (the fallback),
     then the exact bound and one past it (inclusive bounds); values within it accepted."""
+    data = recorded(data)
     assert config.difference_max_ms is not None
     difference = config.difference_max_ms
     twin = Twin(impl, reference_factory)
@@ -220,7 +224,7 @@ def _refuses(create: object, topic: str, config: TopicConfig) -> bool:
 @pytest.mark.clause("VAL.difference-config-removed")
 @pytest.mark.requires(Capability.CLOCK_CONTROL)
 @given(
-    data=st.data(),
+    data=draws(),
     difference=bounds_ms(),
     before=st.one_of(st.none(), bounds_ms()),
     after=st.one_of(st.none(), bounds_ms()),
@@ -230,7 +234,7 @@ def test_difference_config_removed(
     impl: Implementation,
     reference_factory: ImplementationFactory,
     profile: Profile,
-    data: st.DataObject,
+    data: Draws,
     difference: int,
     before: int | None,
     after: int | None,
@@ -239,6 +243,7 @@ def test_difference_config_removed(
     it is refused as the model refuses it; an implementation that accepts it anyway must at least not
     let it change the bounds: every value is then accepted or rejected as on a topic with only
     before/after (the rule restated: the reference topic is created without the difference config)."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     magic, codec = _shape(twin, profile, data)
     with_difference = TopicConfig(difference_max_ms=difference, before_max_ms=before, after_max_ms=after)
@@ -279,15 +284,16 @@ def _rule_clause(config: TopicConfig, profile: Profile) -> str:
     "VAL.whole-batch-rejected", "VAL.range-before-after", "VAL.range-symmetric", "VAL.bounds-fallback-to-difference"
 )
 @pytest.mark.requires(Capability.CLOCK_CONTROL)
-@given(data=st.data())
+@given(data=draws())
 @suite_settings(20)
 def test_whole_batch_rejected(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: st.DataObject
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-9: one clearly out-of-range record among in-range ones fails the whole batch: nothing of it is
     written, no offset consumed. The record is first produced alone (its rejection is the range rule's
     clause), so that accepting the mixed batch can only be a whole-batch fault. One-batch shapes only:
     a v2 batch or a compressed v1 wrapper (uncompressed legacy sets are VAL-10's batch-by-batch rule)."""
+    data = recorded(data)
     twin = Twin(impl, reference_factory)
     magics = producible_magics(twin, profile)
     compressed = tuple(c for c in _codecs_for(MAGIC_V1, impl.capabilities) if c is not Codec.NONE)

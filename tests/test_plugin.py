@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,26 @@ def test_verdicts_are_aggregated_across_xdist_workers(pytester: pytest.Pytester)
     assert data["clauses"] == {"LO.first-ge-target": "FAIL", "LO.first-qualifying-segment": "NON-STRICT"}
     assert len(data["tests"]) == 3
     assert all(t["replay"] for t in data["tests"] if t["outcome"] == "failed")
+
+
+def test_a_failing_suite_prints_the_entry_that_pins_it_and_the_pin_reproduces_it(pytester: pytest.Pytester) -> None:
+    """The whole expectations loop on a real suite test and a seeded mutant: the failure prints a
+    `[[expected]]` entry with `data=Replay([...])`; pasted into a file, the same failure is KNOWN on the
+    next run (whatever Hypothesis generates), and UNEXPECTED-PASS against the model, which passes it."""
+    shutil.copytree(REPO / "suites", pytester.path / "suites")
+    test = "suites/test_list_offsets.py::test_max_timestamp_inside_batch"
+    mutant = "mutant:max-timestamp-last-record"
+    result = run(pytester, test, "--target", mutant, "--hypothesis-profile", "ci")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    start = out.index("[[expected]]")
+    entry = out[start : out.index("\n", out.index("example = ", start))]
+    assert f'test = "{test}"' in entry and 'example = "data=Replay([' in entry
+    pytester.makefile(".toml", known=entry.replace('"..."', '"answers the last record holding the max"'))
+    # Another seed: the pinned example still fails first, so the run is KNOWN (xfailed), not PASS.
+    result = run(pytester, test, "--target", mutant, "--expectations", "known.toml", "--hypothesis-seed", "7")
+    result.assert_outcomes(xfailed=1)
+    assert "KNOWN" in result.stdout.str()
+    result = run(pytester, test, "--target", "model", "--expectations", "known.toml", "--hypothesis-profile", "ci")
+    result.assert_outcomes(failed=1)
+    assert "UNEXPECTED-PASS: LO.max-timestamp-first-record was expected to fail" in result.stdout.str()

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
-from models.cluster import Cluster, FetchResponse, Partition, ProduceResponse, find_duplicate
+from models.cluster import Cluster, FetchResponse, Partition, ProduceResponse
 from models.config import TopicConfig, effective_bounds
 from models.constants import (
     LONG_MAX,
@@ -41,14 +41,11 @@ from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, 
 from models.time_index import TimeIndex
 from models.validator import (
     TIMESTAMP_REJECTED_TEXT,
-    AppendOrigin,
     AppendRejected,
     RecordError,
     ValidatedAppend,
-    check_produce_request,
     out_of_range_text,
     timestamp_out_of_range,
-    validate_and_assign,
 )
 
 from ..implementation import Implementation
@@ -116,109 +113,8 @@ class MutantFactory:
 
 
 class MutantCluster(Cluster):
-    """The model's cluster with overridable seams on the leader's produce path. `_produce` restates
-    `Cluster._produce` (same order: request checks, one clock reading, validation, duplicate check,
-    append, replication) with hooks in between; the hooks are identities here."""
-
-    log_class: ClassVar[type[PartitionLog]] = PartitionLog
-
-    def create_topic(
-        self,
-        topic: str,
-        config: TopicConfig | None = None,
-        *,
-        partitions: int = 1,
-        replication_factor: int | None = None,
-    ) -> None:
-        super().create_topic(topic, config, partitions=partitions, replication_factor=replication_factor)
-        if self.log_class is PartitionLog:
-            return
-        for (t, _), part in self.partitions.items():
-            if t != topic:
-                continue
-            for b in part.replicas:
-                part.replicas[b] = self.log_class(part.config, self.profile, now=self.brokers[b].clock)
-            part.replicas[part.leader].assign_epoch(0, 0)
-
-    # hooks ----------------------------------------------------------------------------------
-
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        return part.config, self.profile
-
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        return batches
-
-    def append_time(self, part: Partition, clock: int) -> int:
-        return clock
-
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        return outcome
-
-    # the produce path -------------------------------------------------------------------------
-
-    def _produce(
-        self,
-        topic: str,
-        index: int,
-        batches: Sequence[AnyBatch],
-        *,
-        produce_version: int | None,
-        origin: AppendOrigin,
-    ) -> ProduceResponse:
-        part = self.partition(topic, index)
-        leader = self.brokers[part.leader]
-        log = part.replicas[part.leader]
-        if not leader.alive:
-            return ProduceResponse(ErrorCode.LEADER_NOT_AVAILABLE, log_start_offset=log.log_start_offset)
-        if produce_version is not None:
-            rejected = check_produce_request(batches, produce_version=produce_version, profile=self.profile)
-            if rejected is not None:
-                return self._rejection(rejected, log)
-        now = self.append_time(part, leader.clock)
-        prepared = self.pre_validate(part, batches, now)
-        if isinstance(prepared, AppendRejected):
-            return self._rejection(prepared, log)
-        config, profile = self.validation_inputs(part)
-        outcome = validate_and_assign(
-            prepared,
-            config=config,
-            profile=profile,
-            now=now,
-            next_offset=log.log_end_offset,
-            leader_epoch=part.leader_epoch,
-            origin=origin,
-            topic_partition=f"{topic}-{index}",
-        )
-        if isinstance(outcome, AppendRejected):
-            return self._rejection(outcome, log)
-        outcome = self.post_validate(part, outcome, batches, now)
-        duplicate = find_duplicate(log.batches(), outcome.batches)
-        if duplicate is not None:
-            return ProduceResponse(
-                ErrorCode.NONE,
-                base_offset=duplicate.base_offset,
-                log_append_time=duplicate.max_timestamp,
-                log_start_offset=log.log_start_offset,
-            )
-        log.append(
-            outcome.batches,
-            now=now,
-            max_timestamp=outcome.max_timestamp,
-            offset_of_max_timestamp=outcome.offset_of_max_timestamp,
-        )
-        if self.auto_replicate:
-            self.replicate(topic, index)
-        self._advance_high_watermark(part)
-        return ProduceResponse(
-            ErrorCode.NONE,
-            base_offset=outcome.first_offset,
-            log_append_time=outcome.log_append_time,
-            log_start_offset=log.log_start_offset,
-        )
+    """The model's cluster; a mutant overrides one of `Cluster`'s produce-path seams (`append_time`,
+    `pre_validate`, `validation_inputs`, `post_validate`) or its `log_class`."""
 
 
 class MutantImplementation(ModelImplementation):
