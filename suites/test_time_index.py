@@ -198,3 +198,47 @@ def test_retention(
         # The log range was compared above under the retention clause; EARLIEST must now answer its start.
         check_list_offsets(observed_answer, expected_answer, target=-2, version=version, profile=profile)
     assert TimestampType.CREATE_TIME is config.timestamp_type
+
+
+@pytest.mark.clause("IDX.retention-by-largest-timestamp")
+@pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
+@given(data=draws())
+@suite_settings(20)
+def test_retention_frontier_inside_a_segment(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
+) -> None:
+    """IDX-10 (TV-12) where the basis shows: a backfill sent oldest first fills several segments, then the
+    clocks move so that the retention frontier falls inside one of them, past its first batch but not past
+    its largest timestamp. That segment and every later one stay; only the segments before it go. Measuring
+    a segment's age from its first batch (the roll base) or its smallest timestamp deletes it too."""
+    data = recorded(data)
+    twin = Twin(impl, reference_factory)
+    retention = data.draw(st.sampled_from((60_000, HOUR)), label="retention.ms")
+    config = _config(profile, segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
+                     retention_ms=retention)
+    topic = unique_topic("frontier")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    magic = producible_magics(twin, profile)[-1]
+    count = data.draw(st.integers(6, 16), label="records")
+    gaps = data.draw(st.lists(st.integers(1, retention // 4), min_size=count, max_size=count), label="gaps")
+    stamp = now - retention - sum(gaps)
+    for i, gap in enumerate(gaps):
+        stamp += gap
+        request = build_batches([RecordSpec(stamp, str(i).encode(), b"v" * 40)], magic=magic)
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        check_produce(observed, expected, config=config, error_clause="IDX.retention-by-largest-timestamp")
+    log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
+    spanning = [s for s in log.segments if len(s.batches) >= 2 and s.batches[0].max_timestamp < s.largest_timestamp()]
+    segment = data.draw(st.sampled_from(spanning), label="segment the frontier falls in")
+    # now - first > retention.ms >= now - largest: the first batch is expired, the segment is not (IDX-10).
+    frontier_now = data.draw(
+        st.integers(segment.batches[0].max_timestamp + retention + 1, segment.largest_timestamp() + retention),
+        label="clock at the retention tick",
+    )
+    for broker in twin.brokers():
+        twin.set_clock(broker, max(twin.clock(broker), frontier_now))
+    twin.retention_tick()
+    observed_range, expected_range = _log_range(twin, topic, profile)
+    check_equal("IDX.retention-by-largest-timestamp", "(log start offset, high watermark) after a retention tick",
+                observed_range, expected_range, f"retention.ms={retention} frontier in segment {segment.base_offset}")
