@@ -39,7 +39,7 @@ from .checks import ClauseViolation, Verdict
 from .draws import take_last_recorder
 from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
-from .targets import TargetError, resolve_target
+from .targets import TargetError, check_target, open_target
 
 UNSUPPORTED_PREFIX = "UNSUPPORTED: "
 NOT_APPLICABLE_PREFIX = "N/A: "
@@ -86,7 +86,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--target",
         default=os.environ.get("KTS_TARGET", "model"),
-        help="implementation under test: model, mutant:<id> (env KTS_TARGET; default model)",
+        help="implementation under test: model, mutant:<id>, tansu, noida, rdkafka-mock, broker (env KTS_TARGET)",
     )
     group.addoption(
         "--profile",
@@ -97,6 +97,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--expectations",
         default=os.environ.get("KTS_EXPECTATIONS"),
         help="TOML file of known failures of this target (env KTS_EXPECTATIONS)",
+    )
+    group.addoption(
+        "--bootstrap-servers",
+        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
+        help="HOST:PORT of the cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
+    )
+    group.addoption(
+        "--wire-timeout",
+        type=float,
+        default=float(os.environ.get("KTS_WIRE_TIMEOUT", "10")),
+        help="seconds any one network operation may take against a broker (env KTS_WIRE_TIMEOUT; default 10)",
+    )
+    group.addoption(
+        "--log-dir",
+        default=os.environ.get("KTS_LOG_DIR", "reports/out/logs"),
+        help="where managed brokers write their logs (env KTS_LOG_DIR)",
     )
     group.addoption("--clauses", default=None, help="comma-separated clause IDs: run only tests tagged with them")
     group.addoption("--verdicts-json", default=None, help="write per-test and per-clause verdicts to this file")
@@ -132,7 +148,11 @@ def pytest_configure(config: pytest.Config) -> None:
                     f"--clauses: unknown clause {cid.strip()!r}: `kafka-conformance clauses` lists the IDs"
                 ) from None
     try:
-        resolve_target(config.getoption("--target"), config.getoption("--profile"))
+        check_target(
+            config.getoption("--target"),
+            config.getoption("--profile"),
+            bootstrap=config.getoption("--bootstrap-servers"),
+        )
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -219,8 +239,24 @@ def profile(pytestconfig: pytest.Config) -> Profile:
 
 
 @pytest.fixture(scope="session")
-def target_factory(pytestconfig: pytest.Config) -> ImplementationFactory:
-    return resolve_target(pytestconfig.getoption("--target"), pytestconfig.getoption("--profile"))
+def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactory]:
+    """The target for this session (in each pytest-xdist worker: its own managed broker), started on first
+    use and stopped when the session ends, whatever happened; managed brokers' logs go to the report."""
+    try:
+        opened = open_target(
+            pytestconfig.getoption("--target"),
+            pytestconfig.getoption("--profile"),
+            bootstrap=pytestconfig.getoption("--bootstrap-servers"),
+            log_dir=Path(pytestconfig.getoption("--log-dir")),
+            timeout=pytestconfig.getoption("--wire-timeout"),
+        )
+        with opened as (factory, logs):
+            yield factory
+            for log in logs:
+                if log.is_file():
+                    _attach_to_allure(f"{factory.name} log", log.read_text(encoding="utf-8", errors="replace"))
+    except TargetError as exc:
+        pytest.exit(f"kafka-conformance: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
 
 
 @pytest.fixture(scope="session")

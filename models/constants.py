@@ -66,17 +66,40 @@ class ErrorCode(_KafkaEnum):
 
     NONE = 0
     UNKNOWN_SERVER_ERROR = -1
+    OFFSET_OUT_OF_RANGE = 1
     CORRUPT_MESSAGE = 2
+    UNKNOWN_TOPIC_OR_PARTITION = 3
     LEADER_NOT_AVAILABLE = 5
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    BROKER_NOT_AVAILABLE = 8
+    REPLICA_NOT_AVAILABLE = 9
     MESSAGE_TOO_LARGE = 10
     RECORD_LIST_TOO_LARGE = 18
+    NOT_ENOUGH_REPLICAS = 19
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
     INVALID_TIMESTAMP = 32
     UNSUPPORTED_VERSION = 35
+    TOPIC_ALREADY_EXISTS = 36
+    INVALID_CONFIG = 40
     INVALID_REQUEST = 42
     UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+    POLICY_VIOLATION = 44
+    FENCED_LEADER_EPOCH = 74
+    UNKNOWN_LEADER_EPOCH = 75
     UNSUPPORTED_COMPRESSION_TYPE = 76
     OFFSET_NOT_AVAILABLE = 78
     INVALID_RECORD = 87
+
+    @classmethod
+    def _missing_(cls, value: object) -> ErrorCode | None:
+        # A real broker may answer any code of Errors.java; keep it as a pseudo-member rather than fail.
+        if not isinstance(value, int):
+            return None
+        member = int.__new__(cls, value)
+        member._name_ = f"CODE_{value}"
+        member._value_ = value
+        return member
 
 
 class SpecialTarget(_KafkaEnum):

@@ -82,10 +82,15 @@ class Twin:
         self.ref = reference_factory.build()
         self.profile: Profile = self.ref.profile
         self.clock_control = Capability.CLOCK_CONTROL in impl.capabilities
+        # A wall-clock broker's `now` is known only within [before, after] readings (and this much
+        # further when its clock is not this machine's: the adapter says).
+        self.clock_tolerance_ms: int = getattr(impl, "clock_tolerance_ms", 0)
         self.configs: dict[str, TopicConfig] = {}
-        if self.clock_control:
-            for broker in self.ref.brokers():
+        for broker in self.ref.brokers():
+            if self.clock_control:
                 self.impl.set_clock(broker, self.ref.clock(broker))
+            else:
+                self.ref.set_clock(broker, self.impl.clock(broker))
 
     # -- capabilities and profile facts
 
@@ -105,11 +110,13 @@ class Twin:
         return self.ref.clock(broker)
 
     def leader_clock(self, topic: str) -> int:
+        """The leader's `now`: the clock the suite set, or a fresh reading of a wall clock."""
+        self._follow_clock(topic)
         return self.ref.clock(self.ref.leader(topic, 0))
 
     def _follow_clock(self, topic: str) -> None:
         if not self.clock_control:
-            leader = self.impl.leader(topic, 0)
+            leader = self.ref.leader(topic, 0)
             self.ref.set_clock(leader, self.impl.clock(leader))
 
     # -- operations
@@ -127,10 +134,21 @@ class Twin:
     def produce(
         self, topic: str, batches: Sequence[AnyBatch], *, produce_version: int
     ) -> tuple[ProduceResponse, ProduceResponse]:
-        self._follow_clock(topic)
+        if self.clock_control:
+            observed = self.impl.produce(topic, 0, batches, produce_version=produce_version)
+            return observed, self.ref.produce(topic, 0, batches, produce_version=produce_version)
+        # A wall clock: bracket the request with readings; the model appends at the broker's own `now`
+        # when the broker shows it (log_append_time) inside the bracket, else at the first reading, so a
+        # stamp outside the bracket is a difference (ARCHITECTURE.md "Clocks"). Generated timestamps keep a
+        # margin from the validation bounds, so any `now` in the bracket decides them alike.
+        leader = self.ref.leader(topic, 0)
+        before = self.impl.clock(leader) - self.clock_tolerance_ms
         observed = self.impl.produce(topic, 0, batches, produce_version=produce_version)
-        expected = self.ref.produce(topic, 0, batches, produce_version=produce_version)
-        return observed, expected
+        after = self.impl.clock(leader) + self.clock_tolerance_ms
+        stamped = observed.log_append_time
+        lat = self.configs[topic].timestamp_type is TimestampType.LOG_APPEND_TIME
+        self.ref.set_clock(leader, stamped if lat and before <= stamped <= after else before)
+        return observed, self.ref.produce(topic, 0, batches, produce_version=produce_version)
 
     def fetch(self, topic: str, offset: int = 0, *, fetch_version: int) -> tuple[FetchResponse, FetchResponse]:
         return (

@@ -79,7 +79,7 @@ def test_consumer_view(
 
 
 @pytest.mark.clause("CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-createtime-inner")
-@pytest.mark.requires(Capability.PRODUCE_LEGACY, Capability.COMPRESSION, Capability.CLOCK_CONTROL)
+@pytest.mark.requires(Capability.PRODUCE_LEGACY, Capability.COMPRESSION)
 @given(data=draws())
 @suite_settings(20)
 def test_v1_wrapper_view(

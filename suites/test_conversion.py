@@ -49,7 +49,7 @@ def _after(profile: Profile) -> int | None:
     "CNV.up-convert-v0-lat",
     "CNV.up-convert-v1-v2-preserves",
 )
-@pytest.mark.requires(Capability.PRODUCE_LEGACY, Capability.CLOCK_CONTROL)
+@pytest.mark.requires(Capability.PRODUCE_LEGACY)
 @given(data=draws(), lat=st.booleans(), produce_version=st.integers(0, 2))
 @suite_settings(40)
 def test_up_conversion(
@@ -102,7 +102,7 @@ def test_up_conversion(
     "CNV.down-convert-zstd-unsupported",
     "CNV.down-conversion-disabled",
 )
-@pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2, Capability.CLOCK_CONTROL)
+@pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2)
 @given(data=draws(), lat=st.booleans(), fetch_version=st.integers(0, 3), enable=st.booleans())
 @suite_settings(40)
 def test_down_conversion(
@@ -158,7 +158,7 @@ def test_down_conversion(
 
 
 @pytest.mark.clause("CNV.no-conversion", "VAL.produce-v3-one-v2-batch")
-@pytest.mark.requires(Capability.PRODUCE_V2, Capability.CLOCK_CONTROL)
+@pytest.mark.requires(Capability.PRODUCE_V2)
 @given(data=draws())
 @suite_settings(20)
 def test_legacy_requests_refused(

@@ -63,7 +63,7 @@ def _config(profile: Profile, **kwargs: int) -> TopicConfig:
     "IDX.strictly-increasing",
     "IDX.segment-max-strictly-greater",
 )
-@pytest.mark.requires(Capability.LIST_OFFSETS, Capability.CLOCK_CONTROL)
+@pytest.mark.requires(Capability.LIST_OFFSETS)
 @given(data=draws())
 @suite_settings(30)
 def test_lookup_across_segments(

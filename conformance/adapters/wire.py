@@ -1,0 +1,378 @@
+"""The `kafka-wire` adapter: any broker reachable at a bootstrap address, over the Kafka protocol.
+
+Batches come from `models` as they are (any magic, codec and timestamps, invalid ones included),
+encoded by `models.codec` and sent as the raw record set of a Produce request at the version the suite
+chooses; fetched record sets are decoded by the same codec, so what the suite compares is exactly what
+the broker stored (ARCHITECTURE.md "Adapters"). Framing is kafka-python's protocol layer
+(`conformance.wire`).
+
+A real broker keeps its own wall clock: `clock()` reads this machine's clock and `set_clock` is
+UNSUPPORTED (no CLOCK_CONTROL). The suites' `Twin` brackets each request with readings and accepts any
+broker `now` inside the bracket. Capabilities come from ApiVersions and from probing topic configs
+once per bootstrap address.
+
+Safety on someone's cluster (issue 4): every topic gets the run's unique prefix and is deleted on
+`close()`; leader moves happen only through an explicit failover hook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from models.cluster import FetchResponse, ProduceResponse
+from models.codec import decode_batches, encode_batches
+from models.config import TopicConfig
+from models.constants import MAGIC_V0, MAGIC_V1, ErrorCode, IsolationLevel, TimestampType
+from models.errors import CodecError
+from models.list_offsets import ListOffsetsAnswer
+from models.profiles import Profile, get_profile
+from models.validator import RecordError
+
+from ..implementation import Capability, Implementation, UnsupportedOperation
+from ..wire.client import UnsupportedVersion, WireClient
+from ..wire.connection import WireError
+
+# Kafka API keys the adapter uses (the protocol guide's numbering).
+PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
+CREATE_TOPICS, DELETE_TOPICS = 19, 20
+DESCRIBE_CONFIGS, ALTER_CONFIGS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 43, 44
+
+# message.format.version values that select a record magic (CNV-3; ignored from Kafka 3.0).
+_FORMAT_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.2", 2: "2.8"}
+
+_DEFAULTS = TopicConfig()
+
+
+def kafka_configs(config: TopicConfig) -> dict[str, str]:
+    """The topic configs to send for `config`: the timestamp type always, every other value only when it
+    differs from Kafka's default (a target that lacks an exotic config can still run the suites that
+    do not need it)."""
+    out = {
+        "message.timestamp.type": "LogAppendTime"
+        if config.timestamp_type is TimestampType.LOG_APPEND_TIME
+        else "CreateTime"
+    }
+    optional: list[tuple[str, object, object]] = [
+        ("message.timestamp.difference.max.ms", config.difference_max_ms, None),
+        ("message.timestamp.before.max.ms", config.before_max_ms, None),
+        ("message.timestamp.after.max.ms", config.after_max_ms, None),
+        ("compression.type", config.compression_type, _DEFAULTS.compression_type),
+        ("segment.ms", config.segment_ms, _DEFAULTS.segment_ms),
+        ("segment.jitter.ms", config.segment_jitter_ms, _DEFAULTS.segment_jitter_ms),
+        ("segment.bytes", config.segment_bytes, _DEFAULTS.segment_bytes),
+        ("retention.ms", config.retention_ms, _DEFAULTS.retention_ms),
+        ("index.interval.bytes", config.index_interval_bytes, _DEFAULTS.index_interval_bytes),
+        ("segment.index.bytes", config.segment_index_bytes, _DEFAULTS.segment_index_bytes),
+        ("max.compaction.lag.ms", config.max_compaction_lag_ms, _DEFAULTS.max_compaction_lag_ms),
+    ]
+    for name, value, default in optional:
+        if value is not None and value != default:
+            out[name] = str(value)
+    if config.message_format_magic != _DEFAULTS.message_format_magic:
+        out["message.format.version"] = _FORMAT_VERSION[config.message_format_magic]
+    if config.compacted:
+        out["cleanup.policy"] = "compact,delete" if config.retention_deletes else "compact"
+    elif config.retention_deletes is False:
+        out["cleanup.policy"] = "compact"
+    if not config.downconversion_enable:
+        out["message.downconversion.enable"] = "false"
+    return out
+
+
+# Configs a broker may refuse for its own limits (Kafka 4.0 raised segment.bytes' minimum to 1 MiB):
+# they shape segments, which a conforming broker's answers do not depend on, so the topic is created
+# without them and the difference is noted (retention and roll suites need RETENTION, absent here).
+_SHAPING = ("segment.bytes", "segment.ms", "segment.jitter.ms", "index.interval.bytes", "segment.index.bytes")
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What one bootstrap address offers, learnt once per process."""
+
+    api_versions: dict[int, tuple[int, int]]
+    broker_ids: tuple[int, ...]
+    log_append_time: bool
+    kip_937: bool
+    difference: bool
+
+
+_probes: dict[str, Probe] = {}
+_probe_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class WireFactory:
+    """A picklable recipe for a `WireImplementation` (the Spark engine builds it inside a task)."""
+
+    bootstrap: str
+    profile: str = "kafka-4.0"
+    target: str = "broker"
+    timeout: float = 10.0
+    failover: str | None = None  # an in-process managed cluster (conformance.targets.register_failover)
+    run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+
+    @property
+    def name(self) -> str:
+        return self.target
+
+    def build(self) -> WireImplementation:
+        move: Callable[[str, int, int], None] | None = None
+        if self.failover is not None:
+            from ..targets import failover_cluster
+
+            cluster = failover_cluster(self.failover)
+            move = cluster.set_leader  # type: ignore[attr-defined]
+        return WireImplementation(
+            WireClient(self.bootstrap, timeout=self.timeout),
+            get_profile(self.profile),
+            name=self.target,
+            topic_prefix=f"kts-{self.run_id}-",
+            failover=move,
+        )
+
+
+def check_reachable(bootstrap: str, *, timeout: float = 10.0) -> None:
+    """Fail fast, in one line, when nothing that speaks Kafka answers at `bootstrap` (WireError's text
+    names the address and the fix)."""
+    from ..targets import TargetError
+
+    try:
+        client = WireClient(bootstrap, timeout=timeout)
+        try:
+            client.api_versions()
+        finally:
+            client.close()
+    except WireError as exc:
+        raise TargetError(str(exc)) from None
+
+
+class WireImplementation(Implementation):
+    """A broker over the wire (see the module doc)."""
+
+    def __init__(
+        self,
+        client: WireClient,
+        profile: Profile,
+        *,
+        name: str = "broker",
+        topic_prefix: str = "kts-",
+        failover: Callable[[str, int, int], None] | None = None,
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.profile = profile
+        self.topic_prefix = topic_prefix
+        self.failover = failover
+        self.probe = self._probe()
+        self.capabilities = self._capabilities()
+        self.created: list[str] = []
+        self.notes: list[str] = []
+
+    # -- capabilities
+
+    def _probe(self) -> Probe:
+        with _probe_lock:
+            known = _probes.get(self.client.bootstrap)
+            if known is not None:
+                return known
+            versions = self.client.api_versions()
+            brokers = tuple(sorted(b.node_id for b in self.client.metadata().brokers))
+            lat = self._accepts({"message.timestamp.type": "LogAppendTime"}, "lat")
+            kip_937 = self._accepts({"message.timestamp.before.max.ms": "3600000"}, "kip937")
+            difference = self._accepts({"message.timestamp.difference.max.ms": "3600000"}, "diff")
+            probe = Probe(versions, brokers, lat, kip_937, difference)
+            _probes[self.client.bootstrap] = probe
+            return probe
+
+    def _accepts(self, configs: dict[str, str], what: str) -> bool:
+        """Whether the broker creates a topic with these configs (and shows them back where it can)."""
+        topic = f"{self.topic_prefix}probe-{what}-{uuid.uuid4().hex[:6]}"
+        error, _ = self.client.create_topic(topic, configs=configs)
+        if error != 0:
+            return False
+        try:
+            if DESCRIBE_CONFIGS in self.client.api_versions():
+                described = self.client.describe_configs(topic)
+                return all(described.get(k) == v for k, v in configs.items())
+            return True
+        finally:
+            self._delete([topic])
+
+    def _capabilities(self) -> frozenset[Capability]:
+        versions = self.probe.api_versions
+        caps = {Capability.FETCH}
+        produce = versions.get(PRODUCE)
+        if produce is not None:
+            if produce[1] >= 3:
+                caps.add(Capability.PRODUCE_V2)
+            if produce[0] <= 2 and self.profile.produce_versions[0] <= 2:
+                caps.add(Capability.PRODUCE_LEGACY)
+            if produce[1] >= 8:
+                caps.add(Capability.RECORD_ERRORS)
+            caps.add(Capability.COMPRESSION)
+            if produce[1] >= 7:
+                caps.add(Capability.ZSTD)
+        fetch = versions.get(FETCH)
+        if fetch is not None and fetch[0] <= 3:
+            caps.add(Capability.DOWN_CONVERSION)
+        list_offsets = versions.get(LIST_OFFSETS)
+        if list_offsets is not None and list_offsets[1] >= 1:
+            caps.add(Capability.LIST_OFFSETS)
+            if list_offsets[1] >= 7:
+                caps.add(Capability.MAX_TIMESTAMP_LOOKUP)
+        if ALTER_CONFIGS in versions or INCREMENTAL_ALTER_CONFIGS in versions:
+            caps.add(Capability.ALTER_CONFIG)
+        if self.probe.log_append_time:
+            caps.add(Capability.LOG_APPEND_TIME)
+        if self.probe.kip_937:
+            caps.add(Capability.KIP_937_CONFIGS)
+        if self.probe.difference:
+            caps.add(Capability.DIFFERENCE_CONFIG)
+        if self.failover is not None and len(self.probe.broker_ids) > 1:
+            caps.add(Capability.LEADER_FAILOVER)
+        return frozenset(caps)
+
+    # -- topics
+
+    def _name(self, topic: str) -> str:
+        return self.topic_prefix + topic
+
+    def brokers(self) -> tuple[int, ...]:
+        return tuple(range(len(self.probe.broker_ids)))
+
+    def create_topic(self, topic: str, config: TopicConfig, *, partitions: int = 1) -> None:
+        name = self._name(topic)
+        configs = kafka_configs(config)
+        replication = min(3, len(self.probe.broker_ids))
+        error, message = self.client.create_topic(
+            name, partitions=partitions, replication_factor=replication, configs=configs
+        )
+        if error == ErrorCode.INVALID_CONFIG and any(k in configs for k in _SHAPING):
+            dropped = {k: v for k, v in configs.items() if k in _SHAPING}
+            configs = {k: v for k, v in configs.items() if k not in _SHAPING}
+            error, message = self.client.create_topic(
+                name, partitions=partitions, replication_factor=replication, configs=configs
+            )
+            if error == 0:
+                self.notes.append(f"{name}: created without {dropped} (refused: {message})")
+        if error != 0:
+            raise UnsupportedOperation(
+                _capability_for(configs), f"CreateTopics {name} with {configs} failed: {ErrorCode(error)!r} {message}"
+            )
+        self.created.append(name)
+
+    def alter_config(self, topic: str, config: TopicConfig) -> None:
+        if Capability.ALTER_CONFIG not in self.capabilities:
+            raise UnsupportedOperation(Capability.ALTER_CONFIG)
+        self.client.alter_configs(self._name(topic), kafka_configs(config))
+
+    def _delete(self, names: Sequence[str]) -> None:
+        # Best effort on the way out; the topics carry the run's prefix.
+        with contextlib.suppress(WireError):
+            self.client.delete_topics(list(names))
+
+    # -- data
+
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[object], *, produce_version: int
+    ) -> ProduceResponse:
+        records = encode_batches(batches)  # type: ignore[arg-type]
+        try:
+            result = self.client.produce(self._name(topic), partition, records, version=produce_version)
+        except UnsupportedVersion as exc:
+            raise UnsupportedOperation(_produce_capability(produce_version), str(exc)) from None
+        return ProduceResponse(
+            ErrorCode(result.error_code),
+            base_offset=result.base_offset,
+            log_append_time=-1 if result.log_append_time is None else result.log_append_time,
+            log_start_offset=-1 if result.log_start_offset is None else result.log_start_offset,
+            error_message=result.error_message,
+            record_errors=tuple(RecordError(index, message) for index, message in result.record_errors or ()),
+        )
+
+    def fetch(self, topic: str, partition: int, offset: int, *, fetch_version: int) -> FetchResponse:
+        try:
+            result = self.client.fetch(self._name(topic), partition, offset, version=fetch_version)
+        except UnsupportedVersion as exc:
+            capability = Capability.DOWN_CONVERSION if fetch_version <= 3 else Capability.FETCH
+            raise UnsupportedOperation(capability, str(exc)) from None
+        try:
+            batches = decode_batches(result.records, partial_tail=True)
+        except CodecError as exc:
+            raise AssertionError(f"the broker served record bytes that do not decode: {exc}") from None
+        return FetchResponse(
+            ErrorCode(result.error_code),
+            batches=tuple(batches),
+            high_watermark=result.high_watermark,
+            log_start_offset=-1 if result.log_start_offset is None else result.log_start_offset,
+        )
+
+    def list_offsets(
+        self,
+        topic: str,
+        partition: int,
+        target: int,
+        *,
+        version: int,
+        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    ) -> ListOffsetsAnswer:
+        try:
+            result = self.client.list_offsets(
+                self._name(topic), partition, target, version=version, isolation_level=int(isolation)
+            )
+        except UnsupportedVersion as exc:
+            raise UnsupportedOperation(Capability.LIST_OFFSETS, str(exc)) from None
+        return ListOffsetsAnswer(
+            ErrorCode(result.error_code),
+            result.offset,
+            result.timestamp,
+            -1 if result.leader_epoch is None else result.leader_epoch,
+        )
+
+    # -- clocks and faults
+
+    def clock(self, broker: int) -> int:
+        # The broker's wall clock, read on this machine (a loopback broker shares it).
+        return time.time_ns() // 1_000_000
+
+    def set_clock(self, broker: int, now: int) -> None:
+        raise UnsupportedOperation(Capability.CLOCK_CONTROL, "a real broker keeps its own wall clock")
+
+    def elect_leader(self, topic: str, partition: int, broker: int) -> None:
+        if self.failover is None:
+            raise UnsupportedOperation(Capability.LEADER_FAILOVER)
+        self.failover(self._name(topic), partition, self.probe.broker_ids[broker])
+
+    def leader(self, topic: str, partition: int) -> int:
+        node = self.client.leader(self._name(topic), partition)
+        return self.probe.broker_ids.index(node)
+
+    def retention_tick(self) -> None:
+        raise UnsupportedOperation(Capability.RETENTION, "retention runs on the broker's own schedule")
+
+    def close(self) -> None:
+        try:
+            if self.created:
+                self._delete(self.created)
+        finally:
+            self.created = []
+            self.client.close()
+
+
+def _capability_for(configs: dict[str, str]) -> Capability:
+    if configs.get("message.timestamp.type") == "LogAppendTime":
+        return Capability.LOG_APPEND_TIME
+    if "message.timestamp.before.max.ms" in configs or "message.timestamp.after.max.ms" in configs:
+        return Capability.KIP_937_CONFIGS
+    if "message.timestamp.difference.max.ms" in configs:
+        return Capability.DIFFERENCE_CONFIG
+    return Capability.ALTER_CONFIG
+
+
+def _produce_capability(version: int) -> Capability:
+    return Capability.PRODUCE_LEGACY if version <= 2 else Capability.PRODUCE_V2
