@@ -259,6 +259,101 @@ def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+# --- run ------------------------------------------------------------------------------------------
+
+_VERDICT_ORDER = ("FAIL", "UNEXPECTED-PASS", "KNOWN", "NON-STRICT", "PASS", "UNSUPPORTED", "N/A")
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--target",
+        default=os.environ.get("KTS_TARGET", "tansu"),
+        help="model, mutant:<id>, tansu, noida, rdkafka-mock or broker (env KTS_TARGET; default tansu)",
+    )
+    parser.add_argument("--profile", default=os.environ.get("KTS_PROFILE", "kafka-4.0"), help="behaviour profile")
+    parser.add_argument(
+        "--bootstrap-servers",
+        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
+        help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
+    )
+    parser.add_argument("--expectations", default=os.environ.get("KTS_EXPECTATIONS"), help="known failures (TOML)")
+    parser.add_argument(
+        "--hypothesis-profile", default="ci", choices=["fast", "ci", "dev", "thorough"], help="Hypothesis budget"
+    )
+    parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
+    parser.add_argument("--out", default="reports/out", help="where the report, verdicts and logs go")
+    parser.add_argument("--suites", default="suites", help="the suites directory (default suites)")
+    parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (results still written)")
+    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
+
+
+def _run_run(args: argparse.Namespace, out: TextIO) -> int:
+    """The main job: the suites against one target, Allure results and the single-file HTML report, and a
+    clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
+    NON-STRICT), 1 when a clause FAILs or an expectation is stale, 2 on bad input."""
+    import subprocess
+
+    from .targets import TargetError, check_target
+
+    _check_profile(args.profile)
+    try:
+        check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
+    except TargetError as exc:
+        raise UsageError(str(exc)) from None
+    if not Path(args.suites).is_dir():
+        raise UsageError(f"suites directory {args.suites!r} not found: run from the project root or pass --suites")
+    if args.expectations and not Path(args.expectations).is_file():
+        raise UsageError(f"expectations file {args.expectations} does not exist: fix the path or drop --expectations")
+    root = Path(args.out)
+    results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
+    root.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "pytest", args.suites, "-p", "conformance.plugin", "-p", "no:cacheprovider"]
+    cmd += ["--target", args.target, "--profile", args.profile, "--hypothesis-profile", args.hypothesis_profile]
+    cmd += ["--alluredir", str(results), "--clean-alluredir", "--verdicts-json", str(verdicts)]
+    cmd += ["--log-dir", str(root / "logs"), "-q", "-rfE"]
+    if args.bootstrap_servers:
+        cmd += ["--bootstrap-servers", args.bootstrap_servers]
+    if args.expectations:
+        cmd += ["--expectations", args.expectations]
+    if args.clauses:
+        cmd += ["--clauses", args.clauses]
+    cmd += args.pytest_args
+    out.write(f"$ {' '.join(cmd[2:])}\n")
+    out.flush()
+    code = subprocess.run(cmd, check=False).returncode
+    if code in (3, 4):  # internal error or usage error: pytest has said why
+        return EXIT_USAGE
+    if results.is_dir():
+        from reports.allure import ReportError, build_html, write_categories, write_environment
+
+        write_environment(results, {"target": args.target, "profile": args.profile,
+                                    "hypothesis_profile": args.hypothesis_profile})
+        write_categories(results)
+        if not args.no_html:
+            try:
+                index = build_html(results, html, name=f"Kafka timestamp conformance: {args.target} ({args.profile})")
+                out.write(f"report: {index}\n")
+            except ReportError as exc:
+                out.write(f"report not built: {exc}\n")
+                code = code or EXIT_CHECK_FAILED
+    if verdicts.is_file():
+        _print_verdict_summary(json.loads(verdicts.read_text(encoding="utf-8")), out)
+    if code == 5:
+        out.write("no test ran: check --clauses and the suites directory\n")
+        return EXIT_CHECK_FAILED
+    return EXIT_OK if code == 0 else EXIT_CHECK_FAILED
+
+
+def _print_verdict_summary(data: dict[str, object], out: TextIO) -> None:
+    clauses = data.get("clauses", {})
+    assert isinstance(clauses, dict)
+    counts: dict[str, int] = {}
+    for verdict in clauses.values():
+        counts[str(verdict)] = counts.get(str(verdict), 0) + 1
+    parts = [f"{counts[v]} {v}" for v in _VERDICT_ORDER if v in counts]
+    out.write(f"clauses: {len(clauses)} ({', '.join(parts) or 'none'})\n")
+
+
 # --- command registry -------------------------------------------------------------------------------
 
 
@@ -276,6 +371,12 @@ _COMMANDS: tuple[_Command, ...] = (
         "show the clause catalogue (table, JSON, coverage)",
         _add_clauses_arguments,
         _run_clauses,
+    ),
+    _Command(
+        "run",
+        "run the suites against a target and build the report (the main job)",
+        _add_run_arguments,
+        _run_run,
     ),
     _Command(
         "mutants",
