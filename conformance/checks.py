@@ -23,6 +23,9 @@ class Verdict(Enum):
     KNOWN = "KNOWN"  # an expected failure, reproduced
     UNEXPECTED_PASS = "UNEXPECTED-PASS"  # expected to fail, but passed: the expectation is stale
     NON_STRICT = "NON-STRICT"  # a SHOULD clause not met
+    # Not checked: every test of the clause stopped at another clause's failure first (a test stops at
+    # its first failing check), so nothing is known about this one yet.
+    BLOCKED = "BLOCKED"
 
 
 @dataclass(frozen=True)

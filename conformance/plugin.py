@@ -32,7 +32,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, core, settings
 
 from models.clauses import Level, get_clause
-from models.profiles import Profile, get_profile
+from models.profiles import Profile, get_profile, narrow_versions
 
 from .adapters.model import ModelFactory
 from .checks import ClauseViolation, Verdict
@@ -234,8 +234,12 @@ def _pin_known_failures(config: pytest.Config, items: list[pytest.Item]) -> None
 
 
 @pytest.fixture(scope="session")
-def profile(pytestconfig: pytest.Config) -> Profile:
-    return get_profile(pytestconfig.getoption("--profile"))
+def profile(pytestconfig: pytest.Config, target_factory: ImplementationFactory) -> Profile:
+    """The profile the target claims, its API version ranges narrowed to what the target offers (a client
+    negotiates versions through ApiVersions; the suites then only ask versions both sides serve)."""
+    claimed = get_profile(pytestconfig.getoption("--profile"))
+    offered = getattr(target_factory, "offered_versions", None)
+    return narrow_versions(claimed, offered()) if callable(offered) else claimed
 
 
 @pytest.fixture(scope="session")
@@ -349,20 +353,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.wasxfail = "KNOWN: " + "; ".join(
                 f"{v.clause_id}: {expected[v.clause_id].reason} ({expected[v.clause_id].link})" for v in violations
             )
-            verdicts = {v.clause_id: Verdict.KNOWN for v in violations}
+            verdicts = {cid: Verdict.BLOCKED for cid in ids}
+            verdicts.update({v.clause_id: Verdict.KNOWN for v in violations})
         elif violations and all(v.clause.level is not Level.MUST or v.clause_id in expected for v in violations):
             report.outcome = "skipped"
             report.wasxfail = "NON-STRICT: " + "; ".join(f"{v.clause_id} ({v.clause.level.value})" for v in violations)
-            verdicts = {
-                v.clause_id: Verdict.KNOWN if v.clause_id in expected else Verdict.NON_STRICT for v in violations
-            }
+            verdicts = {cid: Verdict.BLOCKED for cid in ids}
+            verdicts.update(
+                {v.clause_id: Verdict.KNOWN if v.clause_id in expected else Verdict.NON_STRICT for v in violations}
+            )
         else:
             report.sections.append(("replay", replay_command(item)))
             pin = _pin_entry(item, [v.clause_id for v in violations] or ids)
             if pin:
                 report.sections.append(("pin", pin))
             failed = [v.clause_id for v in violations] or ids
-            verdicts = {cid: Verdict.FAIL for cid in failed}
+            # The test's other clauses were not reached: BLOCKED unless another test decides them.
+            verdicts = {cid: Verdict.BLOCKED for cid in ids}
+            verdicts.update({cid: Verdict.FAIL for cid in failed})
             for v in violations:
                 if v.clause_id in expected:
                     verdicts[v.clause_id] = Verdict.KNOWN
@@ -484,6 +492,7 @@ def clause_verdicts(config: pytest.Config) -> dict[str, Verdict]:
             Verdict.KNOWN,
             Verdict.NON_STRICT,
             Verdict.PASS,
+            Verdict.BLOCKED,
             Verdict.UNSUPPORTED,
             Verdict.NOT_APPLICABLE,
         ):

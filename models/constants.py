@@ -75,6 +75,7 @@ class ErrorCode(_KafkaEnum):
     BROKER_NOT_AVAILABLE = 8
     REPLICA_NOT_AVAILABLE = 9
     MESSAGE_TOO_LARGE = 10
+    NETWORK_EXCEPTION = 13  # a client's reading of a dropped connection (no answer from the broker)
     RECORD_LIST_TOO_LARGE = 18
     NOT_ENOUGH_REPLICAS = 19
     NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20

@@ -280,6 +280,17 @@ PROFILES: dict[str, Profile] = {
 DEFAULT_PROFILE = KAFKA_4_0
 
 
+def narrow_versions(profile: Profile, offered: dict[int, tuple[int, int]]) -> Profile:
+    """`profile` with its Produce (0), Fetch (1) and ListOffsets (2) version ranges capped at what an
+    implementation offers (its ApiVersions answer), never below the profile's own minimum."""
+    changes: dict[str, tuple[int, int]] = {}
+    for key, field_name in ((0, "produce_versions"), (1, "fetch_versions"), (2, "list_offsets_versions")):
+        if key in offered:
+            lo, hi = getattr(profile, field_name)
+            changes[field_name] = (lo, max(lo, min(hi, offered[key][1])))
+    return replace(profile, **changes)  # type: ignore[arg-type]
+
+
 def get_profile(name: str) -> Profile:
     try:
         return PROFILES[name]

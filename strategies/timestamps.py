@@ -41,18 +41,23 @@ def window(now: int, before: int, after: int, *, margin: int = 0) -> tuple[int, 
     return lo, hi
 
 
+def around(anchor: int, lo: int, hi: int) -> st.SearchStrategy[int]:
+    """`anchor` plus an offset in [lo, hi] (clamped to int64). Hypothesis draws the offset, whose range does
+    not depend on the anchor, so a replay against a wall clock that moved on draws the same choices
+    (a strategy whose bounds follow `now` is an inconsistent data generation to Hypothesis)."""
+    return st.integers(lo, hi).map(lambda offset: clamp_int64(anchor + offset))
+
+
 def ordinary_timestamps(
     now: int, *, before: int, after: int, margin: int = DEFAULT_MARGIN_MS, spread: int = ORDINARY_SPREAD_MS
 ) -> st.SearchStrategy[int]:
     """Values a producer with a sane clock sends: inside the window with `margin`, within `spread` of now."""
-    lo, hi = window(now, before, after, margin=margin)
-    lo = max(lo, clamp_int64(now - spread))
-    hi = min(hi, clamp_int64(now + spread))
-    if lo > hi:  # `now` itself outside int64 cannot happen for a real clock; stay total anyway.
-        lo = hi = clamp_int64(now)
+    # Offsets from `now` (see `around`): the window shrunk by the margin, within `spread`.
+    lo = -min(max(before - margin, 0), spread)
+    hi = min(max(after - margin, 0), spread)
     # Mostly near `now` (a producer's clock is seconds off at most), sometimes anywhere in the window.
-    near = st.integers(max(lo, clamp_int64(now - 60_000)), min(hi, clamp_int64(now + 60_000)))
-    return st.one_of(near, st.integers(lo, hi)) if lo <= now <= hi else st.integers(lo, hi)
+    near = around(now, max(lo, -60_000), min(hi, 60_000))
+    return st.one_of(near, around(now, lo, hi))
 
 
 def near_long_max() -> st.SearchStrategy[int]:

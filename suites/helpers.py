@@ -29,7 +29,7 @@ from models.constants import (
     TimestampType,
 )
 from models.list_offsets import ListOffsetsAnswer
-from models.profiles import Profile
+from models.profiles import Profile, narrow_versions
 from models.records import AnyBatch, LegacyBatch
 
 # ------------------------------------------------------------------------------------ budgets
@@ -80,7 +80,9 @@ class Twin:
     def __init__(self, impl: Implementation, reference_factory: ImplementationFactory) -> None:
         self.impl = impl
         self.ref = reference_factory.build()
-        self.profile: Profile = self.ref.profile
+        # The versions both sides serve (a wire target says what it offers; see plugin's `profile`).
+        offered = getattr(impl, "offered_versions", None)
+        self.profile: Profile = narrow_versions(self.ref.profile, offered) if offered else self.ref.profile
         self.clock_control = Capability.CLOCK_CONTROL in impl.capabilities
         # A wall-clock broker's `now` is known only within [before, after] readings (and this much
         # further when its clock is not this machine's: the adapter says).

@@ -19,12 +19,12 @@ from conformance.checks import check_equal
 from conformance.implementation import Capability, ImplementationFactory
 from models.config import TopicConfig, effective_bounds
 from models.constants import MAGIC_V1, MAGIC_V2, ErrorCode, TimestampType
-from models.profiles import get_profile
+from models.profiles import get_profile, narrow_versions
 from models.records import AnyBatch, RecordSpec, build_batches
 from strategies.clocks import ProducerClock, clock_moves, producer_clocks
 from strategies.configs import topic_configs
 from strategies.records import Invalidity, combinations, invalid_batches
-from strategies.timestamps import unit_mistakes
+from strategies.timestamps import around, unit_mistakes
 
 TOPIC = "machine"
 MAX_LOOKUP_TARGETS = 48
@@ -46,10 +46,13 @@ def machine_for(
         producible_magics,
     )
 
-    profile = get_profile(str(getattr(reference_factory, "profile", "kafka-4.0")))
     probe = target_factory.build()
     capabilities = probe.capabilities
+    offered = getattr(probe, "offered_versions", None)
     probe.close()
+    profile = get_profile(str(getattr(reference_factory, "profile", "kafka-4.0")))
+    if offered:
+        profile = narrow_versions(profile, offered)  # the versions both sides serve
     magics = producible_magics(capabilities, profile)
     codecs = producible_codecs(capabilities)
     pairs = combinations(magics, codecs) if magics else ()
@@ -116,8 +119,8 @@ def machine_for(
             base = clock.read(now, sends)
             # A producer's timestamps: its clock around the send, sometimes -1, 0 or a unit mistake.
             ts = st.one_of(
-                st.integers(base - 5_000, base + 5_000),
-                st.integers(base - 5_000, base + 5_000),
+                around(base, -5_000, 5_000),
+                around(base, -5_000, 5_000),
                 st.sampled_from((-1, 0)),
                 unit_mistakes(now),
             )

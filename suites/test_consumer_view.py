@@ -23,7 +23,7 @@ from models.constants import LONG_MAX, MAGIC_V1, Codec, TimestampType
 from models.profiles import Profile
 from models.records import RecordSpec, build_legacy
 from strategies.records import batches, codecs_for_magic
-from strategies.timestamps import timestamps
+from strategies.timestamps import around, timestamps
 
 from .helpers import (
     Twin,
@@ -104,7 +104,7 @@ def test_v1_wrapper_view(
     producible = producible_codecs(impl.capabilities)
     codecs = [c for c in codecs_for_magic(MAGIC_V1) if c in producible and c is not Codec.NONE]
     for index in range(data.draw(st.integers(1, 3), label="wrappers")):
-        stamps = data.draw(st.lists(st.integers(now - 3_600_000, now - 1), min_size=1, max_size=4), label="stamps")
+        stamps = data.draw(st.lists(around(now, -3_600_000, -1), min_size=1, max_size=4), label="stamps")
         codec = data.draw(st.sampled_from(codecs), label="codec")
         specs = [RecordSpec(t, b"w%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)]
         sent = build_legacy(specs, magic=MAGIC_V1, codec=codec)

@@ -34,7 +34,7 @@ from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
 from models.records import RecordSpec, build_batches
 from strategies.records import batches, combinations
-from strategies.timestamps import timestamps
+from strategies.timestamps import around, timestamps
 
 from .helpers import (
     Twin,
@@ -69,7 +69,7 @@ def _request_timestamps(data: Draws, now: int) -> list[list[int] | None]:
             clock += data.draw(st.integers(1, 1_000), label="tick")
             request.append(clock)
         requests.append(request)
-    coarse = st.integers(clock + 1, clock + 3)
+    coarse = around(clock, 1, 3)
     for _ in range(data.draw(st.integers(0, 3), label="tied requests")):
         requests.append(data.draw(st.lists(coarse, min_size=1, max_size=4), label="tied timestamps"))
     return requests
@@ -247,12 +247,12 @@ def test_max_timestamp_inside_batch(
     size = data.draw(st.integers(3, 6), label="records in the batch")
     first = data.draw(st.integers(0, size - 2), label="first record holding the max")
     again = data.draw(st.integers(first + 1, size - 1), label="a later record holding the max")
-    stamps = [data.draw(st.integers(top - 20, top), label="timestamp") for _ in range(size)]
+    stamps = [data.draw(around(top, -20, 0), label="timestamp") for _ in range(size)]
     stamps[:first] = [min(t, top - 1) for t in stamps[:first]]
     stamps[first] = stamps[again] = top
     requests = [stamps]
     if data.draw(st.booleans(), label="a later batch ties the max"):
-        requests.append([top, *data.draw(st.lists(st.integers(top - 20, top), max_size=2), label="tie batch")])
+        requests.append([top, *data.draw(st.lists(around(top, -20, 0), max_size=2), label="tie batch")])
     for index, request_stamps in enumerate(requests):
         specs = [RecordSpec(t, b"max%d-%d" % (index, i), b"v") for i, t in enumerate(request_stamps)]
         request = build_batches(specs, magic=magic, codec=codec)

@@ -136,6 +136,15 @@ class WireFactory:
         )
 
 
+    def offered_versions(self) -> dict[int, tuple[int, int]]:
+        """The broker's ApiVersions answer (the plugin narrows the profile's version ranges with it)."""
+        client = WireClient(self.bootstrap, timeout=self.timeout)
+        try:
+            return client.api_versions()
+        finally:
+            client.close()
+
+
 def check_reachable(bootstrap: str, *, timeout: float = 10.0) -> None:
     """Fail fast, in one line, when nothing that speaks Kafka answers at `bootstrap` (WireError's text
     names the address and the fix)."""
@@ -169,6 +178,7 @@ class WireImplementation(Implementation):
         self.topic_prefix = topic_prefix
         self.failover = failover
         self.probe = self._probe()
+        self.offered_versions = self.probe.api_versions
         self.capabilities = self._capabilities()
         self.created: list[str] = []
         self.notes: list[str] = []
@@ -286,6 +296,8 @@ class WireImplementation(Implementation):
             result = self.client.produce(self._name(topic), partition, records, version=produce_version)
         except UnsupportedVersion as exc:
             raise UnsupportedOperation(_produce_capability(produce_version), str(exc)) from None
+        except WireError as exc:
+            return ProduceResponse(_transport_error(exc), error_message=str(exc))
         return ProduceResponse(
             ErrorCode(result.error_code),
             base_offset=result.base_offset,
@@ -301,6 +313,9 @@ class WireImplementation(Implementation):
         except UnsupportedVersion as exc:
             capability = Capability.DOWN_CONVERSION if fetch_version <= 3 else Capability.FETCH
             raise UnsupportedOperation(capability, str(exc)) from None
+        except WireError as exc:
+            self.notes.append(f"fetch {topic}: {exc}")
+            return FetchResponse(_transport_error(exc))
         try:
             batches = decode_batches(result.records, partial_tail=True)
         except CodecError as exc:
@@ -327,10 +342,13 @@ class WireImplementation(Implementation):
             )
         except UnsupportedVersion as exc:
             raise UnsupportedOperation(Capability.LIST_OFFSETS, str(exc)) from None
+        except WireError as exc:
+            self.notes.append(f"list_offsets {topic} {target}: {exc}")
+            return ListOffsetsAnswer(_transport_error(exc), -1, -1, -1)
         return ListOffsetsAnswer(
             ErrorCode(result.error_code),
             result.offset,
-            result.timestamp,
+            -1 if result.timestamp is None else result.timestamp,  # v0 answers offsets only (LO-7)
             -1 if result.leader_epoch is None else result.leader_epoch,
         )
 
@@ -362,6 +380,13 @@ class WireImplementation(Implementation):
         finally:
             self.created = []
             self.client.close()
+
+
+def _transport_error(exc: WireError) -> ErrorCode:
+    """A data request the broker did not answer reads as a Java client would see it: REQUEST_TIMED_OUT or
+    NETWORK_EXCEPTION, compared like any other error code under the clause being checked (a broker that
+    drops the connection on a valid request fails that clause, and the next request reconnects)."""
+    return ErrorCode.REQUEST_TIMED_OUT if exc.kind == "timeout" else ErrorCode.NETWORK_EXCEPTION
 
 
 def _capability_for(configs: dict[str, str]) -> Capability:

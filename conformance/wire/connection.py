@@ -1,0 +1,344 @@
+"""One TCP connection to one Kafka-protocol broker (issue 4, item 1; issue 4 item 4: every socket
+operation has a timeout, an unreachable or non-Kafka address gives a one-line error naming the fix).
+
+Framing is kafka-python's (`kafka.protocol`, the generated Request/Response classes of its 3.x
+JSON-schema layer): a request is ``size int32 | header | body``; the response is
+``size int32 | correlation_id int32 | [tagged fields] | body``. We read the size prefix ourselves,
+check the correlation id ourselves (so that a garbled answer is reported as such, not as a decode
+crash deep inside kafka-python), then let kafka-python decode the rest at the version we asked for.
+
+Every failure of the transport (refused, timed out, reset, closed, garbage, undecodable) raises
+`WireError` and closes the socket: the next `send` reconnects. The last exchanges (raw request and
+response bytes with their wall-clock bracket) are kept in a bounded deque for the report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import struct
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_RESPONSE_BYTES",
+    "Exchange",
+    "KafkaConnection",
+    "WireError",
+    "api_name",
+]
+
+DEFAULT_TIMEOUT = 10.0
+# A size prefix above this is not a Kafka answer: "HTTP" reads as 1 213 486 160, "SSH-" as
+# 1 397 966 893. Real fetch responses are bounded by the max_bytes the suite asks for.
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+_SIZE = struct.Struct(">i")
+
+_API_NAMES = {
+    0: "Produce",
+    1: "Fetch",
+    2: "ListOffsets",
+    3: "Metadata",
+    18: "ApiVersions",
+    19: "CreateTopics",
+    20: "DeleteTopics",
+    32: "DescribeConfigs",
+    33: "AlterConfigs",
+    43: "ElectLeaders",
+    44: "IncrementalAlterConfigs",
+}
+
+
+def api_name(api_key: int) -> str:
+    """"Produce", "Fetch", ... or "api key N" for one this module does not name."""
+    return _API_NAMES.get(api_key, f"api key {api_key}")
+
+
+class WireError(Exception):
+    """The broker could not be reached, closed the connection, timed out or answered something
+    that is not the Kafka protocol. `str(error)` is one line that names the address and the fix.
+    `kind` says which: "unreachable" (nothing sent), "timeout", "closed", "not-kafka" (garbage,
+    absurd size, wrong correlation id), "undecodable" (a Kafka-looking frame that does not decode at
+    the version asked), "protocol" (a decoded answer that breaks the protocol) or "address" (a
+    malformed bootstrap string)."""
+
+    def __init__(self, message: str, *, address: str = "", kind: str = "protocol") -> None:
+        super().__init__(message)
+        self.message = message
+        self.address = address
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request/response round trip, kept for the report (issue 4: "request and response
+    bytes are kept for the report"). `response_bytes` is b"" when none came (acks=0, or the
+    connection failed before the answer); `seconds` is the monotonic round-trip time and
+    `wall_start_ms`/`wall_end_ms` bracket the exchange on the local wall clock, so that a model can
+    accept any broker `now` inside the bracket (issue 4 item 1)."""
+
+    api_key: int
+    api_version: int
+    request_bytes: bytes
+    response_bytes: bytes
+    seconds: float
+    address: str = ""
+    correlation_id: int = 0
+    wall_start_ms: int = 0
+    wall_end_ms: int = 0
+    error: str | None = None
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _fmt_seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+class KafkaConnection:
+    """A blocking connection to one broker. Not thread-safe: one request in flight at a time.
+
+    `send(request, version)` encodes `request` (a kafka-python ``ApiMessage``) at `version`, sends
+    it, reads and checks the answer and returns the decoded response object (or None when the
+    request expects no response, i.e. Produce with acks=0)."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        client_id: str = "kafka-timestamp-conformance",
+        history: int = 64,
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout!r}")
+        self.host = host
+        self.port = port
+        self.timeout = timeout
+        self.client_id = client_id
+        self.exchanges: deque[Exchange] = deque(maxlen=history)
+        self._sock: socket.socket | None = None
+        self._correlation_id = 0
+        # Correlation ids of requests sent expecting no answer (Produce acks=0). Kafka never answers
+        # them, but Tansu 0.6.0 does: such an answer is skipped when it turns up before ours.
+        self._unanswered: deque[int] = deque(maxlen=256)
+
+    # ------------------------------------------------------------------------------------------
+    # Lifecycle
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port}"
+
+    @property
+    def connected(self) -> bool:
+        return self._sock is not None
+
+    def connect(self) -> None:
+        """Open the TCP connection if it is not open (bounded by `timeout`)."""
+        if self._sock is not None:
+            return
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        except TimeoutError:
+            raise self._unreachable("no answer") from None
+        except OSError as exc:
+            raise self._unreachable(exc.strerror or str(exc)) from None
+        sock.settimeout(self.timeout)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock = sock
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        self._unanswered.clear()
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def __enter__(self) -> KafkaConnection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "connected" if self._sock is not None else "closed"
+        return f"KafkaConnection({self.address}, {state})"
+
+    # ------------------------------------------------------------------------------------------
+    # Round trips
+
+    def send(self, request: Any, version: int) -> Any:
+        """Send `request` at `version` and return the decoded response (None if the request
+        expects none). Raises WireError on any transport failure (and closes the connection)."""
+        api_key = int(request.API_KEY)
+        self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
+        correlation_id = self._correlation_id
+        request.API_VERSION = version
+        request.with_header(correlation_id=correlation_id, client_id=self.client_id)
+        payload = bytes(request.encode(header=True, framed=True))
+        expect_response = bool(request.expect_response())
+        self.connect()
+        wall_start = _now_ms()
+        started = time.monotonic()
+        response = b""
+        try:
+            self._send_all(payload, api_key, version, started)
+            if not expect_response:
+                self._unanswered.append(correlation_id)
+            while expect_response:
+                response = self._read_frame(api_key, version, started)
+                (got,) = _SIZE.unpack_from(response, 0)
+                if got == correlation_id or got not in self._unanswered:
+                    break
+                self._unanswered.remove(got)
+                self._record(api_key, version, b"", response, started, wall_start, got,
+                             f"an answer to request {got}, which expected none (acks=0), skipped")
+        except WireError as exc:
+            self.close()
+            self._record(api_key, version, payload, response, started, wall_start, correlation_id,
+                         exc.message)
+            raise
+        self._record(api_key, version, payload, response, started, wall_start, correlation_id, None)
+        if not expect_response:
+            return None
+        return self._decode(request, version, response, correlation_id)
+
+    def _record(
+        self,
+        api_key: int,
+        version: int,
+        payload: bytes,
+        response: bytes,
+        started: float,
+        wall_start: int,
+        correlation_id: int,
+        error: str | None,
+    ) -> None:
+        self.exchanges.append(
+            Exchange(
+                api_key=api_key,
+                api_version=version,
+                request_bytes=payload,
+                response_bytes=response,
+                seconds=time.monotonic() - started,
+                address=self.address,
+                correlation_id=correlation_id,
+                wall_start_ms=wall_start,
+                wall_end_ms=_now_ms(),
+                error=error,
+            )
+        )
+
+    def _remaining(self, started: float) -> float:
+        return self.timeout - (time.monotonic() - started)
+
+    def _send_all(self, payload: bytes, api_key: int, version: int, started: float) -> None:
+        sock = self._sock
+        assert sock is not None
+        view = memoryview(payload)
+        while view:
+            remaining = self._remaining(started)
+            if remaining <= 0:
+                raise self._timed_out(api_key, version, "sending the request")
+            sock.settimeout(remaining)
+            try:
+                sent = sock.send(view)
+            except TimeoutError:
+                raise self._timed_out(api_key, version, "sending the request") from None
+            except OSError as exc:
+                raise self._closed(api_key, version, exc.strerror or str(exc)) from None
+            view = view[sent:]
+
+    def _recv_exactly(self, n: int, api_key: int, version: int, started: float, what: str) -> bytes:
+        sock = self._sock
+        assert sock is not None
+        chunks = bytearray()
+        while len(chunks) < n:
+            remaining = self._remaining(started)
+            if remaining <= 0:
+                raise self._timed_out(api_key, version, what)
+            sock.settimeout(remaining)
+            try:
+                chunk = sock.recv(min(n - len(chunks), 1 << 20))
+            except TimeoutError:
+                raise self._timed_out(api_key, version, what) from None
+            except OSError as exc:
+                raise self._closed(api_key, version, exc.strerror or str(exc)) from None
+            if not chunk:
+                got = f"after {len(chunks)} of {n} bytes of {what}" if chunks else f"before {what}"
+                raise self._closed(api_key, version, f"end of stream {got}")
+            chunks += chunk
+        return bytes(chunks)
+
+    def _read_frame(self, api_key: int, version: int, started: float) -> bytes:
+        """The response without its size prefix (correlation id first)."""
+        head = self._recv_exactly(4, api_key, version, started, "the response size")
+        (size,) = _SIZE.unpack(head)
+        if size < 4 or size > MAX_RESPONSE_BYTES:
+            raise self._not_kafka(f"a response size of {size} bytes (first bytes {head!r})")
+        return self._recv_exactly(size, api_key, version, started, "the response")
+
+    def _decode(self, request: Any, version: int, response: bytes, correlation_id: int) -> Any:
+        (got,) = _SIZE.unpack_from(response, 0)
+        if got != correlation_id:
+            self.close()
+            raise self._not_kafka(
+                f"correlation id {got} to a request with correlation id {correlation_id}"
+            )
+        response_class = request.header.get_response_class()
+        try:
+            return response_class.decode(response, version=version, header=True)
+        except Exception as exc:  # kafka-python raises many types on truncated/garbled input
+            self.close()
+            raise WireError(
+                f"{self.address} answered {api_name(int(request.API_KEY))} v{version} with bytes "
+                f"that do not decode as its response ({type(exc).__name__}: {exc}): the broker "
+                "may not implement this version correctly; see the attached response bytes",
+                address=self.address,
+                kind="undecodable",
+            ) from None
+
+    # ------------------------------------------------------------------------------------------
+    # One-line errors that name the fix (issue 4 item 4)
+
+    def _unreachable(self, reason: str) -> WireError:
+        return WireError(
+            f"cannot reach broker at {self.address} within {_fmt_seconds(self.timeout)} "
+            f"({reason}): is it running? pass --bootstrap-servers HOST:PORT",
+            address=self.address,
+            kind="unreachable",
+        )
+
+    def _timed_out(self, api_key: int, version: int, what: str) -> WireError:
+        return WireError(
+            f"broker at {self.address} did not finish {what} for {api_name(api_key)} v{version} "
+            f"within {_fmt_seconds(self.timeout)}: is it overloaded or hung? raise --timeout or "
+            "check the broker log",
+            address=self.address,
+            kind="timeout",
+        )
+
+    def _closed(self, api_key: int, version: int, reason: str) -> WireError:
+        return WireError(
+            f"broker at {self.address} closed the connection during {api_name(api_key)} "
+            f"v{version} ({reason}): it may have crashed, or it rejects this request or API "
+            "version; check the broker log",
+            address=self.address,
+            kind="closed",
+        )
+
+    def _not_kafka(self, what: str) -> WireError:
+        return WireError(
+            f"{self.address} does not speak the Kafka protocol (it answered {what}): pass "
+            "--bootstrap-servers HOST:PORT of a Kafka listener",
+            address=self.address,
+            kind="not-kafka",
+        )
