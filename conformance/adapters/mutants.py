@@ -533,9 +533,9 @@ class _LatOverwritesBaseCluster(MutantCluster):
 
 @_mutant(
     "lat-overwrites-base-timestamp",
-    "Stamping LogAppendTime in place also overwrites the v2 BaseTimestamp with now (FMT-13 says only "
-    "attributes and MaxTimestamp change).",
-    ("FMT.set-max-timestamp-keeps-base", "CMP.lat-inplace-v2-keeps-base"),
+    "Stamping LogAppendTime also overwrites the v2 BaseTimestamp with now: in place (FMT-13 says only "
+    "attributes and MaxTimestamp change) and on a rebuilt batch (CMP-4: the first source record's timestamp).",
+    ("FMT.set-max-timestamp-keeps-base", "CMP.lat-inplace-v2-keeps-base", "CMP.lat-rebuild-v2-base-first-source"),
     ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
 )
 def build_lat_overwrites_base(profile: Profile) -> Implementation:
