@@ -35,7 +35,7 @@ from models.clauses import Level, get_clause
 from models.profiles import Profile, get_profile, narrow_versions
 
 from .adapters.model import ModelFactory
-from .checks import ClauseViolation, Verdict
+from .checks import ClauseViolation, Verdict, expect_failures, take_known_hits
 from .draws import take_last_recorder
 from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
@@ -136,6 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
     expectations_file = config.getoption("--expectations")
     try:
         config.stash[_expectations_key] = load_expectations(expectations_file) if expectations_file else ()
+        expect_failures({e.clause for e in config.stash[_expectations_key]})
     except ExpectationsError as exc:
         raise pytest.UsageError(str(exc)) from None
     wanted = config.getoption("--clauses")
@@ -335,6 +336,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     exc = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
     verdicts: dict[str, Verdict] = {}
     message = ""
+    # Violations of expected clauses, recorded while the test went on (conformance.checks).
+    hits = take_known_hits() if report.when == "call" else []
+    known = {v.clause_id: Verdict.KNOWN for v in hits}
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
         verdict = Verdict.NOT_APPLICABLE if NOT_APPLICABLE_PREFIX in reason else Verdict.UNSUPPORTED
@@ -353,12 +357,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.wasxfail = "KNOWN: " + "; ".join(
                 f"{v.clause_id}: {expected[v.clause_id].reason} ({expected[v.clause_id].link})" for v in violations
             )
-            verdicts = {cid: Verdict.BLOCKED for cid in ids}
+            verdicts = {cid: Verdict.BLOCKED for cid in ids} | known
             verdicts.update({v.clause_id: Verdict.KNOWN for v in violations})
         elif violations and all(v.clause.level is not Level.MUST or v.clause_id in expected for v in violations):
             report.outcome = "skipped"
             report.wasxfail = "NON-STRICT: " + "; ".join(f"{v.clause_id} ({v.clause.level.value})" for v in violations)
-            verdicts = {cid: Verdict.BLOCKED for cid in ids}
+            verdicts = {cid: Verdict.BLOCKED for cid in ids} | known
             verdicts.update(
                 {v.clause_id: Verdict.KNOWN if v.clause_id in expected else Verdict.NON_STRICT for v in violations}
             )
@@ -369,21 +373,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 report.sections.append(("pin", pin))
             failed = [v.clause_id for v in violations] or ids
             # The test's other clauses were not reached: BLOCKED unless another test decides them.
-            verdicts = {cid: Verdict.BLOCKED for cid in ids}
+            verdicts = {cid: Verdict.BLOCKED for cid in ids} | known
             verdicts.update({cid: Verdict.FAIL for cid in failed})
             for v in violations:
                 if v.clause_id in expected:
                     verdicts[v.clause_id] = Verdict.KNOWN
     elif report.passed:
-        pinned = _pinned_for(item.config, item)
-        if pinned:
+        # A pinned expectation whose clause was not hit in this test did not fail: it is stale.
+        pinned = [e for e in _pinned_for(item.config, item) if e.clause not in known]
+        if hits and not pinned:
+            report.outcome = "skipped"
+            report.wasxfail = "KNOWN: " + "; ".join(
+                f"{cid}: {expected[cid].reason} ({expected[cid].link})" for cid in known
+            )
+            verdicts = {cid: Verdict.PASS for cid in ids} | known
+            message = "\n".join(str(v) for v in hits[:5])
+        elif pinned:
             report.outcome = "failed"
             report.longrepr = "UNEXPECTED-PASS: " + "; ".join(
                 f"{e.clause} was expected to fail ({e.reason}, {e.link}) but passed with its pinned example: "
                 "remove the entry from the expectations file"
                 for e in pinned
             )
-            verdicts = {e.clause: Verdict.UNEXPECTED_PASS for e in pinned}
+            verdicts = known | {e.clause: Verdict.UNEXPECTED_PASS for e in pinned}
             message = str(report.longrepr)
         else:
             verdicts = {cid: Verdict.PASS for cid in ids}
@@ -460,7 +472,8 @@ def _pin_entry(item: pytest.Item, clause_ids: list[str]) -> str:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    take_last_recorder()  # a recorder belongs to the test that made it
+    take_last_recorder()  # a recorder and known hits belong to the test that made them
+    take_known_hits()
 
 
 def replay_command(item: pytest.Item) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -145,7 +146,10 @@ def test_a_failing_suite_prints_the_entry_that_pins_it_and_the_pin_reproduces_it
     start = out.index("[[expected]]")
     entry = out[start : out.index("\n", out.index("example = ", start))]
     assert f'test = "{test}"' in entry and 'example = "data=Replay([' in entry
-    pytester.makefile(".toml", known=entry.replace('"..."', '"answers the last record holding the max"'))
+    # The mutant breaks LO-6 on LogAppendTime batches too: once the first clause is known, the test goes
+    # on and meets that one, so it is listed as well (unpinned).
+    lat = '[[expected]]\nclause = "LO.max-timestamp-lat-batch-first-record"\nreason = "r"\nlink = "none"\n'
+    pytester.makefile(".toml", known=entry.replace('"..."', '"answers the last record holding the max"') + "\n" + lat)
     # Another seed: the pinned example still fails first, so the run is KNOWN (xfailed), not PASS.
     result = run(pytester, test, "--target", mutant, "--expectations", "known.toml", "--hypothesis-seed", "7")
     result.assert_outcomes(xfailed=1)
@@ -153,3 +157,28 @@ def test_a_failing_suite_prints_the_entry_that_pins_it_and_the_pin_reproduces_it
     result = run(pytester, test, "--target", "model", "--expectations", "known.toml", "--hypothesis-profile", "ci")
     result.assert_outcomes(failed=1)
     assert "UNEXPECTED-PASS: LO.max-timestamp-first-record was expected to fail" in result.stdout.str()
+
+
+def test_a_known_failure_does_not_block_the_clauses_checked_after_it(pytester: pytest.Pytester) -> None:
+    """An expected clause's violation is recorded and the test goes on: the next clause is still judged
+    (here it fails), instead of being BLOCKED behind a failure everybody knows about."""
+    pytester.makepyfile(
+        test_two='''
+import pytest
+from conformance.checks import check_equal
+
+@pytest.mark.clause("LO.first-ge-target", "LO.not-found-minus-one")
+def test_two_clauses():
+    check_equal("LO.first-ge-target", "offset", 3, 4)
+    check_equal("LO.not-found-minus-one", "offset", 5, -1)
+'''
+    )
+    pytester.makefile(".toml", known='[[expected]]\nclause = "LO.first-ge-target"\nreason = "r"\nlink = "none"\n')
+    result = run(pytester, "--expectations", "known.toml", "--verdicts-json", "v.json")
+    result.assert_outcomes(failed=1)
+    verdicts = json.loads((pytester.path / "v.json").read_text())["clauses"]
+    assert verdicts == {"LO.first-ge-target": "KNOWN", "LO.not-found-minus-one": "FAIL"}
+    # Without expectations the first failure stops the test and the second clause is BLOCKED.
+    result = run(pytester, "--verdicts-json", "v.json")
+    verdicts = json.loads((pytester.path / "v.json").read_text())["clauses"]
+    assert verdicts == {"LO.first-ge-target": "FAIL", "LO.not-found-minus-one": "BLOCKED"}
