@@ -11,14 +11,16 @@ When a test fails, the plugin prints the `[[expected]]` entry to paste, built fr
 Hypothesis runs the (shrunk) failing example last. Values are the model's, whose reprs evaluate back with
 the names of `conformance.expectations.example_namespace`.
 
-Timestamps are pinned as absolute values: a pinned example replays exactly where the suite sets the
-broker clocks (CLOCK_CONTROL: the model, the mutants); against a wall clock the same draws meet another
-`now`.
+Timestamps are pinned with the clock reading they were drawn against (`anchor`): a replay against a wall
+clock that moved on shifts every value within ten years of the anchor by as much, so a timestamp an hour
+ahead of the broker's clock stays an hour ahead. Where the suite sets the clocks the shift is zero.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from enum import Enum
 from typing import Any, Protocol, TypeVar
 
 from hypothesis import strategies as st
@@ -36,14 +38,21 @@ class PinMismatch(Exception):
     """A pinned example whose draws no longer fit the test (the test changed since it was recorded)."""
 
 
+# Values within ten years of the clock reading a pinned example was recorded at are timestamps: a replay
+# against a clock that moved on shifts them by as much, so "an hour ahead of now" stays an hour ahead.
+ANCHOR_SPAN_MS = 10 * 365 * 24 * 3600 * 1000
+
+
 class Recorder:
-    """Hypothesis' interactive data, with every draw recorded as (label, value)."""
+    """Hypothesis' interactive data, with every draw recorded as (label, value), and the first broker clock
+    reading of the test (`anchor`, noted by the suites' twin)."""
 
     def __init__(self, data: st.DataObject) -> None:
-        global _last
+        global _last, _active
         self._data = data
         self.drawn: list[tuple[str | None, Any]] = []
-        _last = self
+        self.anchor: int | None = None
+        _last = _active = self
 
     def draw(self, strategy: st.SearchStrategy[T], label: str | None = None) -> T:
         value = self._data.draw(strategy, label=label)
@@ -51,8 +60,9 @@ class Recorder:
         return value
 
     def pin(self) -> str:
-        """The keyword argument that replays these draws: `data=Replay([...])`."""
-        return f"data=Replay({self.drawn!r})"
+        """The keyword argument that replays these draws: `data=Replay([...], anchor=...)`."""
+        anchor = "" if self.anchor is None else f", anchor={self.anchor}"
+        return f"data=Replay({self.drawn!r}{anchor})"
 
     def __repr__(self) -> str:
         # Hypothesis prints the argument before the draws happen; the draws follow as its own notes.
@@ -60,30 +70,84 @@ class Recorder:
 
 
 class Replay:
-    """Pinned draws, handed back in order. Each label must match the one the test asks for, so a test that
-    changed since the example was recorded fails with a clear message instead of replaying nonsense."""
+    """Pinned draws, handed back in order (each run of the example gets a fresh cursor). Each label must
+    match the one the test asks for, so a test that changed since the example was recorded fails with a
+    clear message instead of replaying nonsense. With an `anchor`, timestamps move with the clock."""
 
-    def __init__(self, drawn: Sequence[tuple[str | None, Any]]) -> None:
+    def __init__(self, drawn: Sequence[tuple[str | None, Any]], anchor: int | None = None) -> None:
         self.drawn = list(drawn)
-        self._next = 0
+        self.anchor = anchor
+
+    def cursor(self) -> Replaying:
+        return Replaying(self)
 
     def draw(self, strategy: st.SearchStrategy[T], label: str | None = None) -> T:
-        if self._next >= len(self.drawn):
+        raise TypeError("a Replay is drawn from through `recorded(data)`, which gives each run its own cursor")
+
+    def __repr__(self) -> str:
+        anchor = "" if self.anchor is None else f", anchor={self.anchor}"
+        return f"Replay({self.drawn!r}{anchor})"
+
+
+class Replaying:
+    """One run of a pinned example."""
+
+    def __init__(self, replay: Replay) -> None:
+        global _active
+        self.replay = replay
+        self._next = 0
+        self.shift = 0
+        self._clock_seen = False
+        _active = self
+
+    def draw(self, strategy: st.SearchStrategy[T], label: str | None = None) -> T:
+        drawn = self.replay.drawn
+        if self._next >= len(drawn):
             raise PinMismatch(
-                f"the pinned example has {len(self.drawn)} draws but the test asks for another ({label!r}): "
+                f"the pinned example has {len(drawn)} draws but the test asks for another ({label!r}): "
                 "the test changed; record the example again from a failing run"
             )
-        pinned_label, value = self.drawn[self._next]
+        pinned_label, value = drawn[self._next]
         if pinned_label != label:
             raise PinMismatch(
                 f"draw {self._next + 1} of the pinned example is {pinned_label!r} but the test asks for {label!r}: "
                 "the test changed; record the example again from a failing run"
             )
         self._next += 1
+        if self.shift and self.replay.anchor is not None:
+            value = shift_timestamps(value, self.replay.anchor, self.shift)
         return value  # type: ignore[no-any-return]
 
-    def __repr__(self) -> str:
-        return f"Replay({self.drawn!r})"
+
+def note_clock(now: int) -> None:
+    """A broker clock reading of the running test (the suites' twin calls this): the first one anchors a
+    recording, or sets how far a replay's timestamps move."""
+    active = _active
+    if isinstance(active, Recorder) and active.anchor is None:
+        active.anchor = now
+    elif isinstance(active, Replaying) and not active._clock_seen:
+        active._clock_seen = True
+        if active.replay.anchor is not None:
+            active.shift = now - active.replay.anchor
+
+
+def shift_timestamps(value: Any, anchor: int, shift: int) -> Any:
+    """`value` with every int within ANCHOR_SPAN_MS of `anchor` moved by `shift`, inside tuples, lists and
+    (frozen) dataclasses such as the model's batches and records."""
+    if isinstance(value, (bool, Enum)):
+        return value
+    if isinstance(value, int):
+        return value + shift if abs(value - anchor) <= ANCHOR_SPAN_MS else value
+    if isinstance(value, tuple):
+        return tuple(shift_timestamps(v, anchor, shift) for v in value)
+    if isinstance(value, list):
+        return [shift_timestamps(v, anchor, shift) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changes = {
+            f.name: shift_timestamps(getattr(value, f.name), anchor, shift) for f in dataclasses.fields(value) if f.init
+        }
+        return dataclasses.replace(value, **changes)
+    return value
 
 
 def draws() -> st.SearchStrategy[st.DataObject]:
@@ -94,13 +158,16 @@ def draws() -> st.SearchStrategy[st.DataObject]:
 
 def recorded(data: Draws) -> Draws:
     """A test's draws: recorded when generated (`st.DataObject`), as pinned when replayed (`Replay`)."""
-    if isinstance(data, (Replay, Recorder)):
+    if isinstance(data, Replay):
+        return data.cursor()
+    if isinstance(data, (Recorder, Replaying)):
         return data
     assert isinstance(data, st.DataObject)
     return Recorder(data)
 
 
 _last: Recorder | None = None
+_active: Recorder | Replaying | None = None
 
 
 def take_last_recorder() -> Recorder | None:

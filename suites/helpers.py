@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from hypothesis import HealthCheck, settings
 
 from conformance.checks import check_equal
+from conformance.draws import note_clock
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig, effective_bounds, target_magic
@@ -114,7 +115,9 @@ class Twin:
     def leader_clock(self, topic: str) -> int:
         """The leader's `now`: the clock the suite set, or a fresh reading of a wall clock."""
         self._follow_clock(topic)
-        return self.ref.clock(self.ref.leader(topic, 0))
+        now = self.ref.clock(self.ref.leader(topic, 0))
+        note_clock(now)  # anchors a recorded example's timestamps (conformance.draws)
+        return now
 
     def _follow_clock(self, topic: str) -> None:
         if not self.clock_control:
