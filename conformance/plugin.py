@@ -231,7 +231,14 @@ def _pin_known_failures(config: pytest.Config, items: list[pytest.Item]) -> None
             function = getattr(item, "obj", None)
             if function is None or not hasattr(function, "hypothesis"):
                 raise pytest.UsageError(f"expectations: {item.nodeid} is not a Hypothesis test; 'example' needs one")
-            example(**parse_example(expectation))(function)
+            try:
+                arguments = parse_example(expectation)
+            except Exception as exc:  # the file's own Python: name the entry, not a traceback
+                raise pytest.UsageError(
+                    f"expectations: the example of {expectation.clause} on {item.nodeid} does not evaluate "
+                    f"({type(exc).__name__}: {exc}): paste the 'pin' entry a failing run prints"
+                ) from None
+            example(**arguments)(function)
 
 
 @pytest.fixture(scope="session")

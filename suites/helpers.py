@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from conformance.checks import check_equal
 from conformance.draws import note_clock
@@ -32,6 +34,7 @@ from models.constants import (
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile, narrow_versions
 from models.records import AnyBatch, LegacyBatch
+from strategies.records import batches
 
 # ------------------------------------------------------------------------------------ budgets
 
@@ -214,6 +217,13 @@ def producible_magics(twin_or_caps: Twin | frozenset[Capability], profile: Profi
     if Capability.PRODUCE_V2 in caps and profile.max_magic == MAGIC_V2:
         magics.append(MAGIC_V2)
     return tuple(magics)
+
+
+def sent_batches(twin: Twin, ts: st.SearchStrategy[int], **kwargs: Any) -> st.SearchStrategy[tuple[AnyBatch, ...]]:
+    """`strategies.records.batches` as this target's producers send them: idempotent-producer fields only
+    where the target has IDEMPOTENCE (a real broker answers an unknown producer id with its own errors,
+    which are outside the timestamp contract)."""
+    return batches(ts, producer=twin.has(Capability.IDEMPOTENCE), **kwargs)
 
 
 def producible_codecs(caps: frozenset[Capability]) -> tuple[Codec, ...]:

@@ -27,7 +27,6 @@ from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, Time
 from models.profiles import Profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch
 from strategies.configs import compression_types
-from strategies.records import batches
 from strategies.timestamps import timestamps
 
 from .helpers import (
@@ -38,6 +37,7 @@ from .helpers import (
     produce_version_for,
     producible_codecs,
     producible_magics,
+    sent_batches,
     suite_settings,
     unique_topic,
 )
@@ -88,7 +88,8 @@ def test_createtime_storage(
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
     ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, mistakes=False)
-    sent = data.draw(batches(ts, magics=producible_magics(twin, profile), codecs=producible_codecs(impl.capabilities)))
+    magics, codecs = producible_magics(twin, profile), producible_codecs(impl.capabilities)
+    sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
     check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies", context=context)
@@ -131,7 +132,8 @@ def test_log_append_time_storage(
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
     ts = timestamps(now, before=LONG_MAX, after=LONG_MAX)
-    sent = data.draw(batches(ts, magics=producible_magics(twin, profile), codecs=producible_codecs(impl.capabilities)))
+    magics, codecs = producible_magics(twin, profile), producible_codecs(impl.capabilities)
+    sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
     check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
@@ -163,15 +165,15 @@ def test_log_append_time_storage(
 
 @pytest.mark.clause("CMP.topic-codec-recompresses", "CMP.rebuild-createtime-copies")
 @pytest.mark.requires(Capability.COMPRESSION)
-@given(data=draws(), codec=st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)))
+@given(data=draws())
 @suite_settings(15)
 def test_uncompressed_into_compressed_topic(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws,
-    codec: Codec,
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """CMP-1/5 (TV-18): an uncompressed batch sent to a topic with a compression.type is stored with the
     topic's codec, one batch, timestamps kept and header max = the largest."""
     data = recorded(data)
+    codec = data.draw(st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)), label='codec')
     twin = Twin(impl, reference_factory)
     config = _unbounded(TimestampType.CREATE_TIME, codec.name.lower(), profile)
     topic = unique_topic("cmp-recompress")
@@ -179,7 +181,7 @@ def test_uncompressed_into_compressed_topic(
     now = twin.leader_clock(topic)
     magics = tuple(m for m in producible_magics(twin, profile) if m in (MAGIC_V1, MAGIC_V2))
     ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
-    sent = data.draw(batches(ts, magics=magics, codecs=(Codec.NONE,), min_records=2))
+    sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=(Codec.NONE,), min_records=2))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
     check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies")
     got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))

@@ -22,7 +22,7 @@ from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, Codec, TimestampType
 from models.profiles import Profile
 from models.records import RecordSpec, build_legacy
-from strategies.records import batches, codecs_for_magic
+from strategies.records import codecs_for_magic
 from strategies.timestamps import around, timestamps
 
 from .helpers import (
@@ -33,6 +33,7 @@ from .helpers import (
     produce_version_for,
     producible_codecs,
     producible_magics,
+    sent_batches,
     suite_settings,
     unique_topic,
 )
@@ -71,7 +72,7 @@ def test_consumer_view(
     now = twin.leader_clock(topic)
     ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, mistakes=False)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
-        sent = data.draw(batches(ts, magics=magics, codecs=producible_codecs(impl.capabilities)))
+        sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=producible_codecs(impl.capabilities)))
         observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
         check_produce(observed, expected, config=config, error_clause="CON.v2-createtime-base-plus-delta")
     got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))

@@ -20,7 +20,6 @@ from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
 from models.records import AnyBatch
-from strategies.records import batches
 from strategies.timestamps import timestamps
 
 from .helpers import (
@@ -32,6 +31,7 @@ from .helpers import (
     produce_version_for,
     producible_codecs,
     producible_magics,
+    sent_batches,
     suite_settings,
     unique_topic,
     v2_produce_version,
@@ -50,19 +50,16 @@ def _after(profile: Profile) -> int | None:
     "CNV.up-convert-v1-v2-preserves",
 )
 @pytest.mark.requires(Capability.PRODUCE_LEGACY)
-@given(data=draws(), lat=st.booleans(), produce_version=st.integers(0, 2))
+@given(data=draws())
 @suite_settings(40)
 def test_up_conversion(
-    impl: Implementation,
-    reference_factory: ImplementationFactory,
-    profile: Profile,
-    data: Draws,
-    lat: bool,
-    produce_version: int,
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """CNV-1/3/4 (TV-21, TV-22): v0/v1 batches sent with Produce v0-v2 are stored in the topic's format
     (where honoured, else v2); v0 records read -1/CreateTime or now/LogAppendTime, v1 records keep theirs."""
     data = recorded(data)
+    lat = data.draw(st.booleans(), label='lat')
+    produce_version = data.draw(st.integers(0, 2), label='produce_version')
     twin = Twin(impl, reference_factory)
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     fmt_choices = tuple(m for m in (MAGIC_V0, MAGIC_V1, MAGIC_V2) if m <= profile.max_magic)
@@ -77,7 +74,7 @@ def test_up_conversion(
     now = twin.leader_clock(topic)
     legacy = tuple(m for m in producible_magics(twin, profile) if m < MAGIC_V2)
     ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
-    sent = data.draw(batches(ts, magics=legacy, codecs=producible_codecs(impl.capabilities)))
+    sent = data.draw(sent_batches(twin, ts, magics=legacy, codecs=producible_codecs(impl.capabilities)))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version)
     check_produce(observed, expected, config=config, error_clause="CNV.legacy-produce-any-magic")
     got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
@@ -103,20 +100,17 @@ def test_up_conversion(
     "CNV.down-conversion-disabled",
 )
 @pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2)
-@given(data=draws(), lat=st.booleans(), fetch_version=st.integers(0, 3), enable=st.booleans())
+@given(data=draws())
 @suite_settings(40)
 def test_down_conversion(
-    impl: Implementation,
-    reference_factory: ImplementationFactory,
-    profile: Profile,
-    data: Draws,
-    lat: bool,
-    fetch_version: int,
-    enable: bool,
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """CNV-2/5 (TV-27): v2 batches fetched at v0-v3 come back as v0 (timestamps dropped) or v1 (type kept;
     LogAppendTime messages carry the batch max; CreateTime keeps each timestamp); zstd cannot be converted."""
     data = recorded(data)
+    lat = data.draw(st.booleans(), label='lat')
+    fetch_version = data.draw(st.integers(0, 3), label='fetch_version')
+    enable = data.draw(st.booleans(), label='enable')
     twin = Twin(impl, reference_factory)
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     config = TopicConfig(
@@ -130,7 +124,7 @@ def test_down_conversion(
     ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
     codecs = producible_codecs(impl.capabilities)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
-        sent = data.draw(batches(ts, magics=(MAGIC_V2,), codecs=codecs))
+        sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=codecs))
         observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(profile))
         check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
     # What was stored first, under the append clauses (CMP/VAL/CON), so that a fault in the stored batches
@@ -174,13 +168,13 @@ def test_legacy_requests_refused(
     now = twin.leader_clock(topic)
     ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
     codecs = tuple(c for c in producible_codecs(impl.capabilities) if c is not Codec.ZSTD)
-    legacy = data.draw(batches(ts, magics=(MAGIC_V0, MAGIC_V1), codecs=codecs))
+    legacy = data.draw(sent_batches(twin, ts, magics=(MAGIC_V0, MAGIC_V1), codecs=codecs))
     observed, expected = twin.produce(topic, legacy, produce_version=v2_produce_version(profile))
     check_produce(observed, expected, config=config, error_clause="VAL.produce-v3-one-v2-batch")
     if not profile.down_conversion:
         observed, expected = twin.produce(topic, legacy, produce_version=LEGACY_PRODUCE_VERSION)
         check_produce(observed, expected, config=config, error_clause="CNV.no-conversion")
-        good = data.draw(batches(ts, magics=(MAGIC_V2,), codecs=codecs))
+        good = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=codecs))
         twin.produce(topic, good, produce_version=produce_version_for(MAGIC_V2, profile))
         got, want = twin.fetch(topic, fetch_version=data.draw(st.integers(0, 3), label="fetch version"))
         check_fetch(got, want, config=config, profile=profile, stored_clause="CNV.no-conversion")

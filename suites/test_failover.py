@@ -25,7 +25,6 @@ from models.constants import LONG_MAX, ErrorCode, TimestampType
 from models.profiles import Profile
 from strategies.clocks import broker_clock_offsets
 from strategies.failover import failover_sequences
-from strategies.records import batches
 from strategies.timestamps import timestamps
 
 from .helpers import (
@@ -38,6 +37,7 @@ from .helpers import (
     produce_version_for,
     producible_codecs,
     producible_magics,
+    sent_batches,
     suite_settings,
     unique_topic,
 )
@@ -50,14 +50,15 @@ from .helpers import (
     "VAL.lat-response-time",
 )
 @pytest.mark.requires(Capability.LEADER_FAILOVER, Capability.CLOCK_CONTROL)
-@given(data=draws(), lat=st.booleans())
+@given(data=draws())
 @suite_settings(30)
 def test_failover_keeps_records(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws, lat: bool
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """REP-1/2 (TV-15): after every leader move the stored records are unchanged, timestamp lookups answer as
     the model does, and new LogAppendTime appends carry the new leader's clock."""
     data = recorded(data)
+    lat = data.draw(st.booleans(), label='lat')
     twin = Twin(impl, reference_factory)
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
@@ -78,7 +79,7 @@ def test_failover_keeps_records(
         for _ in range(move.records_before):
             now = twin.leader_clock(topic)
             ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
-            request = data.draw(batches(ts, magics=magics, codecs=codecs, max_records=4))
+            request = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs, max_records=4))
             observed, expected = twin.produce(topic, request, produce_version=produce_version_for(request[0].magic,
                                                                                                profile))
             if lat and moved and expected.error is ErrorCode.NONE:
@@ -142,7 +143,7 @@ def test_backward_clock_step(
     for step in data.draw(st.lists(st.integers(-3_600_000, 60_000), min_size=1, max_size=6), label="clock steps"):
         twin.set_clock(leader, twin.clock(leader) + step)
         now = twin.clock(leader)
-        request = data.draw(batches(st.just(now), magics=magics, codecs=codecs, max_records=3))
+        request = data.draw(sent_batches(twin, st.just(now), magics=magics, codecs=codecs, max_records=3))
         observed, expected = twin.produce(topic, request, produce_version=produce_version_for(request[0].magic,
                                                                                            profile))
         clause = "REP.lat-not-clamped" if stamps and now < max(stamps) else "VAL.lat-response-time"

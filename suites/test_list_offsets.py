@@ -33,7 +33,7 @@ from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
 from models.records import RecordSpec, build_batches
-from strategies.records import batches, combinations
+from strategies.records import combinations
 from strategies.timestamps import around, timestamps
 
 from .helpers import (
@@ -44,6 +44,7 @@ from .helpers import (
     produce_version_for,
     producible_codecs,
     producible_magics,
+    sent_batches,
     suite_settings,
     unique_topic,
 )
@@ -103,7 +104,7 @@ def _build_log(
     per_request: list[list[int]] = []
     for index, stamps in enumerate(_request_timestamps(data, now)):
         if stamps is None:
-            request = data.draw(batches(ts, magics=magics, codecs=codecs, max_records=4))
+            request = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs, max_records=4))
         else:
             magic, codec = data.draw(st.sampled_from(combinations(magics, codecs)), label="magic, codec")
             specs = [RecordSpec(t, b"k%d-%d" % (index, i), b"v" * 8) for i, t in enumerate(stamps)]

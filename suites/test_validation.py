@@ -38,7 +38,7 @@ from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, ErrorCode, TimestampT
 from models.profiles import ErrorTextStyle, LogAppendTimeFlagCheck, Profile, RangeRule
 from models.records import RecordSpec, build_batches
 from strategies.configs import topic_configs
-from strategies.records import Invalidity, batches, invalid_batches
+from strategies.records import Invalidity, invalid_batches
 from strategies.timestamps import bound_probe_values, timestamps
 
 from .helpers import (
@@ -50,6 +50,7 @@ from .helpers import (
     produce_version_for,
     producible_codecs,
     producible_magics,
+    sent_batches,
     suite_settings,
     unique_topic,
 )
@@ -123,7 +124,8 @@ def test_range_check(
     before, after = bounds(config, profile)
     # Exact bound probes need the broker's `now` exactly: only where the suite sets the clock.
     ts = timestamps(now, before=before, after=after, boundary=twin.clock_control, specials=False)
-    sent = data.draw(batches(ts, magics=magics, codecs=producible_codecs(impl.capabilities)), label="batches")
+    codecs = producible_codecs(impl.capabilities)
+    sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs), label="batches")
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
     context = f"now={now} bounds=({before}, {after}) sent={_sent_timestamps(sent)}"
     clause = _range_clause(config, profile, _sent_timestamps(sent), now)
@@ -171,7 +173,7 @@ def test_no_timestamp(
     config = data.draw(topic_configs(profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
     topic = unique_topic("no-ts")
     twin.create_topic(topic, config)
-    sent = data.draw(batches(st.just(-1), magics=magics, codecs=producible_codecs(impl.capabilities)))
+    sent = data.draw(sent_batches(twin, st.just(-1), magics=magics, codecs=producible_codecs(impl.capabilities)))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
     clause = "VAL.no-timestamp-exempt" if profile.exempt_no_timestamp else "VAL.no-timestamp-range-checked"
     check_produce(observed, expected, config=config, error_clause=clause, context=f"bounds={bounds(config, profile)}")
@@ -194,7 +196,8 @@ def test_lat_topic_accepts_any_timestamp(
     now = twin.leader_clock(topic)
     before, after = bounds(config, profile)
     ts = timestamps(now, before=before, after=after, boundary=True)
-    sent = data.draw(batches(ts, magics=producible_magics(twin, profile), codecs=producible_codecs(impl.capabilities)))
+    magics, codecs = producible_magics(twin, profile), producible_codecs(impl.capabilities)
+    sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
     context = f"now={now} sent={_sent_timestamps(sent)}"
     check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
@@ -209,18 +212,15 @@ def test_lat_topic_accepts_any_timestamp(
     "VAL.lat-flag-stored-as-createtime",
     "VAL.lat-flag-error-text",
 )
-@given(data=draws(), lat_topic=st.booleans())
+@given(data=draws())
 @suite_settings(30)
 def test_producer_set_lat_flag(
-    impl: Implementation,
-    reference_factory: ImplementationFactory,
-    profile: Profile,
-    data: Draws,
-    lat_topic: bool,
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-8: a producer batch flagged LogAppendTime. Rejected on LogAppendTime topics (every version),
     on CreateTime topics before 3.6; accepted there from 3.6 when in range, and stored as CreateTime."""
     data = recorded(data)
+    lat_topic = data.draw(st.booleans(), label='lat_topic')
     twin = Twin(impl, reference_factory)
     if lat_topic and not twin.has(Capability.LOG_APPEND_TIME):
         lat_topic = False

@@ -88,19 +88,16 @@ def _bound() -> st.SearchStrategy[int]:
 
 @pytest.mark.clause("VAL.range-inclusive-bounds")
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS)
-@given(data=draws(), before=_bound(), after=_bound())
+@given(data=draws())
 @suite_settings(20)
 def test_bound_probes(
-    impl: Implementation,
-    reference_factory: ImplementationFactory,
-    profile: Profile,
-    data: Draws,
-    before: int,
-    after: int,
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-4: with finite before/after, ts = now - before and ts = now + after are accepted, one
     millisecond further on either side is rejected; each probe is its own batch."""
     data = recorded(data)
+    before = data.draw(_bound(), label='before')
+    after = data.draw(_bound(), label='after')
     twin = Twin(impl, reference_factory)
     magic, codec = _shape(twin, profile, data)
     # Finite (never Long.MAX_VALUE) values, so 3.6-3.9 use them without falling back (VAL-6).
@@ -129,19 +126,16 @@ def _asymmetric_bounds(draw: st.DrawFn) -> tuple[int, int]:
 
 @pytest.mark.clause("VAL.range-before-after")
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS)
-@given(data=draws(), sides=_asymmetric_bounds())
+@given(data=draws())
 @suite_settings(20)
 def test_sides_are_independent(
-    impl: Implementation,
-    reference_factory: ImplementationFactory,
-    profile: Profile,
-    data: Draws,
-    sides: tuple[int, int],
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-4 (KIP-937): before bounds the past and after the future, independently. The mirror of each
     bound (now - after, now + before) is accepted only when it is within the other side's own bound,
     which a single symmetric bound (the pre-3.6 rule, VAL-5) gets wrong on the narrower side."""
     data = recorded(data)
+    sides = data.draw(_asymmetric_bounds(), label='sides')
     before, after = sides
     twin = Twin(impl, reference_factory)
     magic, codec = _shape(twin, profile, data)
@@ -179,19 +173,16 @@ def _fallback_configs(draw: st.DrawFn) -> TopicConfig:
 
 @pytest.mark.clause("VAL.bounds-fallback-to-difference", "VAL.range-inclusive-bounds")
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS, Capability.DIFFERENCE_CONFIG)
-@given(data=draws(), config=_fallback_configs())
+@given(data=draws())
 @suite_settings(20)
 def test_fallback_to_difference(
-    impl: Implementation,
-    reference_factory: ImplementationFactory,
-    profile: Profile,
-    data: Draws,
-    config: TopicConfig,
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-6 (3.6-3.9): a side whose KIP-937 config is unset or Long.MAX_VALUE is bounded by the
     difference config. Values clearly past the difference on such a side are rejected (the fallback),
     then the exact bound and one past it (inclusive bounds); values within it accepted."""
     data = recorded(data)
+    config = data.draw(_fallback_configs(), label='config')
     assert config.difference_max_ms is not None
     difference = config.difference_max_ms
     twin = Twin(impl, reference_factory)
@@ -223,27 +214,19 @@ def _refuses(create: object, topic: str, config: TopicConfig) -> bool:
 
 @pytest.mark.clause("VAL.difference-config-removed")
 @pytest.mark.requires(Capability.CLOCK_CONTROL)
-@given(
-    data=draws(),
-    difference=bounds_ms(),
-    before=st.one_of(st.none(), bounds_ms()),
-    after=st.one_of(st.none(), bounds_ms()),
-)
+@given(data=draws())
 @suite_settings(20)
 def test_difference_config_removed(
-    impl: Implementation,
-    reference_factory: ImplementationFactory,
-    profile: Profile,
-    data: Draws,
-    difference: int,
-    before: int | None,
-    after: int | None,
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
 ) -> None:
     """VAL-6 (4.0+, KIP-724): message.timestamp.difference.max.ms no longer exists. A topic created with
     it is refused as the model refuses it; an implementation that accepts it anyway must at least not
     let it change the bounds: every value is then accepted or rejected as on a topic with only
     before/after (the rule restated: the reference topic is created without the difference config)."""
     data = recorded(data)
+    difference = data.draw(bounds_ms(), label='difference')
+    before = data.draw(st.one_of(st.none(), bounds_ms()), label='before')
+    after = data.draw(st.one_of(st.none(), bounds_ms()), label='after')
     twin = Twin(impl, reference_factory)
     magic, codec = _shape(twin, profile, data)
     with_difference = TopicConfig(difference_max_ms=difference, before_max_ms=before, after_max_ms=after)
