@@ -378,6 +378,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             pin = _pin_entry(item, [v.clause_id for v in violations] or ids)
             if pin:
                 report.sections.append(("pin", pin))
+                _attach_to_allure("pin (expectations entry)", pin)
+            exchanges = _wire_exchanges(item)
+            if exchanges:
+                _attach_to_allure("last requests and responses (wire)", exchanges)
             failed = [v.clause_id for v in violations] or ids
             # The test's other clauses were not reached: BLOCKED unless another test decides them.
             verdicts = {cid: Verdict.BLOCKED for cid in ids} | known
@@ -408,6 +412,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             verdicts = {cid: Verdict.PASS for cid in ids}
     _record(item, report, verdicts, message)
     return report
+
+
+def _wire_exchanges(item: pytest.Item, last: int = 8) -> str:
+    """The last request/response bytes of a wire target's client, as hex, for a failure's evidence."""
+    impl = getattr(item, "funcargs", {}).get("impl")
+    exchanges = list(getattr(getattr(impl, "client", None), "exchanges", ()) or ())[-last:]
+    blocks = []
+    for x in exchanges:
+        head = f"api_key={x.api_key} v{x.api_version} {x.address} {x.seconds * 1000:.1f} ms"
+        if getattr(x, "error", None):
+            head += f" error={x.error}"
+        blocks.append(f"{head}\nrequest  {x.request_bytes[:4096].hex()}\nresponse {x.response_bytes[:4096].hex()}")
+    return "\n\n".join(blocks)
 
 
 def _attach_to_allure(name: str, body: str) -> None:
