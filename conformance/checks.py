@@ -72,20 +72,23 @@ def take_known_hits() -> list[ClauseViolation]:
     return hits
 
 
-def _violate(violation: ClauseViolation) -> None:
+def _violate(violation: ClauseViolation) -> bool:
     if violation.clause_id in _expected:
         _known_hits.append(violation)
-        return
+        return False
     raise violation
 
 
-def check_equal(clause_id: str, what: str, observed: object, expected: object, context: str = "") -> None:
-    """Raise `ClauseViolation` unless `observed == expected` (recorded instead for an expected failure)."""
+def check_equal(clause_id: str, what: str, observed: object, expected: object, context: str = "") -> bool:
+    """Raise `ClauseViolation` unless `observed == expected`. For an expected failure the violation is
+    recorded and False returned: a caller whose next steps assume equality stops there."""
     if observed != expected:
-        _violate(ClauseViolation(clause_id, what, observed, expected, context))
+        return _violate(ClauseViolation(clause_id, what, observed, expected, context))
+    return True
 
 
-def check_true(clause_id: str, what: str, condition: bool, observed: object, context: str = "") -> None:
-    """Raise `ClauseViolation` unless `condition` holds (`what` states the expectation)."""
+def check_true(clause_id: str, what: str, condition: bool, observed: object, context: str = "") -> bool:
+    """Raise `ClauseViolation` unless `condition` holds (`what` states the expectation); see check_equal."""
     if not condition:
-        _violate(ClauseViolation(clause_id, what, observed, "a value satisfying: " + what, context))
+        return _violate(ClauseViolation(clause_id, what, observed, "a value satisfying: " + what, context))
+    return True

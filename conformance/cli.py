@@ -261,7 +261,7 @@ def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
 
 # --- run ------------------------------------------------------------------------------------------
 
-_VERDICT_ORDER = ("FAIL", "UNEXPECTED-PASS", "KNOWN", "NON-STRICT", "PASS", "UNSUPPORTED", "N/A")
+_VERDICT_ORDER = ("FAIL", "UNEXPECTED-PASS", "KNOWN", "NON-STRICT", "PASS", "BLOCKED", "UNSUPPORTED", "N/A")
 
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:

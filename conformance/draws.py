@@ -38,6 +38,11 @@ class PinMismatch(Exception):
     """A pinned example whose draws no longer fit the test (the test changed since it was recorded)."""
 
 
+class PinExhausted(Exception):
+    """The test asks for more draws than the pinned example holds: the recorded run stopped at its failure
+    there. With the failure now recorded as KNOWN the test goes on; the plugin ends the example quietly."""
+
+
 # Values within ten years of the clock reading a pinned example was recorded at are timestamps: a replay
 # against a clock that moved on shifts them by as much, so "an hour ahead of now" stays an hour ahead.
 ANCHOR_SPAN_MS = 10 * 365 * 24 * 3600 * 1000
@@ -103,10 +108,7 @@ class Replaying:
     def draw(self, strategy: st.SearchStrategy[T], label: str | None = None) -> T:
         drawn = self.replay.drawn
         if self._next >= len(drawn):
-            raise PinMismatch(
-                f"the pinned example has {len(drawn)} draws but the test asks for another ({label!r}): "
-                "the test changed; record the example again from a failing run"
-            )
+            raise PinExhausted(f"the pinned example has {len(drawn)} draws; the test asks for another ({label!r})")
         pinned_label, value = drawn[self._next]
         if pinned_label != label:
             raise PinMismatch(

@@ -18,10 +18,13 @@ does not fail the run). Each failure carries a command that replays it exactly.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
 import shlex
+import signal
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -36,7 +39,7 @@ from models.profiles import Profile, get_profile, narrow_versions
 
 from .adapters.model import ModelFactory
 from .checks import ClauseViolation, Verdict, expect_failures, take_known_hits
-from .draws import take_last_recorder
+from .draws import PinExhausted, take_last_recorder
 from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
 from .targets import TargetError, check_target, open_target
@@ -118,7 +121,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--verdicts-json", default=None, help="write per-test and per-clause verdicts to this file")
 
 
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM (a CI runner cancelling the job, `kill PID`) reads as Ctrl-C, so pytest unwinds, session
+    fixtures stop the brokers they started and the report is still written."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+
+        def interrupt(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt(f"signal {signum}")
+
+        signal.signal(signal.SIGTERM, interrupt)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _interrupt_on_sigterm()
     config.addinivalue_line("markers", "clause(*ids): the catalogue clauses a test checks")
     config.addinivalue_line("markers", "requires(*capabilities): capabilities a test needs")
     config.stash[_verdicts_key] = defaultdict(lambda: defaultdict(list))
@@ -215,6 +232,26 @@ def _pinned_for(config: pytest.Config, item: pytest.Item) -> list[Expectation]:
     return [e for e in config.stash[_expectations_key] if e.pinned and item.nodeid == e.test]
 
 
+def _end_pins_quietly(function: Any) -> None:
+    """A pinned example ends where its recorded run failed (conformance.draws.PinExhausted): the failure is
+    KNOWN now and the test would go on, but the pin holds no further draws. That example then counts as
+    done, and generation goes on with the other examples (Hypothesis' documented `inner_test` hook)."""
+    hypothesis_attr = function.hypothesis
+    inner = hypothesis_attr.inner_test
+    if getattr(inner, "_ends_pins_quietly", False):
+        return
+
+    @functools.wraps(inner)
+    def quiet(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return inner(*args, **kwargs)
+        except PinExhausted:
+            return None
+
+    quiet._ends_pins_quietly = True  # type: ignore[attr-defined]
+    hypothesis_attr.inner_test = quiet
+
+
 def _pin_known_failures(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Add each pinned counterexample as a Hypothesis @example of its test (expectations doc)."""
     from hypothesis import example
@@ -239,6 +276,7 @@ def _pin_known_failures(config: pytest.Config, items: list[pytest.Item]) -> None
                     f"({type(exc).__name__}: {exc}): paste the 'pin' entry a failing run prints"
                 ) from None
             example(**arguments)(function)
+            _end_pins_quietly(function)
 
 
 @pytest.fixture(scope="session")

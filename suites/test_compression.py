@@ -31,6 +31,7 @@ from strategies.timestamps import timestamps
 
 from .helpers import (
     Twin,
+    batch_header,
     check_fetch,
     check_produce,
     newest_fetch,
@@ -146,7 +147,10 @@ def test_log_append_time_storage(
 
     check_fetch(got, want, config=config, profile=profile, stored_clause="CMP.topic-codec-recompresses",
                 record_clause=record_clause, context=context)
-    # Below the consumer view: what the broker kept of the producer's values (SHOULD clauses).
+    # Below the consumer view: what the broker kept of the producer's values (SHOULD clauses), where the
+    # same batches were served (a KNOWN difference above lets the test go on with other ones).
+    if [batch_header(b) for b in got.batches] != [batch_header(b) for b in want.batches]:
+        return
     for obs, exp in zip(got.batches, want.batches, strict=True):
         in_place = _in_place(sent, exp, config, profile)
         if isinstance(exp, DefaultBatch) and isinstance(obs, DefaultBatch):
