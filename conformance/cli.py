@@ -278,7 +278,10 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--expectations", default=os.environ.get("KTS_EXPECTATIONS"), help="known failures (TOML)")
     parser.add_argument(
-        "--hypothesis-profile", default="ci", choices=["fast", "ci", "dev", "thorough"], help="Hypothesis budget"
+        "--hypothesis-profile",
+        default=None,
+        choices=["fast", "ci", "broker", "dev", "thorough"],
+        help="Hypothesis budget (default: broker for a real broker, ci for the model and mutants)",
     )
     parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
     parser.add_argument("--out", default="reports/out", help="where the report, verdicts and logs go")
@@ -308,7 +311,9 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
     root.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pytest", args.suites, "-p", "conformance.plugin", "-p", "no:cacheprovider"]
-    cmd += ["--target", args.target, "--profile", args.profile, "--hypothesis-profile", args.hypothesis_profile]
+    simulated = args.target == "model" or args.target.startswith("mutant:")
+    budget = args.hypothesis_profile or ("ci" if simulated else "broker")
+    cmd += ["--target", args.target, "--profile", args.profile, "--hypothesis-profile", budget]
     cmd += ["--alluredir", str(results), "--clean-alluredir", "--verdicts-json", str(verdicts)]
     cmd += ["--log-dir", str(root / "logs"), "-q", "-rfE"]
     if args.bootstrap_servers:
@@ -327,7 +332,7 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
         from reports.allure import ReportError, build_html, write_categories, write_environment
 
         write_environment(results, {"target": args.target, "profile": args.profile,
-                                    "hypothesis_profile": args.hypothesis_profile})
+                                    "hypothesis_profile": budget})
         write_categories(results)
         if not args.no_html:
             try:

@@ -66,6 +66,18 @@ settings.register_profile(
     print_blob=True,
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
 )
+# `broker`: the ci budget without shrinking, for a real broker over the wire, where each shrink step is a
+# round of network requests (minutes per failure); the replay command and `--hypothesis-profile ci`
+# shrink a failure afterwards.
+settings.register_profile(
+    "broker",
+    derandomize=True,
+    max_examples=100,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 settings.register_profile("dev", max_examples=100, deadline=None, database=None, print_blob=True)
 settings.register_profile(
     "thorough",
