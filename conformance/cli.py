@@ -334,6 +334,10 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
         write_environment(results, {"target": args.target, "profile": args.profile,
                                     "hypothesis_profile": budget})
         write_categories(results)
+        if verdicts.is_file():
+            from reports.clauses import write_clause_results
+
+            write_clause_results(verdicts, results)
         if not args.no_html:
             try:
                 index = build_html(results, html, name=f"Kafka timestamp conformance: {args.target} ({args.profile})")

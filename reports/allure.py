@@ -84,7 +84,8 @@ def build_html(results: Path, output: Path, *, name: str, timeout: float = 300) 
         raise ReportError(f"no Allure results in {results}: did pytest run with --alluredir {results}?")
     executable = allure_executable()
     command = [str(executable), "awesome", str(results), "--single-file", "--output", str(output)]
-    command += ["--report-name", name, "--group-by", "feature,story"]
+    # Clause results (reports.clauses) first, then the tests that checked them.
+    command += ["--report-name", name, "--group-by", "parentSuite,feature"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
