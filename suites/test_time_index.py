@@ -243,3 +243,38 @@ def test_retention_frontier_inside_a_segment(
     observed_range, expected_range = _log_range(twin, topic, profile)
     check_equal("IDX.retention-by-largest-timestamp", "(log start offset, high watermark) after a retention tick",
                 observed_range, expected_range, f"retention.ms={retention} frontier in segment {segment.base_offset}")
+
+
+@pytest.mark.clause("IDX.retention-prefix-rule")
+@pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
+@given(data=draws())
+@suite_settings(20)
+def test_retention_stops_at_the_first_young_segment(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
+) -> None:
+    """IDX-10 (TV-12): retention deletes a prefix of the log. Young records come first, then a backfill
+    older than retention.ms fills the later segments: the first segment is not old enough, so nothing
+    behind it goes either, however old."""
+    data = recorded(data)
+    twin = Twin(impl, reference_factory)
+    retention = data.draw(st.sampled_from((60_000, HOUR)), label="retention.ms")
+    config = _config(profile, segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
+                     retention_ms=retention)
+    topic = unique_topic("prefix")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    magic = producible_magics(twin, profile)[-1]
+    young = data.draw(st.integers(2, 6), label="young records")
+    old = data.draw(st.integers(4, 12), label="old records")
+    stamps = [now] * young + [now - 3 * retention - i for i in range(old)]
+    for i, stamp in enumerate(stamps):
+        request = build_batches([RecordSpec(stamp, str(i).encode(), b"v" * 40)], magic=magic)
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        check_produce(observed, expected, config=config, error_clause="IDX.retention-prefix-rule")
+    advance = data.draw(st.integers(1, retention), label="clock advance")
+    for broker in twin.brokers():
+        twin.set_clock(broker, twin.clock(broker) + advance)
+    twin.retention_tick()
+    observed_range, expected_range = _log_range(twin, topic, profile)
+    check_equal("IDX.retention-prefix-rule", "(log start offset, high watermark) after a retention tick",
+                observed_range, expected_range, f"retention.ms={retention} young={young} old={old}")
