@@ -265,7 +265,9 @@ class Cluster:
         outcome = self.post_validate(part, outcome, batches, now)
         # VAL-12: duplicate detection runs after validation, so a retried duplicate that is now out of
         # range is rejected above instead of being de-duplicated here.
-        duplicate = find_duplicate(log.batches(), outcome.batches)
+        # Only an idempotent producer's batch can be a duplicate: skip listing the log otherwise.
+        idempotent = any(isinstance(b, DefaultBatch) and b.producer_id >= 0 for b in outcome.batches)
+        duplicate = find_duplicate(log.batches(), outcome.batches) if idempotent else None
         if duplicate is not None:
             return ProduceResponse(
                 ErrorCode.NONE,

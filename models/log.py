@@ -11,7 +11,7 @@ a follower). Byte sizes, which drive `segment.bytes` and `index.interval.bytes`,
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -401,9 +401,15 @@ class PartitionLog:
 
     def fetch(self, offset: int) -> tuple[AnyBatch, ...]:
         """The stored batches holding an offset >= `offset` (the first may start below it)."""
-        return tuple(
-            b for s in self.segments if s.next_offset() > offset for b in s.batches if b.last_offset >= offset
-        )
+        found: list[AnyBatch] = []
+        for segment in self.segments:
+            if segment.next_offset() <= offset:
+                continue
+            # Batches are in offset order: skip the ones ending below `offset` by bisection, not a scan (a
+            # follower fetches after every append, so a scan made long logs quadratic).
+            start = bisect_left(segment.batches, offset, key=lambda b: b.last_offset)
+            found.extend(segment.batches[start:])
+        return tuple(found)
 
     # ------------------------------------------------------------------ leader-epoch cache
 
