@@ -57,6 +57,16 @@ class ClauseViolation(AssertionError):
 # BLOCKED behind a failure everybody already knows about.
 _expected: set[str] = set()
 _known_hits: list[ClauseViolation] = []
+# Clauses a check ran for since the last `take_checked` (passed or not): a test that passes without ever
+# checking one of its clauses (the target lacks what the check needs) has not shown that clause holds.
+_checked: set[str] = set()
+
+
+def take_checked() -> set[str]:
+    """The clauses checked since the last call (the plugin, per test)."""
+    checked = set(_checked)
+    _checked.clear()
+    return checked
 
 
 def expect_failures(clause_ids: set[str]) -> None:
@@ -82,6 +92,7 @@ def _violate(violation: ClauseViolation) -> bool:
 def check_equal(clause_id: str, what: str, observed: object, expected: object, context: str = "") -> bool:
     """Raise `ClauseViolation` unless `observed == expected`. For an expected failure the violation is
     recorded and False returned: a caller whose next steps assume equality stops there."""
+    _checked.add(clause_id)
     if observed != expected:
         return _violate(ClauseViolation(clause_id, what, observed, expected, context))
     return True
@@ -89,6 +100,7 @@ def check_equal(clause_id: str, what: str, observed: object, expected: object, c
 
 def check_true(clause_id: str, what: str, condition: bool, observed: object, context: str = "") -> bool:
     """Raise `ClauseViolation` unless `condition` holds (`what` states the expectation); see check_equal."""
+    _checked.add(clause_id)
     if not condition:
         return _violate(ClauseViolation(clause_id, what, observed, "a value satisfying: " + what, context))
     return True

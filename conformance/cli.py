@@ -283,6 +283,23 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["fast", "ci", "broker", "dev", "thorough"],
         help="Hypothesis budget (default: broker for a real broker, ci for the model and mutants)",
     )
+    parser.add_argument(
+        "--fault-hook",
+        default=os.environ.get("KTS_FAULT_HOOK"),
+        help="--target broker: command that moves a leader (CMD move-leader TOPIC PARTITION BROKER_ID); "
+        "needs --allow-disruptive (env KTS_FAULT_HOOK)",
+    )
+    parser.add_argument(
+        "--allow-disruptive",
+        action="store_true",
+        default=os.environ.get("KTS_ALLOW_DISRUPTIVE", "") not in ("", "0", "false"),
+        help="allow faults that disturb the cluster, such as leader moves (env KTS_ALLOW_DISRUPTIVE=1)",
+    )
+    parser.add_argument(
+        "--draft-expectations",
+        default=None,
+        help="append an expectations entry for every new failure to this file, to review and keep",
+    )
     parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
     parser.add_argument("--out", default="reports/out", help="where the report, verdicts and logs go")
     parser.add_argument("--suites", default="suites", help="the suites directory (default suites)")
@@ -301,6 +318,12 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     _check_profile(args.profile)
     try:
         check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
+        if args.fault_hook and args.target != "broker":
+            raise TargetError(f"--fault-hook is for --target broker; {args.target!r} moves its own leaders or has none")
+        if args.fault_hook and not args.allow_disruptive:
+            raise TargetError(
+                "--fault-hook moves partition leaders on your cluster: add --allow-disruptive to allow it"
+            )
     except TargetError as exc:
         raise UsageError(str(exc)) from None
     if not Path(args.suites).is_dir():
@@ -322,6 +345,12 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
         cmd += ["--expectations", args.expectations]
     if args.clauses:
         cmd += ["--clauses", args.clauses]
+    if args.fault_hook:
+        cmd += ["--fault-hook", args.fault_hook]
+    if args.allow_disruptive:
+        cmd += ["--allow-disruptive"]
+    if args.draft_expectations:
+        cmd += ["--draft-expectations", args.draft_expectations]
     cmd += args.pytest_args
     out.write(f"$ {' '.join(cmd[2:])}\n")
     out.flush()

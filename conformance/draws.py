@@ -98,12 +98,21 @@ class Replaying:
     """One run of a pinned example."""
 
     def __init__(self, replay: Replay) -> None:
-        global _active
+        global _active, _last
         self.replay = replay
         self._next = 0
         self.shift = 0
         self._clock_seen = False
-        _active = self
+        _active = _last = self
+
+    @property
+    def drawn(self) -> list[tuple[str | None, Any]]:
+        return self.replay.drawn
+
+    def pin(self) -> str:
+        """The pinned example itself (a failure of another clause in it pins the same draws)."""
+        anchor = "" if self.replay.anchor is None else f", anchor={self.replay.anchor}"
+        return f"data=Replay({self.replay.drawn!r}{anchor})"
 
     def draw(self, strategy: st.SearchStrategy[T], label: str | None = None) -> T:
         drawn = self.replay.drawn
@@ -168,11 +177,11 @@ def recorded(data: Draws) -> Draws:
     return Recorder(data)
 
 
-_last: Recorder | None = None
+_last: Recorder | Replaying | None = None
 _active: Recorder | Replaying | None = None
 
 
-def take_last_recorder() -> Recorder | None:
+def take_last_recorder() -> Recorder | Replaying | None:
     """The recorder of the most recent example of this process, and forget it (the plugin, on failure)."""
     global _last
     recorder, _last = _last, None

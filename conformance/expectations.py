@@ -117,6 +117,13 @@ def example_namespace() -> dict[str, object]:
     from .draws import Replay
 
     names: dict[str, object] = {"TopicConfig": TopicConfig, "Replay": Replay}
+    # The values the suites' strategies draw (a leader move, a clock move) appear in pins too.
+    from strategies.clocks import ClockMove, ClockMoveKind, ProducerClock
+    from strategies.failover import LeaderMove
+    from strategies.records import Invalidity
+
+    for value in (ClockMove, ClockMoveKind, ProducerClock, LeaderMove, Invalidity):
+        names[value.__name__] = value
     for module in (constants, records):
         names.update({k: v for k, v in vars(module).items() if not k.startswith("_")})
     return names

@@ -38,7 +38,7 @@ from models.clauses import Level, get_clause
 from models.profiles import Profile, get_profile, narrow_versions
 
 from .adapters.model import ModelFactory
-from .checks import ClauseViolation, Verdict, expect_failures, take_known_hits
+from .checks import ClauseViolation, Verdict, expect_failures, take_checked, take_known_hits
 from .draws import PinExhausted, take_last_recorder
 from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
@@ -128,6 +128,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--log-dir",
         default=os.environ.get("KTS_LOG_DIR", "reports/out/logs"),
         help="where managed brokers write their logs (env KTS_LOG_DIR)",
+    )
+    group.addoption(
+        "--fault-hook",
+        default=os.environ.get("KTS_FAULT_HOOK"),
+        help="command the suite runs to move a partition leader on --target broker: "
+        "CMD move-leader TOPIC PARTITION BROKER_ID (env KTS_FAULT_HOOK; needs --allow-disruptive)",
+    )
+    group.addoption(
+        "--allow-disruptive",
+        action="store_true",
+        default=os.environ.get("KTS_ALLOW_DISRUPTIVE", "") not in ("", "0", "false"),
+        help="allow faults that disturb the cluster (leader moves through --fault-hook or ElectLeaders) "
+        "(env KTS_ALLOW_DISRUPTIVE=1)",
+    )
+    group.addoption(
+        "--draft-expectations",
+        default=None,
+        help="append an expectations entry for every new failure to this file (reason: the violation; "
+        "check each one, then move it into the target's expectations file)",
     )
     group.addoption("--clauses", default=None, help="comma-separated clause IDs: run only tests tagged with them")
     group.addoption("--verdicts-json", default=None, help="write per-test and per-clause verdicts to this file")
@@ -311,6 +330,8 @@ def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactor
             bootstrap=pytestconfig.getoption("--bootstrap-servers"),
             log_dir=Path(pytestconfig.getoption("--log-dir")),
             timeout=pytestconfig.getoption("--wire-timeout"),
+            fault_hook=pytestconfig.getoption("--fault-hook"),
+            allow_disruptive=pytestconfig.getoption("--allow-disruptive"),
         )
         with opened as (factory, logs):
             yield factory
@@ -395,6 +416,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     message = ""
     # Violations of expected clauses, recorded while the test went on (conformance.checks).
     hits = take_known_hits() if report.when == "call" else []
+    # Clauses a check actually ran for: a passing test shows only those hold (conformance.checks).
+    checked = take_checked() if report.when == "call" else set()
     known = {v.clause_id: Verdict.KNOWN for v in hits}
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
@@ -429,6 +452,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             if pin:
                 report.sections.append(("pin", pin))
                 _attach_to_allure("pin (expectations entry)", pin)
+                _draft_expectations(item, pin, violations)
             exchanges = _wire_exchanges(item)
             if exchanges:
                 _attach_to_allure("last requests and responses (wire)", exchanges)
@@ -447,7 +471,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.wasxfail = "KNOWN: " + "; ".join(
                 f"{cid}: {expected[cid].reason} ({expected[cid].link})" for cid in known
             )
-            verdicts = {cid: Verdict.PASS for cid in ids} | known
+            verdicts = _passed(item, ids, checked) | known
             message = "\n".join(str(v) for v in hits[:5])
         elif pinned:
             report.outcome = "failed"
@@ -459,9 +483,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             verdicts = known | {e.clause: Verdict.UNEXPECTED_PASS for e in pinned}
             message = str(report.longrepr)
         else:
-            verdicts = {cid: Verdict.PASS for cid in ids}
+            verdicts = _passed(item, ids, checked)
+        unchecked = sorted(cid for cid, v in verdicts.items() if v in (Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE))
+        if unchecked:
+            message = (message + "\n" if message else "") + UNSUPPORTED_PREFIX + (
+                f"never checked on this target (what the check needs did not occur): {', '.join(unchecked)}"
+            )
     _record(item, report, verdicts, message)
     return report
+
+
+def _passed(item: pytest.Item, ids: list[str], checked: set[str]) -> dict[str, Verdict]:
+    """A passing test's clauses: PASS where a check ran; where none did, N/A if the clause is not in the
+    profile, else UNSUPPORTED (e.g. a LogAppendTime clause on a target without LogAppendTime topics: the test
+    passed without showing that the clause holds)."""
+    profile = item.config.getoption("--profile")
+    return {
+        cid: Verdict.PASS
+        if cid in checked
+        else Verdict.NOT_APPLICABLE
+        if profile not in get_clause(cid).profiles
+        else Verdict.UNSUPPORTED
+        for cid in ids
+    }
 
 
 def _wire_exchanges(item: pytest.Item, last: int = 8) -> str:
@@ -545,9 +589,41 @@ def _pin_entry(item: pytest.Item, clause_ids: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _draft_expectations(item: pytest.Item, pin: str, violations: list[ClauseViolation]) -> None:
+    """With --draft-expectations FILE: append this failure's entries with the violation's first line as the
+    reason, for a person to check, explain and move into the target's expectations file."""
+    path = item.config.getoption("--draft-expectations")
+    if not path:
+        return
+    reasons = {v.clause_id: str(v).splitlines()[0][:300] for v in violations}
+    entries = pin.split("[[expected]]")[1:]
+    target = Path(path)
+    # One entry per clause is enough: an expected clause is KNOWN wherever else it fails.
+    drafted = target.read_text(encoding="utf-8") if target.is_file() else ""
+    out: list[str] = []
+    for entry in entries:
+        clause = json.loads(entry.split("clause = ", 1)[1].splitlines()[0])
+        if f"clause = {json.dumps(clause)}" in drafted:
+            continue
+        reason = reasons.get(clause, "the test failed outside a clause check: see the report")
+        body = entry.replace('reason = "..."', f"reason = {json.dumps('DRAFT: ' + reason)}")
+        body = body.replace('link = "..."', 'link = "none: not reported upstream yet"')
+        out.append("[[expected]]" + body.rstrip("\n") + "\n\n")
+    if not out:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # One write per failure with O_APPEND: pytest-xdist workers may append side by side.
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, "".join(out).encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    take_last_recorder()  # a recorder and known hits belong to the test that made them
+    take_last_recorder()  # a recorder, known hits and checked clauses belong to the test that made them
     take_known_hits()
+    take_checked()
 
 
 def replay_command(item: pytest.Item) -> str:

@@ -85,9 +85,27 @@ def open_target(
     bootstrap: str | None = None,
     log_dir: Path | None = None,
     timeout: float = 10.0,
+    fault_hook: str | None = None,
+    allow_disruptive: bool = False,
 ) -> Iterator[tuple[ImplementationFactory, list[Path]]]:
-    """The factory of target `name` for one run, and the log files of what was started for it."""
+    """The factory of target `name` for one run, and the log files of what was started for it.
+
+    `fault_hook` (target `broker` only, with `allow_disruptive`): a command that moves a partition
+    leader on the user's cluster (`conformance.faults.FaultHook`)."""
     _check_profile(profile)
+    if fault_hook is not None:
+        if name != "broker":
+            raise TargetError(
+                f"--fault-hook is for --target broker; target {name!r} moves its own leaders or has none"
+            )
+        if not allow_disruptive:
+            raise TargetError(
+                "--fault-hook moves partition leaders on your cluster: add --allow-disruptive "
+                "(or KTS_ALLOW_DISRUPTIVE=1) to allow it"
+            )
+        from .faults import check_fault_hook
+
+        check_fault_hook(fault_hook)
     if name not in WIRE:
         yield resolve_target(name, profile), []
         return
@@ -101,7 +119,9 @@ def open_target(
                 "or set KAFKA_BOOTSTRAP_SERVERS"
             )
         check_reachable(bootstrap, timeout=timeout)
-        yield WireFactory(bootstrap=bootstrap, profile=profile, target=name, timeout=timeout), []
+        yield WireFactory(
+            bootstrap=bootstrap, profile=profile, target=name, timeout=timeout, fault_hook=fault_hook
+        ), []
         return
     if bootstrap:
         raise TargetError(f"target {name!r} is started by the suite: drop --bootstrap-servers (or use --target broker)")
@@ -110,10 +130,17 @@ def open_target(
         from .managed.rdkafka_mock import MockCluster
 
         with MockCluster(brokers=3) as cluster:
-            failover = register_failover(cluster)
+            # The suite owns this cluster: its leader moves and topic admin disturb nobody.
+            managed = register_failover(cluster)
             yield WireFactory(
-                bootstrap=cluster.bootstrap, profile=profile, target=name, timeout=timeout, failover=failover
+                bootstrap=cluster.bootstrap,
+                profile=profile,
+                target=name,
+                timeout=timeout,
+                failover=managed,
+                admin=managed,
             ), []
+            unregister_failover(managed)
         return
     if name == "tansu":
         from .managed.tansu import start_tansu
@@ -138,6 +165,10 @@ def register_failover(cluster: object) -> str:
     bootstrap = cluster.bootstrap  # type: ignore[attr-defined]
     _failovers[bootstrap] = cluster
     return str(bootstrap)
+
+
+def unregister_failover(key: str) -> None:
+    _failovers.pop(key, None)
 
 
 def failover_cluster(key: str) -> object:

@@ -23,17 +23,18 @@ from conformance.checks import check_equal
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig, target_magic
-from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
+from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch
 from strategies.configs import compression_types
-from strategies.timestamps import timestamps
 
 from .helpers import (
     Twin,
+    accepted_timestamps,
     batch_header,
     check_fetch,
     check_produce,
+    lifted_after,
     newest_fetch,
     produce_version_for,
     producible_codecs,
@@ -63,8 +64,8 @@ def _in_place(sent: tuple[AnyBatch, ...], stored: AnyBatch, config: TopicConfig,
     )
 
 
-def _unbounded(config_type: TimestampType, compression: str, profile: Profile) -> TopicConfig:
-    after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+def _unbounded(twin: Twin, config_type: TimestampType, compression: str, profile: Profile) -> TopicConfig:
+    after = lifted_after(twin, profile)
     return TopicConfig(timestamp_type=config_type, compression_type=compression, after_max_ms=after)
 
 
@@ -84,11 +85,11 @@ def test_createtime_storage(
     data = recorded(data)
     twin = Twin(impl, reference_factory)
     compression = data.draw(st.sampled_from(_topic_compression(impl.capabilities, profile)), label="compression")
-    config = _unbounded(TimestampType.CREATE_TIME, compression, profile)
+    config = _unbounded(twin, TimestampType.CREATE_TIME, compression, profile)
     topic = unique_topic("cmp-ct")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, mistakes=False)
+    ts = accepted_timestamps(now, config, profile, mistakes=False)
     magics, codecs = producible_magics(twin, profile), producible_codecs(impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
@@ -128,11 +129,11 @@ def test_log_append_time_storage(
     data = recorded(data)
     twin = Twin(impl, reference_factory)
     compression = data.draw(st.sampled_from(_topic_compression(impl.capabilities, profile)), label="compression")
-    config = _unbounded(TimestampType.LOG_APPEND_TIME, compression, profile)
+    config = _unbounded(twin, TimestampType.LOG_APPEND_TIME, compression, profile)
     topic = unique_topic("cmp-lat")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX)
+    ts = accepted_timestamps(now, config, profile)
     magics, codecs = producible_magics(twin, profile), producible_codecs(impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
@@ -179,12 +180,12 @@ def test_uncompressed_into_compressed_topic(
     data = recorded(data)
     codec = data.draw(st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)), label='codec')
     twin = Twin(impl, reference_factory)
-    config = _unbounded(TimestampType.CREATE_TIME, codec.name.lower(), profile)
+    config = _unbounded(twin, TimestampType.CREATE_TIME, codec.name.lower(), profile)
     topic = unique_topic("cmp-recompress")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
     magics = tuple(m for m in producible_magics(twin, profile) if m in (MAGIC_V1, MAGIC_V2))
-    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=(Codec.NONE,), min_records=2))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
     check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies")

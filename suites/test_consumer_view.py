@@ -19,16 +19,18 @@ from hypothesis import strategies as st
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
-from models.constants import LONG_MAX, MAGIC_V1, Codec, TimestampType
+from models.constants import MAGIC_V1, Codec, TimestampType
 from models.profiles import Profile
 from models.records import RecordSpec, build_legacy
 from strategies.records import codecs_for_magic
-from strategies.timestamps import around, timestamps
+from strategies.timestamps import around
 
 from .helpers import (
     Twin,
+    accepted_timestamps,
     check_fetch,
     check_produce,
+    lifted_after,
     newest_fetch,
     produce_version_for,
     producible_codecs,
@@ -65,12 +67,12 @@ def test_consumer_view(
     magics = producible_magics(twin, profile)
     formats = magics if profile.honours_message_format_version else (profile.max_magic,)
     fmt = data.draw(st.sampled_from(tuple(sorted(set(formats) | {profile.max_magic}))), label="format magic")
-    after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+    after = lifted_after(twin, profile)
     config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt, after_max_ms=after)
     topic = unique_topic("con")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, mistakes=False)
+    ts = accepted_timestamps(now, config, profile, mistakes=False)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
         sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=producible_codecs(impl.capabilities)))
         observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))

@@ -17,16 +17,17 @@ from hypothesis import strategies as st
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
-from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
+from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
 from models.records import AnyBatch
-from strategies.timestamps import timestamps
 
 from .helpers import (
     LEGACY_PRODUCE_VERSION,
     Twin,
+    accepted_timestamps,
     check_fetch,
     check_produce,
+    lifted_after,
     newest_fetch,
     produce_version_for,
     producible_codecs,
@@ -36,10 +37,6 @@ from .helpers import (
     unique_topic,
     v2_produce_version,
 )
-
-
-def _after(profile: Profile) -> int | None:
-    return LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
 
 
 @pytest.mark.clause(
@@ -67,13 +64,13 @@ def test_up_conversion(
     config = TopicConfig(
         timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
         message_format_magic=fmt,
-        after_max_ms=_after(profile),
+        after_max_ms=lifted_after(twin, profile),
     )
     topic = unique_topic("up")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
     legacy = tuple(m for m in producible_magics(twin, profile) if m < MAGIC_V2)
-    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
     sent = data.draw(sent_batches(twin, ts, magics=legacy, codecs=producible_codecs(impl.capabilities)))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version)
     check_produce(observed, expected, config=config, error_clause="CNV.legacy-produce-any-magic")
@@ -115,13 +112,13 @@ def test_down_conversion(
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     config = TopicConfig(
         timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
-        after_max_ms=_after(profile),
+        after_max_ms=lifted_after(twin, profile),
         downconversion_enable=enable,
     )
     topic = unique_topic("down")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
     codecs = producible_codecs(impl.capabilities)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
         sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=codecs))
@@ -162,11 +159,11 @@ def test_legacy_requests_refused(
     v0-v2 and Fetch v0-v3 are refused outright (UNSUPPORTED_VERSION), never converted."""
     data = recorded(data)
     twin = Twin(impl, reference_factory)
-    config = TopicConfig(after_max_ms=_after(profile))
+    config = TopicConfig(after_max_ms=lifted_after(twin, profile))
     topic = unique_topic("refused")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
     codecs = tuple(c for c in producible_codecs(impl.capabilities) if c is not Codec.ZSTD)
     legacy = data.draw(sent_batches(twin, ts, magics=(MAGIC_V0, MAGIC_V1), codecs=codecs))
     observed, expected = twin.produce(topic, legacy, produce_version=v2_produce_version(profile))

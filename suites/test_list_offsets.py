@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
-from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
+from models.constants import MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
 from models.records import RecordSpec, build_batches
 from strategies.records import combinations
@@ -38,8 +38,10 @@ from strategies.timestamps import around, timestamps
 
 from .helpers import (
     Twin,
+    bounds,
     check_list_offsets,
     check_produce,
+    lifted_after,
     list_offsets_versions,
     produce_version_for,
     producible_codecs,
@@ -52,17 +54,17 @@ from .helpers import (
 HOUR = 3_600_000
 
 
-def _request_timestamps(data: Draws, now: int) -> list[list[int] | None]:
+def _request_timestamps(data: Draws, now: int, spread: int = HOUR) -> list[list[int] | None]:
     """The timestamps of each produce request, in three phases, each above everything before it so that a
     lookup aimed at one phase answers inside it (LO-2):
-    - unordered: a producer's clock jitter within an hour of now (None: the request comes from the
-      records strategy, with its headers and producer fields);
+    - unordered: a producer's clock jitter within `spread` (an hour) of now (None: the request comes from
+      the records strategy, with its headers and producer fields);
     - ascending: a steady producer clock, one record per request or several, so that every record is the
       log's new max (a batch-granular answer or an index entry past its record shows, IDX-2/LO-2);
     - ties: a coarse clock with few distinct values, so that several records and batches share a
       timestamp, the max included (IDX-3, IDX-5, LO-6's first record and earliest batch)."""
     requests: list[list[int] | None] = [None] * data.draw(st.integers(0, 2), label="unordered requests")
-    clock = now + 2 * HOUR
+    clock = now + 2 * spread
     single = data.draw(st.booleans(), label="one record per ascending request")
     for _ in range(data.draw(st.integers(0, 3), label="ascending requests")):
         request = []
@@ -82,7 +84,7 @@ def _build_log(
     """A topic in small segments filled by `_request_timestamps`; the sent timestamps, flat and per request.
     With `retention` (where the target has it) the clocks then move on by up to six hours and a retention
     tick deletes the segments older than an hour, so the log start offset moves (IDX-10, LO-5)."""
-    after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+    after = lifted_after(twin, profile)
     retained = retention and twin.has(Capability.RETENTION)
     config = TopicConfig(
         timestamp_type=timestamp_type,
@@ -97,12 +99,16 @@ def _build_log(
     topic = unique_topic("lo")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = timestamps(now, before=HOUR, after=HOUR, specials=False, mistakes=False, margin=0)
+    # Within an hour of now, phases two hours out; a quarter of the after-bound where the topic keeps a
+    # finite one (4.0's 1 h default on a target that cannot lift it), so every request is accepted.
+    _, after_bound = bounds(config, profile)
+    spread = HOUR if after_bound >= 3 * HOUR else after_bound // 4
+    ts = timestamps(now, before=spread, after=spread, specials=False, mistakes=False, margin=0)
     magics = producible_magics(twin, profile)
     codecs = producible_codecs(twin.impl.capabilities)
     sent: list[int] = []
     per_request: list[list[int]] = []
-    for index, stamps in enumerate(_request_timestamps(data, now)):
+    for index, stamps in enumerate(_request_timestamps(data, now, spread)):
         if stamps is None:
             request = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs, max_records=4))
         else:

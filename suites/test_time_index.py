@@ -30,7 +30,7 @@ from conformance.checks import check_equal
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
-from models.constants import LONG_MAX, MAGIC_V0, TimestampType
+from models.constants import MAGIC_V0, TimestampType
 from models.log import Segment
 from models.profiles import Profile, RetentionBasis
 from models.records import RecordSpec, build_batches
@@ -40,6 +40,7 @@ from .helpers import (
     Twin,
     check_list_offsets,
     check_produce,
+    lifted_after,
     list_offsets_versions,
     newest_fetch,
     produce_version_for,
@@ -51,8 +52,8 @@ from .helpers import (
 HOUR = 3_600_000
 
 
-def _config(profile: Profile, **kwargs: int) -> TopicConfig:
-    after = LONG_MAX if profile.has_before_after_configs and profile.default_after_ms != LONG_MAX else None
+def _config(twin: Twin, profile: Profile, **kwargs: int) -> TopicConfig:
+    after = lifted_after(twin, profile)
     return TopicConfig(after_max_ms=after, **kwargs)  # type: ignore[arg-type]
 
 
@@ -74,7 +75,7 @@ def test_lookup_across_segments(
     answers the first offset at or after the target in the first qualifying segment."""
     data = recorded(data)
     twin = Twin(impl, reference_factory)
-    config = _config(profile, segment_bytes=data.draw(st.sampled_from((200, 400, 1000))), index_interval_bytes=1)
+    config = _config(twin, profile, segment_bytes=data.draw(st.sampled_from((200, 400, 1000))), index_interval_bytes=1)
     topic = unique_topic("idx")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
@@ -160,7 +161,7 @@ def test_retention(
     # Two to ten one-record batches per segment: the more a segment holds, the likelier a retention frontier
     # falls inside it (old first batch, recent last one; IDX-10).
     segment_bytes = data.draw(st.sampled_from((300, 600, 1000)), label="segment.bytes")
-    config = _config(profile, segment_bytes=segment_bytes, retention_ms=retention)
+    config = _config(twin, profile, segment_bytes=segment_bytes, retention_ms=retention)
     topic = unique_topic("retention")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
@@ -215,7 +216,7 @@ def test_retention_frontier_inside_a_segment(
     data = recorded(data)
     twin = Twin(impl, reference_factory)
     retention = data.draw(st.sampled_from((60_000, HOUR)), label="retention.ms")
-    config = _config(profile, segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
+    config = _config(twin, profile, segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
                      retention_ms=retention)
     topic = unique_topic("frontier")
     twin.create_topic(topic, config)
@@ -258,7 +259,7 @@ def test_retention_stops_at_the_first_young_segment(
     data = recorded(data)
     twin = Twin(impl, reference_factory)
     retention = data.draw(st.sampled_from((60_000, HOUR)), label="retention.ms")
-    config = _config(profile, segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
+    config = _config(twin, profile, segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
                      retention_ms=retention)
     topic = unique_topic("prefix")
     twin.create_topic(topic, config)

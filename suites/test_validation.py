@@ -43,9 +43,11 @@ from strategies.timestamps import bound_probe_values, timestamps
 
 from .helpers import (
     Twin,
+    accepted_timestamps,
     bounds,
     check_fetch,
     check_produce,
+    lifted_after,
     newest_fetch,
     produce_version_for,
     producible_codecs,
@@ -292,9 +294,7 @@ def test_header_max_recomputed(
     max of the record timestamps on a CreateTime topic without bounds."""
     data = recorded(data)
     twin = Twin(impl, reference_factory)
-    config = TopicConfig()
-    if profile.default_after_ms != LONG_MAX:
-        config = TopicConfig(after_max_ms=LONG_MAX)
+    config = TopicConfig(after_max_ms=lifted_after(twin, profile))
     topic = unique_topic("header-max")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
@@ -308,7 +308,7 @@ def test_header_max_recomputed(
     )
     if not kinds:
         pytest.skip("UNSUPPORTED: no way to send a wrong header max (needs magic 2, or v1 with compression)")
-    ts = timestamps(now, before=LONG_MAX, after=LONG_MAX, specials=False, mistakes=False)
+    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
     sent = data.draw(invalid_batches(ts, magics=magics, codecs=codecs, kinds=kinds))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
     check_produce(observed, expected, config=config, error_clause="VAL.header-max-recomputed")

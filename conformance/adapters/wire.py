@@ -12,7 +12,18 @@ broker `now` inside the bracket. Capabilities come from ApiVersions and from pro
 once per bootstrap address.
 
 Safety on someone's cluster (issue 4): every topic gets the run's unique prefix and is deleted on
-`close()`; leader moves happen only through an explicit failover hook.
+`close()`; leader moves happen only through an explicit failover hook (a cluster the suite manages, or
+the user's `--fault-hook` with `--allow-disruptive`).
+
+Retention: a broker deletes old segments on its own schedule, which the suite can neither trigger nor
+observe (no RETENTION capability), and records with timestamps days in the past would vanish under
+the suites (noida applies time retention within about a second). So topics are created with
+`retention.ms=-1` unless a test asks for a retention of its own; a broker that refuses it gets the
+topic without it, and the run's notes say so.
+
+A target without CreateTopics (librdkafka's mock cluster) gets its topics from the cluster's own
+admin hook; such topics have the broker's defaults only, so a test that needs a topic config there is
+UNSUPPORTED with the capability it names.
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from models.cluster import FetchResponse, ProduceResponse
 from models.codec import decode_batches, encode_batches
@@ -46,6 +58,8 @@ DESCRIBE_CONFIGS, ALTER_CONFIGS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 32, 
 _FORMAT_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.2", 2: "2.8"}
 
 _DEFAULTS = TopicConfig()
+# Fetch rounds per fetch() (a broker that serves one batch per answer; the suites' logs are short).
+_MAX_FETCH_ROUNDS = 200
 
 
 def kafka_configs(config: TopicConfig) -> dict[str, str]:
@@ -90,6 +104,14 @@ def kafka_configs(config: TopicConfig) -> dict[str, str]:
 _SHAPING = ("segment.bytes", "segment.ms", "segment.jitter.ms", "index.interval.bytes", "segment.index.bytes")
 
 
+class TopicAdmin(Protocol):
+    """Topic creation outside the Kafka protocol (a managed cluster's own API)."""
+
+    def create_topic(self, topic: str, partitions: int = 1, replication_factor: int = 3) -> None: ...
+
+    def delete_topic(self, topic: str) -> None: ...
+
+
 @dataclass(frozen=True)
 class Probe:
     """What one bootstrap address offers, learnt once per process."""
@@ -114,6 +136,8 @@ class WireFactory:
     target: str = "broker"
     timeout: float = 10.0
     failover: str | None = None  # an in-process managed cluster (conformance.targets.register_failover)
+    admin: str | None = None  # the same, creating topics where CreateTopics is not offered
+    fault_hook: str | None = None  # the user's command that moves leaders (conformance.faults)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
 
     @property
@@ -121,18 +145,25 @@ class WireFactory:
         return self.target
 
     def build(self) -> WireImplementation:
-        move: Callable[[str, int, int], None] | None = None
-        if self.failover is not None:
-            from ..targets import failover_cluster
+        from ..targets import failover_cluster
 
-            cluster = failover_cluster(self.failover)
-            move = cluster.set_leader  # type: ignore[attr-defined]
+        move: Callable[[str, int, int], None] | None = None
+        admin: TopicAdmin | None = None
+        if self.failover is not None:
+            move = failover_cluster(self.failover).set_leader  # type: ignore[attr-defined]
+        elif self.fault_hook is not None:
+            from ..faults import FaultHook
+
+            move = FaultHook(self.fault_hook).move_leader
+        if self.admin is not None:
+            admin = failover_cluster(self.admin)  # type: ignore[assignment]
         return WireImplementation(
             WireClient(self.bootstrap, timeout=self.timeout),
             get_profile(self.profile),
             name=self.target,
             topic_prefix=f"kts-{self.run_id}-",
             failover=move,
+            admin=admin,
         )
 
 
@@ -171,8 +202,10 @@ class WireImplementation(Implementation):
         name: str = "broker",
         topic_prefix: str = "kts-",
         failover: Callable[[str, int, int], None] | None = None,
+        admin: TopicAdmin | None = None,
     ) -> None:
         self.client = client
+        self.admin = admin
         self.name = name
         self.profile = profile
         self.topic_prefix = topic_prefix
@@ -192,6 +225,11 @@ class WireImplementation(Implementation):
                 return known
             versions = self.client.api_versions()
             brokers = tuple(sorted(b.node_id for b in self.client.metadata().brokers))
+            if CREATE_TOPICS not in versions:
+                # Topics with the broker's defaults only (the admin hook), or none at all.
+                probe = Probe(versions, brokers, False, False, False)
+                _probes[self.client.bootstrap] = probe
+                return probe
             lat = self._accepts({"message.timestamp.type": "LogAppendTime"}, "lat")
             kip_937 = self._accepts({"message.timestamp.before.max.ms": "3600000"}, "kip937")
             difference = self._accepts({"message.timestamp.difference.max.ms": "3600000"}, "diff")
@@ -259,6 +297,20 @@ class WireImplementation(Implementation):
         name = self._name(topic)
         configs = kafka_configs(config)
         replication = min(3, len(self.probe.broker_ids))
+        if CREATE_TOPICS not in self.probe.api_versions:
+            self._create_with_admin(name, configs, partitions, replication)
+            return
+        if "retention.ms" not in configs:
+            configs["retention.ms"] = "-1"  # see the module doc: the broker's own retention would race the suite
+            error, message = self.client.create_topic(
+                name, partitions=partitions, replication_factor=replication, configs=configs
+            )
+            if error == 0:
+                self.created.append(name)
+                return
+            del configs["retention.ms"]
+            if error == ErrorCode.INVALID_CONFIG:
+                self.notes.append(f"{name}: created without retention.ms=-1 (refused: {message})")
         error, message = self.client.create_topic(
             name, partitions=partitions, replication_factor=replication, configs=configs
         )
@@ -276,15 +328,48 @@ class WireImplementation(Implementation):
             )
         self.created.append(name)
 
+    def _create_with_admin(self, name: str, configs: dict[str, str], partitions: int, replication: int) -> None:
+        """A topic from the cluster's own API: broker defaults only, so any config beyond CreateTime (shaping
+        configs aside, which a conforming broker's answers do not depend on) is UNSUPPORTED."""
+        if self.admin is None:
+            raise UnsupportedOperation(
+                Capability.ALTER_CONFIG,
+                f"{self.name} offers no CreateTopics and the suite has no other way to create {name}",
+            )
+        wanted = {k: v for k, v in configs.items() if k not in _SHAPING and k != "message.timestamp.type"}
+        if configs.get("message.timestamp.type") != "CreateTime" or wanted:
+            raise UnsupportedOperation(
+                _capability_for(configs), f"{self.name} creates topics with its defaults only; wanted {configs}"
+            )
+        dropped = {k: v for k, v in configs.items() if k in _SHAPING}
+        if dropped:
+            self.notes.append(f"{name}: created without {dropped} (no topic configs on {self.name})")
+        self.admin.create_topic(name, partitions, replication)
+        self.created.append(name)
+        # The model's leader of a new partition is its first replica, broker 0: start from the same place.
+        if self.failover is not None:
+            for partition in range(partitions):
+                self.failover(name, partition, self.probe.broker_ids[0])
+        self.client.metadata([name])
+
     def alter_config(self, topic: str, config: TopicConfig) -> None:
         if Capability.ALTER_CONFIG not in self.capabilities:
             raise UnsupportedOperation(Capability.ALTER_CONFIG)
-        self.client.alter_configs(self._name(topic), kafka_configs(config))
+        configs = kafka_configs(config)
+        configs.setdefault("retention.ms", "-1")
+        self.client.alter_configs(self._name(topic), configs)
 
     def _delete(self, names: Sequence[str]) -> None:
-        # Best effort on the way out; the topics carry the run's prefix.
+        # Best effort on the way out; the topics carry the run's prefix. (Also called while probing,
+        # before `self.probe` exists.)
         with contextlib.suppress(WireError):
-            self.client.delete_topics(list(names))
+            if DELETE_TOPICS in self.client.api_versions():
+                self.client.delete_topics(list(names))
+                return
+        if self.admin is not None:
+            for name in names:
+                with contextlib.suppress(Exception):
+                    self.admin.delete_topic(name)
 
     # -- data
 
@@ -308,26 +393,47 @@ class WireImplementation(Implementation):
         )
 
     def fetch(self, topic: str, partition: int, offset: int, *, fetch_version: int) -> FetchResponse:
-        try:
-            result = self.client.fetch(self._name(topic), partition, offset, version=fetch_version)
-        except UnsupportedVersion as exc:
-            capability = Capability.DOWN_CONVERSION if fetch_version <= 3 else Capability.FETCH
-            raise UnsupportedOperation(capability, str(exc)) from None
-        except WireError as exc:
-            self.notes.append(f"fetch {topic}: {exc}")
-            return FetchResponse(_transport_error(exc))
-        try:
-            batches = decode_batches(result.records, partial_tail=True)
-        except CodecError as exc:
-            # What a Java consumer meets as CorruptRecordException: compared as an error code under the
-            # clause of what was stored, with the codec's reason kept for the report.
-            self.notes.append(f"fetch {topic} at {offset}: served bytes do not decode: {exc}")
-            return FetchResponse(ErrorCode.CORRUPT_MESSAGE, high_watermark=result.high_watermark)
+        """Everything from `offset` up to the high watermark, as a consumer reads it: a broker may answer a
+        Fetch with fewer batches than fit (librdkafka's mock cluster sends one per answer), so the adapter
+        fetches again from the next offset until it reaches the high watermark or nothing more comes."""
+        batches: list[object] = []
+        position = offset
+        first = None
+        for _ in range(_MAX_FETCH_ROUNDS):
+            try:
+                result = self.client.fetch(self._name(topic), partition, position, version=fetch_version)
+            except UnsupportedVersion as exc:
+                capability = Capability.DOWN_CONVERSION if fetch_version <= 3 else Capability.FETCH
+                raise UnsupportedOperation(capability, str(exc)) from None
+            except WireError as exc:
+                self.notes.append(f"fetch {topic}: {exc}")
+                if first is None:
+                    return FetchResponse(_transport_error(exc))
+                break  # keep what was read; the comparison shows the missing tail
+            try:
+                more = decode_batches(result.records, partial_tail=True)
+            except CodecError as exc:
+                # What a Java consumer meets as CorruptRecordException: compared as an error code under the
+                # clause of what was stored, with the codec's reason kept for the report.
+                self.notes.append(f"fetch {topic} at {position}: served bytes do not decode: {exc}")
+                return FetchResponse(ErrorCode.CORRUPT_MESSAGE, high_watermark=result.high_watermark)
+            if first is None:
+                first = result
+            elif result.error_code != 0:
+                break
+            batches.extend(more)
+            if result.error_code != 0 or not more:
+                break
+            following = max(b.last_offset for b in more) + 1  # type: ignore[attr-defined]
+            if following <= position or following >= result.high_watermark:
+                break
+            position = following
+        assert first is not None
         return FetchResponse(
-            ErrorCode(result.error_code),
-            batches=tuple(batches),
-            high_watermark=result.high_watermark,
-            log_start_offset=-1 if result.log_start_offset is None else result.log_start_offset,
+            ErrorCode(first.error_code),
+            batches=tuple(batches),  # type: ignore[arg-type]
+            high_watermark=first.high_watermark,
+            log_start_offset=-1 if first.log_start_offset is None else first.log_start_offset,
         )
 
     def list_offsets(
@@ -367,7 +473,16 @@ class WireImplementation(Implementation):
     def elect_leader(self, topic: str, partition: int, broker: int) -> None:
         if self.failover is None:
             raise UnsupportedOperation(Capability.LEADER_FAILOVER)
-        self.failover(self._name(topic), partition, self.probe.broker_ids[broker])
+        name, node = self._name(topic), self.probe.broker_ids[broker]
+        self.failover(name, partition, node)
+        # Wait (bounded) until Metadata names the new leader: requests after the move go to it.
+        deadline = time.monotonic() + self.client.timeout
+        while True:
+            described = self.client.metadata([name]).topics.get(name)
+            current = described.partitions.get(partition) if described is not None else None
+            if (current is not None and current.leader == node) or time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
 
     def leader(self, topic: str, partition: int) -> int:
         node = self.client.leader(self._name(topic), partition)
