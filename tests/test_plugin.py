@@ -182,3 +182,39 @@ def test_two_clauses():
     result = run(pytester, "--verdicts-json", "v.json")
     verdicts = json.loads((pytester.path / "v.json").read_text())["clauses"]
     assert verdicts == {"LO.first-ge-target": "FAIL", "LO.not-found-minus-one": "BLOCKED"}
+
+
+UNCHECKED_AND_DRAFTED = '''
+import pytest
+from hypothesis import given, strategies as st
+from conformance.checks import check_equal
+from conformance.draws import draws, recorded
+
+@pytest.mark.clause("LO.first-ge-target", "LO.record-own-timestamp")
+def test_checks_one_of_two():
+    check_equal("LO.first-ge-target", "offset", 1, 1)
+
+@pytest.mark.clause("LO.not-found-minus-one")
+@given(data=draws())
+def test_fails(data):
+    data = recorded(data)
+    x = data.draw(st.integers(0, 10), label="x")
+    check_equal("LO.not-found-minus-one", "offset", x, -1 if x >= 2 else x)
+'''
+
+
+def test_a_clause_no_check_ran_for_is_unsupported_and_failures_are_drafted(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=UNCHECKED_AND_DRAFTED)
+    result = run(pytester, "--hypothesis-profile", "ci", "--verdicts-json", "v.json", "--draft-expectations", "d.toml")
+    result.assert_outcomes(passed=1, failed=1)
+    clauses = json.loads((pytester.path / "v.json").read_text())["clauses"]
+    assert clauses["LO.first-ge-target"] == "PASS"
+    assert clauses["LO.record-own-timestamp"] == "UNSUPPORTED"  # the test passed without checking it
+    draft = (pytester.path / "d.toml").read_text()
+    assert draft.count("[[expected]]") == 1
+    assert 'clause = "LO.not-found-minus-one"' in draft and "DRAFT: LO.not-found-minus-one" in draft
+    assert "data=Replay([('x', 2)]" in draft
+    # The drafted entry, moved into an expectations file as it is, makes the failure KNOWN.
+    pytester.makefile(".toml", known=draft)
+    again = run(pytester, "--hypothesis-profile", "ci", "--expectations", "known.toml")
+    again.assert_outcomes(passed=1, xfailed=1)
