@@ -105,9 +105,11 @@ def test_down_conversion(
     """CNV-2/5 (TV-27): v2 batches fetched at v0-v3 come back as v0 (timestamps dropped) or v1 (type kept;
     LogAppendTime messages carry the batch max; CreateTime keeps each timestamp); zstd cannot be converted."""
     data = recorded(data)
-    lat = data.draw(st.booleans(), label='lat')
-    fetch_version = data.draw(st.integers(0, 3), label='fetch_version')
-    enable = data.draw(st.booleans(), label='enable')
+    # The richest case first (Hypothesis starts from and shrinks towards the first choice): conversion on,
+    # to v1 (Fetch v2-v3), where the type and the timestamps must survive; a small budget then still meets it.
+    lat = data.draw(st.sampled_from((True, False)), label='lat')
+    fetch_version = data.draw(st.sampled_from((3, 2, 1, 0)), label='fetch_version')
+    enable = data.draw(st.sampled_from((True, False)), label='enable')
     twin = Twin(impl, reference_factory)
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     config = TopicConfig(
