@@ -390,6 +390,10 @@ def _print_verdict_summary(data: dict[str, object], out: TextIO) -> None:
         counts[str(verdict)] = counts.get(str(verdict), 0) + 1
     parts = [f"{counts[v]} {v}" for v in _VERDICT_ORDER if v in counts]
     out.write(f"clauses: {len(clauses)} ({', '.join(parts) or 'none'})\n")
+    lost = data.get("target_lost") or []
+    if isinstance(lost, list) and lost:
+        # The clauses left BLOCKED say nothing about the target's timestamps: the target went away.
+        out.write(f"TARGET LOST: {lost[0]}\n")
 
 
 # --- command registry -------------------------------------------------------------------------------

@@ -51,6 +51,8 @@ _verdicts_key = pytest.StashKey[dict[str, dict[str, list[str]]]]()
 _seed_key = pytest.StashKey[int | None]()
 _expectations_key = pytest.StashKey[tuple[Expectation, ...]]()
 _results_key = pytest.StashKey[list[dict[str, Any]]]()
+_health_key = pytest.StashKey["TargetHealth"]()
+_lost_key = pytest.StashKey[list[str]]()
 
 # Hypothesis profiles (issue 3): `ci` is derandomized with a fixed budget, `fast` the same with a
 # small budget (the default tox run), `dev` random with a printed seed, `thorough` for long runs.
@@ -180,6 +182,7 @@ def pytest_configure(config: pytest.Config) -> None:
         core.global_force_seed = seed
     config.stash[_seed_key] = int(seed) if seed is not None else None
     config.stash[_results_key] = []
+    config.stash[_lost_key] = []
     _CONFIG["config"] = config
     expectations_file = config.getoption("--expectations")
     try:
@@ -334,7 +337,14 @@ def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactor
             allow_disruptive=pytestconfig.getoption("--allow-disruptive"),
         )
         with opened as (factory, logs):
+            bootstrap = getattr(factory, "bootstrap", None)
+            if isinstance(bootstrap, str):
+                pytestconfig.stash[_health_key] = TargetHealth(
+                    factory.name, bootstrap, timeout=pytestconfig.getoption("--wire-timeout")
+                )
             yield factory
+            if _health_key in pytestconfig.stash:
+                del pytestconfig.stash[_health_key]
             for log in logs:
                 if log.is_file():
                     _attach_to_allure(f"{factory.name} log", log.read_text(encoding="utf-8", errors="replace"))
@@ -350,6 +360,9 @@ def reference_factory(pytestconfig: pytest.Config) -> ModelFactory:
 @pytest.fixture
 def impl(request: pytest.FixtureRequest, target_factory: ImplementationFactory) -> Iterator[Implementation]:
     implementation = target_factory.build()
+    health = request.config.stash.get(_health_key, None)
+    if health is not None:
+        health.capabilities = implementation.capabilities
     try:
         missing = [
             cap
@@ -402,9 +415,133 @@ def _unsupported(exc: BaseException | None) -> UnsupportedOperation | None:
     return None
 
 
+class TargetLost(Exception):
+    """The target stopped answering (or its managed process exited) earlier in the run: this test is not run."""
+
+
+class TargetHealth:
+    """Whether the wire target of this session is still there (issue 4: a broker killed mid-run gives one
+    clear failure per remaining test, not a hang and not clause FAILs).
+
+    A managed broker (tansu, noida) is a child of this process: its exit is seen without any network
+    request, before every test and after each one. After a test failed or hit a known failure, any wire
+    target is also asked one ApiVersions v0 per bootstrap address (a hung broker, or one this process did
+    not start), so a healthy run pays nothing. Once lost, the cause is kept and no test talks to the
+    target again (a managed broker is stopped at once)."""
+
+    # A broker that refuses or drops the probe is asked again after these pauses (a restart or a moment of
+    # overload is not a loss); a probe that times out has already waited the whole wire timeout.
+    RETRY_PAUSES = (0.5, 1.0)
+
+    def __init__(self, name: str, bootstrap: str, *, timeout: float) -> None:
+        from .managed.process import managed_broker_at
+
+        self.name = name
+        self.bootstrap = bootstrap
+        self.timeout = timeout
+        self.managed = managed_broker_at(bootstrap)
+        self.capabilities: frozenset[Capability] | None = None  # as the last implementation built saw them
+        self.lost: str | None = None
+        self.noticed_in: str | None = None
+
+    def check(self, nodeid: str, *, probe: bool) -> str | None:
+        """The cause if the target is gone (noticed now or earlier), else None. `probe`: also ask it over
+        the network (bounded by the wire timeout per address and attempt)."""
+        if self.lost is None:
+            cause = self._cause(probe)
+            if cause is not None:
+                self.lost, self.noticed_in = cause, nodeid
+                if self.managed is not None:
+                    self.managed.stop()  # reap it, and whatever it forked; or stop a hung one
+        return self.lost
+
+    def not_run_message(self) -> str:
+        return f"TARGET LOST (not run): {self.lost} (noticed in {self.noticed_in})"
+
+    def _cause(self, probe: bool) -> str | None:
+        broker = self.managed
+        if broker is not None and not broker.alive():
+            return broker.exit_description(" during the run")
+        if not probe:
+            return None
+        problem = self._unanswered()
+        if problem is None:
+            return None
+        if broker is not None:
+            return (
+                f"the {broker.name} broker (pid {broker.pid}, {broker.bootstrap}) stopped answering during the "
+                f"run ({problem}), so the suite stopped it; its log: {broker.log_path}"
+            )
+        return (
+            f"{self.name} at {self.bootstrap} stopped answering during the run ({problem}): "
+            "is it still running? check it and its log, then run again"
+        )
+
+    def _unanswered(self) -> str | None:
+        """None if any bootstrap address answers ApiVersions, else what the last attempt met."""
+        from .managed.process import ApiVersionsProbeError, probe_api_versions
+        from .wire.client import parse_bootstrap
+
+        addresses = parse_bootstrap(self.bootstrap)
+        problem = "no address"
+        for pause in (0.0, *self.RETRY_PAUSES):
+            time.sleep(pause)
+            for host, port in addresses:
+                started = time.monotonic()
+                try:
+                    probe_api_versions(host, port, timeout=self.timeout)
+                except ApiVersionsProbeError as exc:
+                    problem = f"{host}:{port}: {exc}" if len(addresses) > 1 else str(exc)
+                    if time.monotonic() - started >= self.timeout * 0.9:
+                        return problem + f" (no answer within {self.timeout:g} s)"
+                    continue
+                return None
+        return problem
+
+
+def _judged_target_lost(
+    item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None], hits: list[ClauseViolation]
+) -> bool:
+    """Report a test whose target is gone: failed, with the cause and where to look, and its clauses
+    BLOCKED. BLOCKED and not FAIL: what a dead broker "answered" (a refused connection read as
+    NETWORK_EXCEPTION, a timeout) says nothing about its timestamp behaviour; and not PASS either: the
+    clauses were not decided. The test itself fails, so the run fails."""
+    health = item.config.stash.get(_health_key, None)
+    if health is None or report.when not in ("setup", "call"):
+        return False
+    if call.excinfo is not None and isinstance(call.excinfo.value, TargetLost):
+        message = str(call.excinfo.value)
+    else:
+        # A clean pass costs nothing (a managed child's exit status); a failure, or a known failure that
+        # may be a dead broker's NETWORK_EXCEPTION, also probes a broker this process did not start.
+        suspicious = report.failed or bool(hits)
+        cause = health.check(item.nodeid, probe=suspicious)
+        if cause is None or not suspicious:
+            return False  # a test that passed ran its checks against a live broker: its verdicts stand
+        met: BaseException = call.excinfo.value if call.excinfo is not None else hits[0]
+        seen = (str(met).splitlines() or [""])[0][:500]
+        message = (
+            f"TARGET LOST: {cause}. What this test met after that says nothing about the target's "
+            "timestamp behaviour: its clauses are BLOCKED (not decided) and the remaining tests fail "
+            "without running; find the cause in the log, then run again.\n"
+            f"What the test met: {type(met).__name__}: {seen}"
+        )
+    report.outcome = "failed"
+    report.longrepr = message
+    verdicts = {cid: Verdict.BLOCKED for cid in _clause_ids(item)}
+    _record(item, report, verdicts, message, target_lost=health.lost)
+    return True
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     report: pytest.TestReport = yield
+    # Violations of expected clauses, recorded while the test went on (conformance.checks).
+    hits = take_known_hits() if report.when == "call" else []
+    # Clauses a check actually ran for: a passing test shows only those hold (conformance.checks).
+    checked = take_checked() if report.when == "call" else set()
+    if _judged_target_lost(item, report, call, hits):
+        return report
     if report.when != "call" and not (report.skipped and report.when == "setup"):
         if report.failed:
             _record(item, report, {cid: Verdict.FAIL for cid in _clause_ids(item)}, str(report.longrepr))
@@ -414,11 +551,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     exc = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
     verdicts: dict[str, Verdict] = {}
     message = ""
-    # Violations of expected clauses, recorded while the test went on (conformance.checks).
-    hits = take_known_hits() if report.when == "call" else []
-    # Clauses a check actually ran for: a passing test shows only those hold (conformance.checks).
-    checked = take_checked() if report.when == "call" else set()
-    known = {v.clause_id: Verdict.KNOWN for v in hits}
+    # Recorded violations: of expected clauses (KNOWN) and of SHOULD/MAY clauses (NON-STRICT), after which
+    # the test went on (conformance.checks).
+    known = {v.clause_id: Verdict.KNOWN if v.clause_id in expected else Verdict.NON_STRICT for v in hits}
     if report.skipped and not hasattr(report, "wasxfail"):
         reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
         verdict = Verdict.NOT_APPLICABLE if NOT_APPLICABLE_PREFIX in reason else Verdict.UNSUPPORTED
@@ -468,8 +603,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         pinned = [e for e in _pinned_for(item.config, item) if e.clause not in known]
         if hits and not pinned:
             report.outcome = "skipped"
-            report.wasxfail = "KNOWN: " + "; ".join(
-                f"{cid}: {expected[cid].reason} ({expected[cid].link})" for cid in known
+            report.wasxfail = "; ".join(
+                f"KNOWN: {cid}: {expected[cid].reason} ({expected[cid].link})"
+                if cid in expected
+                else f"NON-STRICT: {cid} ({get_clause(cid).level.value})"
+                for cid in known
             )
             verdicts = _passed(item, ids, checked) | known
             message = "\n".join(str(v) for v in hits[:5])
@@ -529,7 +667,14 @@ def _attach_to_allure(name: str, body: str) -> None:
     allure.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
 
 
-def _record(item: pytest.Item, report: pytest.TestReport, verdicts: dict[str, Verdict], message: str) -> None:
+def _record(
+    item: pytest.Item,
+    report: pytest.TestReport,
+    verdicts: dict[str, Verdict],
+    message: str,
+    *,
+    target_lost: str | None = None,
+) -> None:
     if message and any(v is not Verdict.PASS for v in verdicts.values()) and report.when == "call":
         # The shrunk counterexample (Hypothesis' notes) and the replay command, for the report.
         _attach_to_allure("counterexample", message)
@@ -547,6 +692,8 @@ def _record(item: pytest.Item, report: pytest.TestReport, verdicts: dict[str, Ve
         "message": message[:8000],
         "replay": replay_command(item) if report.failed else None,
     }
+    if target_lost is not None:
+        result["target_lost"] = target_lost
     report.user_properties.append((_RESULT_PROPERTY, json.dumps(result)))
 
 
@@ -565,6 +712,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         for cid, verdict in result["verdicts"].items():
             by_clause[cid][verdict].append(result["nodeid"])
         config.stash[_results_key].append(result)
+        lost = result.get("target_lost")
+        if lost and lost not in config.stash[_lost_key]:
+            config.stash[_lost_key].append(lost)
 
 
 _CONFIG: dict[str, pytest.Config] = {}
@@ -624,6 +774,22 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     take_last_recorder()  # a recorder, known hits and checked clauses belong to the test that made them
     take_known_hits()
     take_checked()
+    # After the skip marks (N/A stays N/A), before any fixture talks to the target: a lost target is not
+    # asked again, so each remaining test fails at once with the cause.
+    health = item.config.stash.get(_health_key, None)
+    needs_target = "target_factory" in getattr(item, "fixturenames", ())
+    if health is not None and needs_target and health.check(item.nodeid, probe=False) is not None:
+        # A capability the target was seen to lack before it was lost is still lacking: UNSUPPORTED, as in
+        # a run where nothing died; everything else was not run.
+        missing = [
+            cap
+            for mark in item.iter_markers("requires")
+            for cap in mark.args
+            if isinstance(cap, Capability) and health.capabilities is not None and cap not in health.capabilities
+        ]
+        if missing:
+            pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
+        raise TargetLost(health.not_run_message())
 
 
 def replay_command(item: pytest.Item) -> str:
@@ -671,6 +837,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    lost = config.stash.get(_lost_key, [])
+    if lost:
+        tests = config.stash.get(_results_key, [])
+        hit = sum(1 for t in tests if t.get("target_lost"))
+        terminalreporter.section("TARGET LOST", red=True, bold=True)
+        for cause in lost:
+            terminalreporter.write_line(f"  {cause}", red=True)
+        terminalreporter.write_line(
+            f"  {hit} test(s) failed for that reason (their clauses are BLOCKED, not judged); "
+            "the verdicts below cover only what ran before"
+        )
     verdicts = clause_verdicts(config)
     if not verdicts:
         return
@@ -695,6 +872,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         "hypothesis_profile": _hypothesis_profile(config),
         "seed": config.stash.get(_seed_key, None),
         "exit_status": int(exitstatus),
+        "target_lost": config.stash.get(_lost_key, []),
         "clauses": {cid: v.value for cid, v in sorted(clause_verdicts(config).items())},
         "tests": config.stash.get(_results_key, []),
     }

@@ -16,7 +16,7 @@ import pytest
 
 from conformance.adapters.model import ModelFactory
 from conformance.adapters.mutants import MUTANTS, Mutant, MutantFactory
-from conformance.checks import ClauseViolation, check_equal
+from conformance.checks import ClauseViolation, check_equal, take_known_hits
 from conformance.implementation import Implementation
 from models.clauses import CLAUSES
 from models.cluster import ProduceResponse
@@ -412,9 +412,15 @@ def test_witness_kills_mutant_on_a_declared_clause(mutant_id: str) -> None:
     declared = MUTANTS[mutant_id].profiles
     assert declared is None or profile in declared
     witness = WITNESSES[mutant_id]
-    with pytest.raises(ClauseViolation) as caught:
+    take_known_hits()
+    try:
         witness(MutantFactory(mutant=mutant_id, profile=profile).build(), ModelFactory(profile=profile).build())
-    assert caught.value.clause_id in MUTANTS[mutant_id].clauses
+    except ClauseViolation as raised:
+        caught = [raised]
+    else:
+        caught = take_known_hits()  # a SHOULD/MAY clause not met is recorded (NON-STRICT), not raised
+    assert caught, f"the witness of {mutant_id} met no violation"
+    assert any(v.clause_id in MUTANTS[mutant_id].clauses for v in caught)
 
 
 @pytest.mark.parametrize("mutant_id", sorted(MUTANTS))

@@ -32,7 +32,7 @@ import contextlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -294,6 +294,10 @@ class WireImplementation(Implementation):
         return tuple(range(len(self.probe.broker_ids)))
 
     def create_topic(self, topic: str, config: TopicConfig, *, partitions: int = 1) -> None:
+        with self._guarded():
+            self._create_topic(topic, config, partitions)
+
+    def _create_topic(self, topic: str, config: TopicConfig, partitions: int) -> None:
         name = self._name(topic)
         configs = kafka_configs(config)
         replication = min(3, len(self.probe.broker_ids))
@@ -357,7 +361,8 @@ class WireImplementation(Implementation):
             raise UnsupportedOperation(Capability.ALTER_CONFIG)
         configs = kafka_configs(config)
         configs.setdefault("retention.ms", "-1")
-        self.client.alter_configs(self._name(topic), configs)
+        with self._guarded():
+            self.client.alter_configs(self._name(topic), configs)
 
     def _delete(self, names: Sequence[str]) -> None:
         # Best effort on the way out; the topics carry the run's prefix. (Also called while probing,
@@ -376,13 +381,14 @@ class WireImplementation(Implementation):
     def produce(
         self, topic: str, partition: int, batches: Sequence[object], *, produce_version: int
     ) -> ProduceResponse:
+        self._check_not_lost()
         records = encode_batches(batches)  # type: ignore[arg-type]
         try:
             result = self.client.produce(self._name(topic), partition, records, version=produce_version)
         except UnsupportedVersion as exc:
             raise UnsupportedOperation(_produce_capability(produce_version), str(exc)) from None
         except WireError as exc:
-            return ProduceResponse(_transport_error(exc), error_message=str(exc))
+            return ProduceResponse(self._transport_error(exc), error_message=str(exc))
         return ProduceResponse(
             ErrorCode(result.error_code),
             base_offset=result.base_offset,
@@ -396,6 +402,7 @@ class WireImplementation(Implementation):
         """Everything from `offset` up to the high watermark, as a consumer reads it: a broker may answer a
         Fetch with fewer batches than fit (librdkafka's mock cluster sends one per answer), so the adapter
         fetches again from the next offset until it reaches the high watermark or nothing more comes."""
+        self._check_not_lost()
         batches: list[object] = []
         position = offset
         first = None
@@ -408,7 +415,7 @@ class WireImplementation(Implementation):
             except WireError as exc:
                 self.notes.append(f"fetch {topic}: {exc}")
                 if first is None:
-                    return FetchResponse(_transport_error(exc))
+                    return FetchResponse(self._transport_error(exc))
                 break  # keep what was read; the comparison shows the missing tail
             try:
                 more = decode_batches(result.records, partial_tail=True)
@@ -445,6 +452,7 @@ class WireImplementation(Implementation):
         version: int,
         isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
     ) -> ListOffsetsAnswer:
+        self._check_not_lost()
         try:
             result = self.client.list_offsets(
                 self._name(topic), partition, target, version=version, isolation_level=int(isolation)
@@ -453,7 +461,7 @@ class WireImplementation(Implementation):
             raise UnsupportedOperation(Capability.LIST_OFFSETS, str(exc)) from None
         except WireError as exc:
             self.notes.append(f"list_offsets {topic} {target}: {exc}")
-            return ListOffsetsAnswer(_transport_error(exc), -1, -1, -1)
+            return ListOffsetsAnswer(self._transport_error(exc), -1, -1, -1)
         return ListOffsetsAnswer(
             ErrorCode(result.error_code),
             result.offset,
@@ -473,7 +481,11 @@ class WireImplementation(Implementation):
     def elect_leader(self, topic: str, partition: int, broker: int) -> None:
         if self.failover is None:
             raise UnsupportedOperation(Capability.LEADER_FAILOVER)
-        name, node = self._name(topic), self.probe.broker_ids[broker]
+        with self._guarded():
+            self._elect(self._name(topic), partition, self.probe.broker_ids[broker])
+
+    def _elect(self, name: str, partition: int, node: int) -> None:
+        assert self.failover is not None
         self.failover(name, partition, node)
         # Wait (bounded) until Metadata names the new leader: requests after the move go to it.
         deadline = time.monotonic() + self.client.timeout
@@ -485,11 +497,50 @@ class WireImplementation(Implementation):
             time.sleep(0.05)
 
     def leader(self, topic: str, partition: int) -> int:
-        node = self.client.leader(self._name(topic), partition)
+        with self._guarded():
+            node = self.client.leader(self._name(topic), partition)
         return self.probe.broker_ids.index(node)
 
     def retention_tick(self) -> None:
         raise UnsupportedOperation(Capability.RETENTION, "retention runs on the broker's own schedule")
+
+    def _check_not_lost(self) -> None:
+        if self.client.bootstrap in _lost:
+            raise BrokerLost(_lost[self.client.bootstrap], address=self.client.bootstrap, kind="unreachable")
+
+    @contextlib.contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """Requests outside the compared data path (topics, configs, leaders): a lost broker raises
+        BrokerLost at once, and a request that gets no answer checks whether the broker is lost."""
+        self._check_not_lost()
+        try:
+            yield
+        except BrokerLost:
+            raise
+        except WireError as exc:
+            self._transport_error(exc)  # raises BrokerLost when the broker no longer answers at all
+            raise
+
+    def _transport_error(self, exc: WireError) -> ErrorCode:
+        """The error code a client sees for a request that got no answer, once one ApiVersions probe shows the
+        broker still answers; if it does not, the broker is lost (BrokerLost), so that a hung or dead broker
+        costs one timeout per run instead of one per request while the tests go on generating examples."""
+        bootstrap = self.client.bootstrap
+        if bootstrap in _lost:
+            raise BrokerLost(_lost[bootstrap], address=bootstrap, kind="unreachable") from None
+        if exc.kind in ("timeout", "unreachable", "closed"):
+            from ..managed.process import ApiVersionsProbeError, probe_api_versions
+
+            host, _, port = bootstrap.split(",")[0].rpartition(":")
+            try:
+                probe_api_versions(host, int(port), timeout=self.client.timeout)
+            except (ApiVersionsProbeError, OSError, ValueError) as probe:
+                _lost[bootstrap] = (
+                    f"broker at {bootstrap} stopped answering during the run ({exc.kind}: {exc}; an ApiVersions "
+                    f"probe then failed too: {probe}): is it still running? check it and its log, then run again"
+                )
+                raise BrokerLost(_lost[bootstrap], address=bootstrap, kind=exc.kind) from None
+        return _transport_error(exc)
 
     def close(self) -> None:
         try:
@@ -498,6 +549,14 @@ class WireImplementation(Implementation):
         finally:
             self.created = []
             self.client.close()
+
+
+class BrokerLost(WireError):
+    """The broker stopped answering altogether (not one request: an ApiVersions probe gets no answer
+    either); every later request of this process to it fails at once with this error."""
+
+
+_lost: dict[str, str] = {}
 
 
 def _transport_error(exc: WireError) -> ErrorCode:

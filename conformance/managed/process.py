@@ -39,6 +39,7 @@ import struct
 import subprocess
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -53,6 +54,7 @@ __all__ = [
     "ManagedBroker",
     "ManagedProcessError",
     "free_loopback_port",
+    "managed_broker_at",
     "probe_api_versions",
 ]
 
@@ -76,6 +78,16 @@ _CLIENT_ID = b"kafka-conformance-readiness"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # What a binary says when the port picked for it was taken between our bind(0) and its bind.
 _PORT_IN_USE = re.compile(r"address (already )?in use|addrinuse|already in use|eaddrinuse", re.IGNORECASE)
+
+
+# The brokers this process started, by bootstrap address: the pytest plugin only holds the target's
+# picklable factory (an address), and looks the broker up here to tell a dead broker from a failing one.
+_started: weakref.WeakValueDictionary[str, ManagedBroker] = weakref.WeakValueDictionary()
+
+
+def managed_broker_at(bootstrap: str) -> ManagedBroker | None:
+    """The broker this process started at `bootstrap` ("127.0.0.1:PORT"), or None (not managed here)."""
+    return _started.get(bootstrap)
 
 
 class ManagedProcessError(RuntimeError):
@@ -204,6 +216,7 @@ class ManagedBroker:
         self._port_attempts = max(1, port_attempts)
         self._pick_port = pick_port
         self._proc: subprocess.Popen[bytes] | None = None
+        self._stopped: subprocess.Popen[bytes] | None = None  # the child a completed stop() reaped
         self._port: int | None = None
         self._log_path: Path | None = None
         self._api_versions: dict[int, tuple[int, int]] = {}
@@ -249,6 +262,46 @@ class ManagedBroker:
     def is_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
+    def exit_status(self) -> int | None:
+        """How the child ended, without reaping it: None while it runs (or if never started), its exit
+        code, or minus the signal that killed it (as `returncode`). Not reaping keeps its PID, and so its
+        process group id, ours until `stop()` has signalled the group (see the module doc)."""
+        proc = self._proc
+        if proc is None or proc.returncode is not None:
+            return None if proc is None else proc.returncode
+        try:
+            result: Any = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # reaped behind Popen's back: ask Popen, which then knows
+            return proc.poll()
+        if result is None:
+            return None
+        return int(result.si_status) if result.si_code == os.CLD_EXITED else -int(result.si_status)
+
+    def alive(self) -> bool:
+        """Whether the child was started and has not exited (it is not reaped by asking)."""
+        return self._proc is not None and self.exit_status() is None
+
+    def exit_description(self, when: str = "") -> str:
+        """One sentence for a user, e.g. "the tansu broker (pid 123, 127.0.0.1:PORT) exited with signal 9
+        (SIGKILL) during the run; its log: PATH (last line: ...)"; `when` goes after the state."""
+        status = self.exit_status()
+        pid = self._proc.pid if self._proc is not None else None
+        where = f"{LOOPBACK}:{self._port}" if self._port is not None else "no port"
+        if self._proc is None:
+            how = "was not started"
+        elif status is None:
+            how = "is running"
+        elif status < 0:
+            how = f"exited with signal {-status} ({_signal_name(-status)})"
+        else:
+            how = f"exited with code {status}"
+        # The log's last line explains an exit of the broker's own (a panic, an abort); after a kill from
+        # outside it is whatever the broker logged last, which would read as a cause.
+        killed = status is not None and -status in _KILLED_FROM_OUTSIDE
+        tail = [] if killed else self.log_tail(1)
+        last = f" (last line: {tail[0]})" if tail else ""
+        return f"the {self.name} broker (pid {pid}, {where}) {how}{when}; its log: {self._log_path}{last}"
+
     def log_tail(self, lines: int = _LOG_TAIL_LINES) -> list[str]:
         """The last non-empty lines of the log, without colour codes, each cut to a sane width."""
         if self._log_path is None:
@@ -285,6 +338,7 @@ class ManagedBroker:
                 port = self._pick_port()
                 spawned_at = self._spawn(port)
                 if self._await_ready(deadline, spawned_at, last_attempt=attempt == self._port_attempts):
+                    _started[self.bootstrap] = self
                     return self
                 self.stop()  # "address in use": the port was taken under us; try a fresh one
                 self._proc = None
@@ -365,6 +419,9 @@ class ManagedBroker:
         proc = self._proc
         if proc is None:
             return None
+        if self._stopped is proc:
+            # Reaped by an earlier stop(): its group id is free and may belong to somebody else now.
+            return proc.returncode
         if proc.returncode is None:
             _signal_group(proc.pid, signal.SIGTERM)
             if not _wait_exited_unreaped(proc.pid, self.stop_timeout):
@@ -378,6 +435,8 @@ class ManagedBroker:
         _wait_group_empty(proc.pid, min(self.stop_timeout, _GROUP_EXIT_TIMEOUT))
         # Only now: a second Ctrl-C that interrupts the stop above leaves the atexit stop armed.
         atexit.unregister(self._stop_at_exit)
+        if proc.returncode is not None:
+            self._stopped = proc
         return proc.returncode
 
     def _stop_at_exit(self) -> None:
@@ -396,6 +455,23 @@ class ManagedBroker:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+_KILLED_FROM_OUTSIDE = {
+    signal.SIGKILL: "SIGKILL: killed from outside, e.g. kill -9 or the kernel's OOM killer",
+    signal.SIGTERM: "SIGTERM: stopped from outside",
+    signal.SIGINT: "SIGINT: interrupted",
+    signal.SIGHUP: "SIGHUP: its session ended",
+}
+
+
+def _signal_name(signum: int) -> str:
+    if signum in _KILLED_FROM_OUTSIDE:
+        return _KILLED_FROM_OUTSIDE[signal.Signals(signum)]
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def _signal_group(pgid: int, signum: int) -> None:
