@@ -24,7 +24,7 @@ class Verdict(Enum):
     UNEXPECTED_PASS = "UNEXPECTED-PASS"  # expected to fail, but passed: the expectation is stale
     NON_STRICT = "NON-STRICT"  # a SHOULD clause not met
     # Not checked: every test of the clause stopped at another clause's failure first (a test stops at
-    # its first failing check), so nothing is known about this one yet.
+    # its first failing check), or the target was lost during the run, so nothing is known about it yet.
     BLOCKED = "BLOCKED"
 
 
