@@ -291,6 +291,8 @@ def encode_batch(batch: AnyBatch, *, cache: bool = True) -> bytes:
     if cached is not None:
         return cached
     data = _encode_uncached(batch)
+    if isinstance(batch, DefaultBatch):
+        _note_section_size(batch, len(data))
     if len(data) <= _CACHE_MAX_BYTES:
         if len(_CACHE) >= _CACHE_MAX_ENTRIES:
             _CACHE.clear()  # crude but never wrong, and safe if two threads race here
@@ -309,9 +311,29 @@ def encode_batches(batches: Sequence[AnyBatch], *, cache: bool = True) -> bytes:
     return bytes(out)
 
 
+# The records section of a v2 batch depends only on its records and codec, and every header field is fixed
+# width (FMT-9), so the batches the log derives from one sent batch (offsets, epoch, max timestamp and type
+# assigned: the same `records_` tuple) share one size. Keyed by the tuple's identity, which the entry pins.
+_SECTION_SIZES: dict[int, tuple[tuple[Record, ...], int, int]] = {}
+
+
 def encoded_size(batch: AnyBatch) -> int:
     """Size in bytes of `encode_batch(batch)` (the log's byte accounting, IDX-4)."""
-    return len(encode_batch(batch))
+    if not isinstance(batch, DefaultBatch):
+        return len(encode_batch(batch))
+    codec_id = batch.attributes & CODEC_MASK
+    known = _SECTION_SIZES.get(id(batch.records_))
+    if known is not None and known[0] is batch.records_ and known[1] == codec_id:
+        return V2_HEADER_SIZE + known[2]
+    size = len(encode_batch(batch))
+    _note_section_size(batch, size)
+    return size
+
+
+def _note_section_size(batch: DefaultBatch, size: int) -> None:
+    if len(_SECTION_SIZES) >= _CACHE_MAX_ENTRIES:
+        _SECTION_SIZES.clear()
+    _SECTION_SIZES[id(batch.records_)] = (batch.records_, batch.attributes & CODEC_MASK, size - V2_HEADER_SIZE)
 
 
 def legacy_crc(message: LegacyMessage) -> int:

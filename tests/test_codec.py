@@ -28,6 +28,7 @@ from models.codec import (
     v2_crc,
 )
 from models.constants import (
+    CODEC_MASK,
     INT_MAX,
     INT_MIN,
     LONG_MAX,
@@ -405,6 +406,22 @@ def test_negative_records_count_of_an_empty_batch_is_kept() -> None:
 def test_encoded_size_matches_and_is_stable() -> None:
     (batch,) = build_batches([RecordSpec(5, value=b"abc")], magic=2, codec=Codec.ZSTD)
     assert encoded_size(batch) == len(encode_batch(batch)) == encoded_size(replace(batch))
+
+
+@given(v2_batches(), st.integers(0, 2**40), st.integers(-1, 2**31 - 1), st.integers(-1, 2**45))
+def test_encoded_size_of_a_derived_batch_is_its_byte_length(
+    batch: DefaultBatch, base_offset: int, epoch: int, max_timestamp: int
+) -> None:
+    """The log's size cache (keyed by the records tuple) agrees with a fresh encoding of every batch the
+    validator derives from a sent one (offsets, epoch, max timestamp, type and codec changed)."""
+    assert encoded_size(batch) == len(encode_batch(batch, cache=False))
+    for derived in (
+        replace(batch, base_offset=base_offset, partition_leader_epoch=epoch, max_timestamp=max_timestamp),
+        replace(batch, attributes=batch.attributes ^ 0x08),
+        replace(batch, attributes=(batch.attributes & ~CODEC_MASK) | int(Codec.GZIP)),
+        replace(batch, attributes=batch.attributes & ~CODEC_MASK),
+    ):
+        assert encoded_size(derived) == len(encode_batch(derived, cache=False))
 
 
 def test_v1_message_without_timestamp_is_written_as_minus_one() -> None:
