@@ -16,6 +16,7 @@ MACHINE_CLAUSES = (
     "VAL.range-before-after",
     "VAL.range-symmetric",
     "VAL.lat-topic-skips-range-check",
+    "VAL.lat-flag-rejected-on-lat-topic",
     "VAL.lat-response-time",
     "VAL.createtime-response-minus-one",
     "VAL.rejection-response-fields",

@@ -148,13 +148,14 @@ def test_range_check(
             check_equal(clause, "number of out-of-range records", len(observed.record_errors),
                         len(expected.record_errors), context)
         check_produce(observed, expected, config=config, error_clause="VAL.out-of-range-error-code", context=context)
-        check_equal(
-            _text_clause(profile),
-            "record_errors messages",
-            [e.message for e in observed.record_errors],
-            [e.message for e in expected.record_errors],
-            context,
-        )
+        if observed.error is expected.error:  # the text of a rejection, judged where both sides rejected
+            check_equal(
+                _text_clause(profile),
+                "record_errors messages",
+                [e.message for e in observed.record_errors],
+                [e.message for e in expected.record_errors],
+                context,
+            )
     else:
         check_produce(observed, expected, config=config, error_clause=clause, context=context)
     got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))

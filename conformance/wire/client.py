@@ -555,6 +555,12 @@ class WireClient:
             self._topics.pop(topic, None)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def topic_id(self, topic: str) -> uuid.UUID | None:
+        """The topic's id from Metadata v10+, or None where the broker gives none (a Java client then
+        asks Fetch at v12 at most, which names topics instead of ids)."""
+        found = self._topic_id(topic)
+        return None if found == _NO_TOPIC_ID else found
+
     def _topic_id(self, topic: str) -> uuid.UUID:
         known = self._topics.get(topic)
         if known is None or known.topic_id is None:
