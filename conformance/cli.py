@@ -360,16 +360,20 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     if results.is_dir():
         from reports.allure import ReportError, build_html, write_categories, write_environment
 
+        counts = _verdict_counts(json.loads(verdicts.read_text(encoding="utf-8"))) if verdicts.is_file() else ""
+        # The clause verdicts at a glance: Allure's own summary counts KNOWN, UNSUPPORTED and N/A all as skipped.
         write_environment(results, {"target": args.target, "profile": args.profile,
-                                    "hypothesis_profile": budget})
+                                    "hypothesis_profile": budget, "clause_verdicts": counts or "none"})
         write_categories(results)
         if verdicts.is_file():
             from reports.clauses import write_clause_results
 
-            write_clause_results(verdicts, results)
+            write_clause_results(verdicts, results, Path(args.expectations) if args.expectations else None)
         if not args.no_html:
             try:
-                index = build_html(results, html, name=f"Kafka timestamp conformance: {args.target} ({args.profile})")
+                title = f"Kafka timestamp conformance: {args.target} ({args.profile})"
+                title += f": {counts}" if counts else ""
+                index = build_html(results, html, name=title)
                 out.write(f"report: {index}\n")
             except ReportError as exc:
                 out.write(f"report not built: {exc}\n")
@@ -382,14 +386,20 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK if code == 0 else EXIT_CHECK_FAILED
 
 
-def _print_verdict_summary(data: dict[str, object], out: TextIO) -> None:
+def _verdict_counts(data: dict[str, object]) -> str:
+    """'27 KNOWN, 12 PASS, ...' in the order of _VERDICT_ORDER."""
     clauses = data.get("clauses", {})
     assert isinstance(clauses, dict)
     counts: dict[str, int] = {}
     for verdict in clauses.values():
         counts[str(verdict)] = counts.get(str(verdict), 0) + 1
-    parts = [f"{counts[v]} {v}" for v in _VERDICT_ORDER if v in counts]
-    out.write(f"clauses: {len(clauses)} ({', '.join(parts) or 'none'})\n")
+    return ", ".join(f"{counts[v]} {v}" for v in _VERDICT_ORDER if v in counts)
+
+
+def _print_verdict_summary(data: dict[str, object], out: TextIO) -> None:
+    clauses = data.get("clauses", {})
+    assert isinstance(clauses, dict)
+    out.write(f"clauses: {len(clauses)} ({_verdict_counts(data) or 'none'})\n")
     lost = data.get("target_lost") or []
     if isinstance(lost, list) and lost:
         # The clauses left BLOCKED say nothing about the target's timestamps: the target went away.

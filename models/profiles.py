@@ -130,6 +130,15 @@ class Profile:
     unknown_special_target: UnknownSpecialTarget
     special_target_min_versions: tuple[tuple[int, int], ...]  # (target, minimum ListOffsets version)
 
+    def __repr__(self) -> str:
+        # Short: Hypothesis prints every argument of a failing test, the profile fixture included, and the
+        # reader needs its name and the API versions in play, not thirty behaviour fields.
+        produce, fetch, lookups = self.produce_versions, self.fetch_versions, self.list_offsets_versions
+        return (
+            f"Profile({self.name!r}, produce v{produce[0]}-{produce[1]}, fetch v{fetch[0]}-{fetch[1]}, "
+            f"list_offsets v{lookups[0]}-{lookups[1]})"
+        )
+
     def min_version_for_target(self, target: int) -> int | None:
         """LO-1: the minimum ListOffsets version at which `target` is special, None if unknown here."""
         for t, v in self.special_target_min_versions:

@@ -33,15 +33,53 @@ _MEANING = {
     "UNEXPECTED-PASS": "expected to fail (expectations file) but passed: the expectation is stale",
     "KNOWN": "a known failure, listed in the expectations file, reproduced",
     "NON-STRICT": "a SHOULD clause not met",
-    "UNSUPPORTED": "the implementation lacks a capability or API version the clause needs",
+    "UNSUPPORTED": "not checked on this target: it lacks a capability or API version the clause needs, or the "
+    "tests of the clause passed without any check of it running",
     "N/A": "the clause does not apply to this profile",
-    "BLOCKED": "not checked: every test of the clause stopped at another clause's failure first",
+    "BLOCKED": "not checked: every test of the clause stopped at another clause's failure first, or the target "
+    "was lost during the run",
 }
 
 
-def write_clause_results(verdicts_json: Path, results: Path) -> int:
-    """One Allure result per clause of `verdicts_json`; returns how many were written."""
+def _expectations(path: Path | None) -> dict[str, dict[str, str]]:
+    """clause -> its expectations entry (reason, link, test), for the KNOWN clauses' pages."""
+    if path is None or not Path(path).is_file():
+        return {}
+    import tomllib
+
+    entries = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("expected", [])
+    return {str(e.get("clause")): {k: str(v) for k, v in e.items()} for e in entries if isinstance(e, dict)}
+
+
+def _description(clause_id: str, verdict: str, evidence: list[dict[str, Any]], known: dict[str, str] | None) -> str:
+    """The clause page a person reads first (Markdown): what the clause says, the verdict and why, and the
+    evidence: the expectation's reason, what was observed against what the model expects, where, and the
+    command that replays it. Per-test pages hold the pin, the wire bytes and the broker log."""
+    clause = get_clause(clause_id)
+    lines = [
+        f"**{verdict}**: {_MEANING.get(verdict, verdict)}.",
+        "",
+        f"*Clause*: {clause.summary}",
+        "",
+        f"*Rules*: {', '.join(clause.rules)} ({clause.kip}), level {clause.level.value}.",
+    ]
+    if known is not None:
+        lines += ["", f"*Known failure*: {known.get('reason', '')}", "", f"*Upstream*: {known.get('link', '')}"]
+    for test in evidence[:3]:
+        message = str(test.get("message", ""))
+        observed = next((line for line in message.splitlines() if clause_id in line), message.splitlines()[0])
+        # A quote, not a code block: the line wraps instead of scrolling sideways.
+        lines += ["", f"*Test* `{test['nodeid']}` ({test.get('outcome')}):", "", "> " + observed[:2000]]
+        if test.get("replay"):
+            lines += ["", f"*Replay*: `{test['replay']}`"]
+    return "\n".join(lines)
+
+
+def write_clause_results(verdicts_json: Path, results: Path, expectations: Path | None = None) -> int:
+    """One Allure result per clause of `verdicts_json`; returns how many were written. With the run's
+    `expectations` file a KNOWN clause's page shows the entry's reason and link."""
     data = json.loads(verdicts_json.read_text(encoding="utf-8"))
+    expected = _expectations(expectations)
     tests: list[dict[str, Any]] = data.get("tests", [])
     results.mkdir(parents=True, exist_ok=True)
     written = 0
@@ -61,8 +99,9 @@ def write_clause_results(verdicts_json: Path, results: Path) -> int:
             "name": f"{verdict}  {clause_id}: {clause.summary}",
             "status": _STATUS.get(verdict, "unknown"),
             "statusDetails": {"message": f"{verdict}: {_MEANING.get(verdict, verdict)}", "trace": trace},
-            "description": f"{clause.summary}\n\nRules: {', '.join(clause.rules)} ({clause.kip}), "
-            f"level {clause.level.value}.",
+            "description": _description(
+                clause_id, verdict, evidence, expected.get(clause_id) if verdict == "KNOWN" else None
+            ),
             "labels": [
                 {"name": "parentSuite", "value": "clauses"},
                 {"name": "suite", "value": clause.area.value},
