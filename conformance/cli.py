@@ -23,6 +23,8 @@ from models.clauses import CLAUSES, Area, Clause, coverage
 from models.profiles import PROFILES
 from models.rules import RULE_IDS, UNTESTABLE, parse_semantics
 
+from .faults import fault_options
+
 PROG = "kafka-conformance"
 EXIT_OK = 0
 EXIT_CHECK_FAILED = 1
@@ -283,18 +285,8 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["fast", "ci", "broker", "dev", "thorough"],
         help="Hypothesis budget (default: broker for a real broker, ci for the model and mutants)",
     )
-    parser.add_argument(
-        "--fault-hook",
-        default=os.environ.get("KTS_FAULT_HOOK"),
-        help="--target broker: command that moves a leader (CMD move-leader TOPIC PARTITION BROKER_ID); "
-        "needs --allow-disruptive (env KTS_FAULT_HOOK)",
-    )
-    parser.add_argument(
-        "--allow-disruptive",
-        action="store_true",
-        default=os.environ.get("KTS_ALLOW_DISRUPTIVE", "") not in ("", "0", "false"),
-        help="allow faults that disturb the cluster, such as leader moves (env KTS_ALLOW_DISRUPTIVE=1)",
-    )
+    for flag, options in fault_options():
+        parser.add_argument(flag, **options)
     parser.add_argument(
         "--draft-expectations",
         default=None,
@@ -313,17 +305,13 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     NON-STRICT), 1 when a clause FAILs or an expectation is stale, 2 on bad input."""
     import subprocess
 
+    from .faults import check_fault_options
     from .targets import TargetError, check_target
 
     _check_profile(args.profile)
     try:
         check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
-        if args.fault_hook and args.target != "broker":
-            raise TargetError(f"--fault-hook is for --target broker; {args.target!r} moves its own leaders or has none")
-        if args.fault_hook and not args.allow_disruptive:
-            raise TargetError(
-                "--fault-hook moves partition leaders on your cluster: add --allow-disruptive to allow it"
-            )
+        check_fault_options(args.target, args.fault_hook, args.allow_disruptive)
     except TargetError as exc:
         raise UsageError(str(exc)) from None
     if not Path(args.suites).is_dir():

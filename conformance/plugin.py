@@ -41,6 +41,7 @@ from .adapters.model import ModelFactory
 from .checks import ClauseViolation, Verdict, expect_failures, take_checked, take_known_hits
 from .draws import PinExhausted, take_last_recorder
 from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
+from .faults import fault_options
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
 from .targets import TargetError, check_target, open_target
 
@@ -131,19 +132,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=os.environ.get("KTS_LOG_DIR", "reports/out/logs"),
         help="where managed brokers write their logs (env KTS_LOG_DIR)",
     )
-    group.addoption(
-        "--fault-hook",
-        default=os.environ.get("KTS_FAULT_HOOK"),
-        help="command the suite runs to move a partition leader on --target broker: "
-        "CMD move-leader TOPIC PARTITION BROKER_ID (env KTS_FAULT_HOOK; needs --allow-disruptive)",
-    )
-    group.addoption(
-        "--allow-disruptive",
-        action="store_true",
-        default=os.environ.get("KTS_ALLOW_DISRUPTIVE", "") not in ("", "0", "false"),
-        help="allow faults that disturb the cluster (leader moves through --fault-hook or ElectLeaders) "
-        "(env KTS_ALLOW_DISRUPTIVE=1)",
-    )
+    for flag, options in fault_options():
+        group.addoption(flag, **options)
     group.addoption(
         "--draft-expectations",
         default=None,

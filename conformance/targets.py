@@ -93,19 +93,9 @@ def open_target(
     `fault_hook` (target `broker` only, with `allow_disruptive`): a command that moves a partition
     leader on the user's cluster (`conformance.faults.FaultHook`)."""
     _check_profile(profile)
-    if fault_hook is not None:
-        if name != "broker":
-            raise TargetError(
-                f"--fault-hook is for --target broker; target {name!r} moves its own leaders or has none"
-            )
-        if not allow_disruptive:
-            raise TargetError(
-                "--fault-hook moves partition leaders on your cluster: add --allow-disruptive "
-                "(or KTS_ALLOW_DISRUPTIVE=1) to allow it"
-            )
-        from .faults import check_fault_hook
+    from .faults import check_fault_options
 
-        check_fault_hook(fault_hook)
+    check_fault_options(name, fault_hook, allow_disruptive)
     if name not in WIRE:
         yield resolve_target(name, profile), []
         return
