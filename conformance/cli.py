@@ -424,7 +424,30 @@ _COMMANDS: tuple[_Command, ...] = (
         _add_mutants_arguments,
         _run_mutants,
     ),
+    _Command(
+        "campaign",
+        "run a table of tasks (target x suite x profile x seed) on Spark and write the conformance matrix",
+        lambda parser: _campaign().add_arguments(parser),
+        lambda args, out: _run_campaign(args, out),
+    ),
 )
+
+
+def _campaign():  # type: ignore[no-untyped-def]
+    # Imported on use: the other commands must not need the campaign's dependencies.
+    from .campaign import command
+
+    return command
+
+
+def _run_campaign(args: argparse.Namespace, out: TextIO) -> int:
+    from .campaign.tasks import CampaignError
+
+    try:
+        code: int = _campaign().run(args, out)
+    except CampaignError as exc:
+        raise UsageError(str(exc)) from None
+    return code
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -281,8 +281,16 @@ def _pin_known_failures(config: pytest.Config, items: list[pytest.Item]) -> None
     from hypothesis import example
 
     nodeids = {item.nodeid for item in items}
+    # A run of some suite modules only (a campaign task, `pytest suites/test_x.py`) leaves out the pins of
+    # the others; a pin into a module that was collected but naming no test of it is a mistake.
+    modules = {nodeid.split("::", 1)[0] for nodeid in nodeids}
     for expectation in config.stash[_expectations_key]:
-        if expectation.pinned and expectation.test not in nodeids and config.getoption("--clauses") is None:
+        if (
+            expectation.pinned
+            and expectation.test not in nodeids
+            and str(expectation.test).split("::", 1)[0] in modules
+            and config.getoption("--clauses") is None
+        ):
             raise pytest.UsageError(
                 f"expectations: test {expectation.test!r} (for {expectation.clause}) was not collected: "
                 "fix the node id (as printed by pytest --collect-only -q)"

@@ -1,0 +1,147 @@
+"""`kafka-conformance campaign`: plan the task table, run it on Spark, aggregate the matrix (issue 5).
+Usage problems are CampaignErrors, which the CLI prints as one line with exit code 2.
+
+    kafka-conformance campaign --targets model,mutant:lookup-last-match,tansu --machines list_offsets \\
+        --profiles kafka-4.0 --seeds 2 --budget 60s --master local[2] --out reports/out/campaign-demo
+
+Writes into --out: `campaign.json` (the plan), `rows/<task>.parquet` (as tasks finish), `matrix.md`,
+`matrix.html`, `matrix.png` and `tasks.md`. Exit 0 when every task ran to its end, 1 when a task timed
+out or crashed, 2 on bad input. Verdicts themselves do not set the exit code: a campaign is a survey.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import TextIO
+
+from .tasks import ALL, CampaignError, CampaignTask, task_table
+
+EXIT_OK, EXIT_TASKS_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--targets", required=True, help="comma-separated: model, mutant:<id>, tansu, noida, ...")
+    parser.add_argument("--machines", default=ALL, help="comma-separated suite modules (e.g. list_offsets) or all")
+    parser.add_argument("--profiles", default="kafka-4.0", help="comma-separated behaviour profiles")
+    parser.add_argument("--seeds", type=int, default=1, help="Hypothesis seeds per (target, suite, profile)")
+    parser.add_argument("--budget", default="60s", help="time limit per task, e.g. 60s or 2m (default 60s)")
+    parser.add_argument("--master", default=os.environ.get("KTS_SPARK_MASTER", "local[2]"), help="Spark master URL")
+    parser.add_argument("--out", default=None, help="output directory (default reports/out/campaign-<id>)")
+    parser.add_argument("--resume", action="store_true", help="skip the tasks whose rows are already in --out")
+    parser.add_argument("--suites", default="suites", help="the suites directory (default suites)")
+    parser.add_argument(
+        "--expectations",
+        action="append",
+        default=[],
+        metavar="TARGET=FILE",
+        help="known failures of a target (default: suites/expectations/<target>.toml where it exists)",
+    )
+
+
+def parse_budget(text: str) -> float:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*", text)
+    if not match:
+        raise CampaignError(f"--budget {text!r}: give seconds per task like 60s, 90 or 2m")
+    return float(match.group(1)) * {"s": 1, None: 1, "m": 60, "h": 3600}[match.group(2)]
+
+
+def _expectations(args: argparse.Namespace, targets: list[str]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for target in targets:
+        default = Path(args.suites) / "expectations" / f"{target}.toml"
+        if default.is_file():
+            found[target] = str(default.resolve())
+    for entry in args.expectations:
+        target, sep, path = entry.partition("=")
+        if not sep or not Path(path).is_file():
+            raise CampaignError(f"--expectations {entry!r}: give TARGET=FILE with an existing file")
+        found[target] = str(Path(path).resolve())
+    return found
+
+
+def run(args: argparse.Namespace, out_stream: TextIO) -> int:
+    from .engine import SparkUnavailable, finished_tasks, rows_dir, run_campaign, spark_session
+
+    targets, machines, profiles = (
+        [x.strip() for x in value.split(",") if x.strip()] for value in (args.targets, args.machines, args.profiles)
+    )
+    if not (targets and machines and profiles):
+        raise CampaignError("--targets, --machines and --profiles each need at least one name")
+    tasks = task_table(targets, machines, profiles, args.seeds, parse_budget(args.budget), suites=Path(args.suites))
+    expectations = _expectations(args, targets)
+    plan_file = Path(args.out) / "campaign.json" if args.out else None
+    if args.resume and (plan_file is None or not plan_file.is_file()):
+        raise CampaignError("--resume needs the --out directory of an earlier campaign (it holds campaign.json)")
+    if plan_file is not None and plan_file.is_file():
+        earlier = json.loads(plan_file.read_text(encoding="utf-8"))
+        if not args.resume and finished_tasks(Path(args.out)):
+            raise CampaignError(
+                f"{args.out} holds rows of campaign {earlier['campaign_id']}: add --resume to complete it, "
+                "or choose another --out"
+            )
+        campaign_id = str(earlier["campaign_id"]) if args.resume else uuid.uuid4().hex[:8]
+    else:
+        campaign_id = uuid.uuid4().hex[:8]
+    out = Path(args.out or f"reports/out/campaign-{campaign_id}")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "campaign.json").write_text(
+        json.dumps(
+            {"campaign_id": campaign_id, "master": args.master, "tasks": [t.as_dict() for t in tasks]}, indent=1
+        ),
+        encoding="utf-8",
+    )
+    out_stream.write(f"campaign {campaign_id}: {len(tasks)} task(s) on {args.master}, rows in {rows_dir(out)}\n")
+    out_stream.flush()
+    began = time.monotonic()
+    try:
+        spark = spark_session(args.master)
+    except SparkUnavailable as exc:
+        raise CampaignError(str(exc)) from None
+    out_stream.write(f"spark session started in {time.monotonic() - began:.1f} s\n")
+    try:
+        progress = run_campaign(
+            tasks, out, master=args.master, campaign_id=campaign_id, suites=Path(args.suites),
+            expectations=expectations, resume=args.resume, log=out_stream, spark=spark,
+        )  # fmt: skip
+        write_outputs(spark, out, campaign_id, tasks, out_stream)
+    except KeyboardInterrupt:
+        out_stream.write("stopped: finished rows are kept\n")
+        return 130
+    finally:
+        spark.stop()
+    out_stream.write(f"campaign {campaign_id} done in {time.monotonic() - began:.0f} s: {out}\n")
+    return EXIT_TASKS_FAILED if progress.failed_tasks else EXIT_OK
+
+
+def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[CampaignTask], log: TextIO) -> None:
+    from .engine import rows_dir
+    from .matrix import aggregate, summary_counts, to_html, to_markdown, to_png
+
+    matrix = aggregate(spark, rows_dir(out))
+    title = f"Kafka timestamp conformance matrix, campaign {campaign_id}"
+    (out / "matrix.md").write_text(f"# {title}\n\n" + to_markdown(matrix), encoding="utf-8")
+    (out / "matrix.html").write_text(to_html(matrix, title), encoding="utf-8")
+    to_png(matrix, out / "matrix.png", title)
+    lines = ["| Task | Target | Suite | Profile | Seed | Status | Seconds |", "|---|---|---|---|---|---|---|"]
+    for t in matrix.tasks:
+        lines.append(
+            f"| {t['task_id']} | {t['target']} | {t['machine']} | {t['profile']} | {t['seed']} | {t['status']} "
+            f"| {t['seconds']:.1f} |"
+        )
+    (out / "tasks.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    for column, counts in summary_counts(matrix).items():
+        log.write(f"  {column[0]} ({column[1]}): {counts}\n")
+    log.write(f"matrix: {out / 'matrix.md'}, {out / 'matrix.html'}, {out / 'matrix.png'}\n")
+
+
+def main() -> None:  # pragma: no cover - `python -m conformance.campaign.command`
+    parser = argparse.ArgumentParser(prog="kafka-conformance campaign")
+    add_arguments(parser)
+    sys.exit(run(parser.parse_args(), sys.stdout))

@@ -1,0 +1,161 @@
+"""What one Spark task does: run one campaign task and return its rows.
+
+The task runs the suites in a pytest child process of the Spark worker, so everything is built inside the
+task: the plugin builds the implementation from its factory (a managed broker is started and stopped
+there), Hypothesis runs with the task's seed (profile `dev`, random and without an example database,
+`--hypothesis-seed` fixed), and the verdicts come back as JSON. A child process also bounds the task: at
+its budget the whole process group is killed and the task is reported TIMEOUT; a child that dies is
+CRASHED; neither stops the campaign.
+
+Rows (one per clause, or one for a task that produced no verdicts): see `ROW_FIELDS`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .tasks import CampaignTask, suite_paths
+
+ROW_FIELDS = (
+    "campaign_id",
+    "task_id",
+    "target",
+    "machine",
+    "profile",
+    "seed",
+    "clause",
+    "verdict",
+    "status",  # ok (pytest ran to the end), timeout, crashed
+    "tests",  # tests of this task that named the clause
+    "counterexample",  # the failure message with Hypothesis' draws (FAIL, KNOWN, ...), else ""
+    "replay",  # the command that replays that failure exactly
+    "first_failure_s",  # seconds from the task's start to the end of the first test failing the clause
+    "task_seconds",
+    "finished_at",
+)
+
+# Verdicts that say the clause was shown not to hold.
+FAILING = {"FAIL", "KNOWN", "NON-STRICT", "UNEXPECTED-PASS"}
+
+
+def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: dict[str, str]) -> list[dict[str, Any]]:
+    """Run `task` and return its rows (never raises for the task's own failures: they are rows)."""
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="kts-task-") as scratch:
+        verdicts = Path(scratch) / "verdicts.json"
+        cmd = [
+            sys.executable, "-m", "pytest", *suite_paths(task.machine, Path(suites)),
+            "-p", "conformance.plugin", "-p", "no:cacheprovider", "-q",
+            "--target", task.target, "--profile", task.profile,
+            "--hypothesis-profile", "dev", f"--hypothesis-seed={task.seed}",
+            "--verdicts-json", str(verdicts), "--log-dir", str(Path(scratch) / "logs"),
+        ]  # fmt: skip
+        known = expectations.get(task.target)
+        if known:
+            cmd += ["--expectations", known]
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+        env.pop("CI", None)  # the task's own Hypothesis profile, not the CI default
+        status, tail = _run_bounded(cmd, task.budget_s, env)
+        seconds = time.time() - started
+        rows = []
+        if verdicts.is_file():
+            rows = _rows(task, campaign_id, json.loads(verdicts.read_text(encoding="utf-8")), status, seconds, started)
+        if rows:
+            return rows
+    return [
+        _row(task, campaign_id, clause="*", verdict=status.upper(), status=status, tests=0,
+             counterexample=f"{shlex.join(cmd)}\n{tail}", replay=shlex.join(cmd[2:]), first_failure_s=None,
+             seconds=seconds)
+    ]  # fmt: skip
+
+
+def _run_bounded(cmd: list[str], budget_s: float, env: dict[str, str]) -> tuple[str, str]:
+    """(status, output tail): ok, timeout (killed at the budget with its whole process group) or crashed."""
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as output:
+        proc = subprocess.Popen(cmd, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            code = proc.wait(timeout=budget_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            output.seek(0)
+            return "timeout", _tail(output.read())
+        output.seek(0)
+        text = output.read()
+    # pytest: 0 all passed, 1 some failed (verdicts say which); 2-4 interrupted/internal/usage; 5 no tests.
+    return ("ok" if code in (0, 1) else "crashed"), _tail(text)
+
+
+def _tail(text: str, lines: int = 30) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _rows(
+    task: CampaignTask, campaign_id: str, data: dict[str, Any], status: str, seconds: float, started: float
+) -> list[dict[str, Any]]:
+    tests: list[dict[str, Any]] = data.get("tests", [])
+    rows = []
+    for clause, verdict in sorted(data.get("clauses", {}).items()):
+        named = [t for t in tests if clause in t.get("verdicts", {})]
+        failing = [t for t in named if t["verdicts"][clause] in FAILING]
+        first = min(failing, key=lambda t: t.get("finished_at", 0), default=None)
+        rows.append(
+            _row(
+                task,
+                campaign_id,
+                clause=clause,
+                verdict=verdict,
+                status=status,
+                tests=len(named),
+                counterexample=str(first.get("message", "")) if first else "",
+                replay=str(first.get("replay") or "") if first else "",
+                first_failure_s=max(0.0, float(first["finished_at"]) - started) if first else None,
+                seconds=seconds,
+            )
+        )
+    return rows
+
+
+def _row(
+    task: CampaignTask,
+    campaign_id: str,
+    *,
+    clause: str,
+    verdict: str,
+    status: str,
+    tests: int,
+    counterexample: str,
+    replay: str,
+    first_failure_s: float | None,
+    seconds: float,
+) -> dict[str, Any]:
+    return {
+        "campaign_id": campaign_id,
+        "task_id": task.task_id,
+        "target": task.target,
+        "machine": task.machine,
+        "profile": task.profile,
+        "seed": task.seed,
+        "clause": clause,
+        "verdict": verdict,
+        "status": status,
+        "tests": tests,
+        "counterexample": counterexample[:20_000],
+        "replay": replay,
+        "first_failure_s": first_failure_s,
+        "task_seconds": round(seconds, 3),
+        "finished_at": time.time(),
+    }

@@ -1,0 +1,94 @@
+"""The Spark campaign engine (issue 5): the task table, one task's rows, a task past its budget, and a
+small campaign on Spark local[2] whose rows, matrix and resume are checked from the files it writes.
+
+The Spark test needs the `campaign` extra (pyspark, pyarrow, matplotlib) and Java: `tox -e campaign`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conformance.campaign.tasks import CampaignError, CampaignTask, task_table
+from conformance.campaign.worker import run_task
+
+REPO = Path(__file__).resolve().parents[1]
+SUITES = REPO / "suites"
+
+
+def test_the_task_table_is_every_combination_with_stable_ids() -> None:
+    tasks = task_table(["model", "mutant:lookup-last-match"], ["list_offsets", "all"], ["kafka-4.0", "kafka-3.9"], 2,
+                       30, suites=SUITES)
+    assert len(tasks) == 2 * 2 * 2 * 2
+    assert len({t.task_id for t in tasks}) == len(tasks)
+    again = task_table(["model", "mutant:lookup-last-match"], ["list_offsets", "all"], ["kafka-4.0", "kafka-3.9"], 2,
+                       30, suites=SUITES)
+    assert [t.task_id for t in tasks] == [t.task_id for t in again]  # what --resume keys on
+
+
+@pytest.mark.parametrize(
+    ("targets", "machines", "profiles", "seeds", "budget", "message"),
+    [
+        (["nope"], ["all"], ["kafka-4.0"], 1, 10, "unknown target 'nope'"),
+        (["model"], ["nothing"], ["kafka-4.0"], 1, 10, "unknown suite 'nothing'"),
+        (["model"], ["all"], ["kafka-9"], 1, 10, "unknown profile 'kafka-9'"),
+        (["model"], ["all"], ["kafka-4.0"], 0, 10, "at least one seed"),
+        (["model"], ["all"], ["kafka-4.0"], 1, 0, "positive number of seconds"),
+        (["broker"], ["all"], ["kafka-4.0"], 1, 10, "starts its own targets"),
+    ],
+)
+def test_bad_campaigns_are_one_line_errors(
+    targets: list[str], machines: list[str], profiles: list[str], seeds: int, budget: float, message: str
+) -> None:
+    with pytest.raises(CampaignError, match=message):
+        task_table(targets, machines, profiles, seeds, budget, suites=SUITES)
+
+
+def test_one_task_gives_a_row_per_clause_with_the_counterexample_of_a_failure() -> None:
+    task = CampaignTask("mutant:lookup-last-match", "list_offsets", "kafka-4.0", 3, 120)
+    rows = run_task(task, "test", str(SUITES), {})
+    by_clause = {r["clause"]: r for r in rows}
+    assert {r["status"] for r in rows} == {"ok"}
+    failed = by_clause["LO.first-ge-target"]
+    assert failed["verdict"] == "FAIL"
+    assert "LO.first-ge-target" in failed["counterexample"] and "--hypothesis-seed" in failed["replay"]
+    assert failed["first_failure_s"] is not None and failed["first_failure_s"] <= failed["task_seconds"]
+    assert by_clause["LO.earliest-is-log-start"]["verdict"] == "PASS"
+
+
+def test_a_task_past_its_budget_is_a_timeout_row_not_a_lost_campaign() -> None:
+    task = CampaignTask("model", "all", "kafka-4.0", 1, 1.0)
+    rows = run_task(task, "test", str(SUITES), {})
+    # Stopped at its budget: the verdicts decided before then are kept, every row says the task timed out,
+    # and a task that decided nothing is one row for the whole task.
+    assert rows and {r["status"] for r in rows} == {"timeout"}
+    assert all(r["task_seconds"] < 30 for r in rows)
+    if len(rows) == 1 and rows[0]["clause"] == "*":
+        assert rows[0]["verdict"] == "TIMEOUT"
+
+
+def test_a_small_campaign_on_spark_writes_rows_and_the_matrix_and_resumes(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("matplotlib")
+    import subprocess
+
+    out = tmp_path / "campaign"
+    cmd = [sys.executable, "-m", "conformance.cli", "campaign", "--targets", "model,mutant:lookup-last-match",
+           "--machines", "list_offsets", "--seeds", "1", "--budget", "120s", "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(list((out / "rows").glob("*.parquet"))) == 2
+    matrix = (out / "matrix.md").read_text()
+    assert "| `LO.first-ge-target` | PASS (1 seed) | FAIL (1 seed, first failure" in matrix
+    assert (out / "matrix.png").stat().st_size > 1000 and "<table>" in (out / "matrix.html").read_text()
+    plan = json.loads((out / "campaign.json").read_text())
+    # A second run into the same directory must say --resume; with it, nothing is run again.
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
+    assert again.returncode == 2 and "--resume" in again.stderr
+    resumed = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming: 2 of 2 task(s) already finished" in resumed.stdout
+    assert json.loads((out / "campaign.json").read_text())["campaign_id"] == plan["campaign_id"]
