@@ -92,3 +92,30 @@ def test_a_small_campaign_on_spark_writes_rows_and_the_matrix_and_resumes(tmp_pa
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "resuming: 2 of 2 task(s) already finished" in resumed.stdout
     assert json.loads((out / "campaign.json").read_text())["campaign_id"] == plan["campaign_id"]
+
+
+def test_a_campaign_stopped_midway_keeps_its_rows_and_resume_completes_it(tmp_path: Path) -> None:
+    pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
+    import signal
+    import subprocess
+    import time
+
+    out = tmp_path / "campaign"
+    cmd = [sys.executable, "-m", "conformance.cli", "campaign", "--targets", "model,mutant:lookup-last-match",
+           "--machines", "validation,list_offsets", "--seeds", "1", "--budget", "120s", "--out", str(out)]
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 240
+    while len(list((out / "rows").glob("*.parquet"))) < 1 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)  # a CI job cancelled: the same as Ctrl-C
+    output, _ = proc.communicate(timeout=120)
+    kept = {p.name for p in (out / "rows").glob("*.parquet")}
+    assert kept, output
+    if proc.returncode != 0:  # stopped before the end (it may also have finished in the meantime)
+        assert proc.returncode == 130 and "finished rows are kept" in output, output
+        assert "run again with --resume" in output
+    resumed = subprocess.run([*cmd, "--resume"], capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"resuming: {len(kept)} of 4 task(s) already finished" in resumed.stdout
+    assert kept <= {p.name for p in (out / "rows").glob("*.parquet")}
+    assert len(list((out / "rows").glob("*.parquet"))) == 4

@@ -100,6 +100,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     out_stream.write(f"campaign {campaign_id}: {len(tasks)} task(s) on {args.master}, rows in {rows_dir(out)}\n")
     out_stream.flush()
     began = time.monotonic()
+    _interrupt_on_sigterm()
     try:
         spark = spark_session(args.master)
     except SparkUnavailable as exc:
@@ -118,6 +119,19 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         spark.stop()
     out_stream.write(f"campaign {campaign_id} done in {time.monotonic() - began:.0f} s: {out}\n")
     return EXIT_TASKS_FAILED if progress.failed_tasks else EXIT_OK
+
+
+def _interrupt_on_sigterm() -> None:
+    """SIGTERM (a CI job cancelled, `kill PID`) stops the campaign like Ctrl-C: finished rows are kept."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+
+        def stop(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, stop)
 
 
 def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[CampaignTask], log: TextIO) -> None:

@@ -81,7 +81,9 @@ def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: di
 def _run_bounded(cmd: list[str], budget_s: float, env: dict[str, str]) -> tuple[str, str]:
     """(status, output tail): ok, timeout (killed at the budget with its whole process group) or crashed."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as output:
-        proc = subprocess.Popen(cmd, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=output, stderr=subprocess.STDOUT, env=env, start_new_session=True, preexec_fn=_die_with_parent
+        )
         try:
             code = proc.wait(timeout=budget_s)
         except subprocess.TimeoutExpired:
@@ -97,6 +99,16 @@ def _run_bounded(cmd: list[str], budget_s: float, env: dict[str, str]) -> tuple[
         text = output.read()
     # pytest: 0 all passed, 1 some failed (verdicts say which); 2-4 interrupted/internal/usage; 5 no tests.
     return ("ok" if code in (0, 1) else "crashed"), _tail(text)
+
+
+def _die_with_parent() -> None:
+    """In the child, before exec (Linux): SIGTERM when the Spark worker that started it dies (a cancelled or
+    interrupted campaign), so no pytest run outlives its task. Elsewhere the budget still bounds it."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
 
 
 def _tail(text: str, lines: int = 30) -> str:
