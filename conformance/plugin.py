@@ -135,6 +135,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for flag, options in fault_options():
         group.addoption(flag, **options)
     group.addoption(
+        "--count-examples",
+        action="store_true",
+        default=False,
+        help="count the Hypothesis examples each test runs into --verdicts-json (campaigns; uses Hypothesis' "
+        "observability callbacks, which cost a little time per example)",
+    )
+    group.addoption(
         "--draft-expectations",
         default=None,
         help="append an expectations entry for every new failure to this file (reason: the violation; "
@@ -174,6 +181,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_results_key] = []
     config.stash[_lost_key] = []
     _CONFIG["config"] = config
+    if config.getoption("--count-examples"):
+        from hypothesis.internal.observability import add_observability_callback
+
+        add_observability_callback(_count_example, all_threads=True)
     expectations_file = config.getoption("--expectations")
     try:
         config.stash[_expectations_key] = load_expectations(expectations_file) if expectations_file else ()
@@ -689,6 +700,8 @@ def _record(
         "finished_at": time.time(),
         "message": message[:8000],
         "replay": replay_command(item) if report.failed else None,
+        # Hypothesis examples this test ran (with --count-examples; None without).
+        "examples": _examples.get(item.nodeid) if item.config.getoption("--count-examples") else None,
     }
     if target_lost is not None:
         result["target_lost"] = target_lost
@@ -768,7 +781,19 @@ def _draft_expectations(item: pytest.Item, pin: str, violations: list[ClauseViol
         os.close(fd)
 
 
+# Examples run per test node id (--count-examples): Hypothesis reports each test case to observability
+# callbacks; the one registered here counts them for the test that is running.
+_examples: dict[str, int] = {}
+_running: list[str] = []
+
+
+def _count_example(observation: Any, *_thread: object) -> None:
+    if getattr(observation, "type", None) == "test_case" and _running:
+        _examples[_running[-1]] = _examples.get(_running[-1], 0) + 1
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    _running[:] = [item.nodeid]
     take_last_recorder()  # a recorder, known hits and checked clauses belong to the test that made them
     take_known_hits()
     take_checked()

@@ -6,6 +6,7 @@ The Spark test needs the `campaign` extra (pyspark, pyarrow, matplotlib) and Jav
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -56,6 +57,8 @@ def test_one_task_gives_a_row_per_clause_with_the_counterexample_of_a_failure() 
     assert "LO.first-ge-target" in failed["counterexample"] and "--hypothesis-seed" in failed["replay"]
     assert failed["first_failure_s"] is not None and failed["first_failure_s"] <= failed["task_seconds"]
     assert by_clause["LO.earliest-is-log-start"]["verdict"] == "PASS"
+    assert by_clause["LO.earliest-is-log-start"]["examples"] > 0
+    assert 0 < failed["examples"] <= failed["task_examples"]
 
 
 def test_a_task_past_its_budget_is_a_timeout_row_not_a_lost_campaign() -> None:
@@ -82,7 +85,8 @@ def test_a_small_campaign_on_spark_writes_rows_and_the_matrix_and_resumes(tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(list((out / "rows").glob("*.parquet"))) == 2
     matrix = (out / "matrix.md").read_text()
-    assert "| `LO.first-ge-target` | PASS (1 seed) | FAIL (1 seed, first failure" in matrix
+    assert re.search(r"\| `LO.first-ge-target` \| PASS \(1 seed, [1-9]\d* examples\) \| FAIL \(1 seed, \d+ examples, "
+                     r"first failure", matrix), matrix
     assert (out / "matrix.png").stat().st_size > 1000 and "<table>" in (out / "matrix.html").read_text()
     plan = json.loads((out / "campaign.json").read_text())
     # A second run into the same directory must say --resume; with it, nothing is run again.

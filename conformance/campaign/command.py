@@ -143,11 +143,14 @@ def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[Campai
     (out / "matrix.md").write_text(f"# {title}\n\n" + to_markdown(matrix), encoding="utf-8")
     (out / "matrix.html").write_text(to_html(matrix, title), encoding="utf-8")
     to_png(matrix, out / "matrix.png", title)
-    lines = ["| Task | Target | Suite | Profile | Seed | Status | Seconds |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| Task | Target | Suite | Profile | Seed | Status | Seconds | Examples |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for t in matrix.tasks:
         lines.append(
             f"| {t['task_id']} | {t['target']} | {t['machine']} | {t['profile']} | {t['seed']} | {t['status']} "
-            f"| {t['seconds']:.1f} |"
+            f"| {t['seconds']:.1f} | {t['examples']} |"
         )
     (out / "tasks.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     for column, counts in summary_counts(matrix).items():

@@ -108,7 +108,7 @@ def write_rows(out: Path, task: CampaignTask, rows: Sequence[dict[str, Any]]) ->
     schema = pa.schema(
         [
             (name, pa.float64() if name in ("first_failure_s", "task_seconds", "finished_at")
-             else pa.int64() if name in ("seed", "tests") else pa.string())
+             else pa.int64() if name in ("seed", "tests", "examples", "task_examples") else pa.string())
             for name in ROW_FIELDS
         ]
     )  # fmt: skip

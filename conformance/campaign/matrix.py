@@ -32,6 +32,7 @@ class Cell:
     verdict: str
     seeds: int
     first_failure_s: float | None
+    examples: int = 0
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,8 @@ def aggregate(spark: Any, rows: Path) -> Matrix:
         SELECT clause, target, profile,
                MIN(CASE verdict {ranks} ELSE {len(SEVERITY)} END) AS rank,
                COUNT(DISTINCT seed) AS seeds,
-               MIN(first_failure_s) AS first_failure_s
+               MIN(first_failure_s) AS first_failure_s,
+               SUM(examples) AS examples
         FROM campaign_rows WHERE clause <> '*'
         GROUP BY clause, target, profile
         """
@@ -70,7 +72,7 @@ def aggregate(spark: Any, rows: Path) -> Matrix:
         for r in spark.sql(
             """
             SELECT task_id, target, machine, profile, seed, FIRST(status) AS status,
-                   MAX(task_seconds) AS seconds
+                   MAX(task_seconds) AS seconds, MAX(task_examples) AS examples
             FROM campaign_rows GROUP BY task_id, target, machine, profile, seed ORDER BY task_id
             """
         ).collect()
@@ -78,7 +80,9 @@ def aggregate(spark: Any, rows: Path) -> Matrix:
     out: dict[tuple[str, tuple[str, str]], Cell] = {}
     for r in cells:
         verdict = SEVERITY[r["rank"]] if r["rank"] < len(SEVERITY) else "?"
-        out[(r["clause"], (r["target"], r["profile"]))] = Cell(verdict, int(r["seeds"]), r["first_failure_s"])
+        out[(r["clause"], (r["target"], r["profile"]))] = Cell(
+            verdict, int(r["seeds"]), r["first_failure_s"], int(r["examples"] or 0)
+        )
     columns = sorted({col for _, col in out} | {(r["target"], r["profile"]) for r in broken})
     clauses = sorted({clause for clause, _ in out})
     for r in broken:
@@ -102,7 +106,8 @@ def to_markdown(matrix: Matrix) -> str:
                 cells.append("-")
                 continue
             first = f", first failure {cell.first_failure_s:.1f} s" if cell.first_failure_s is not None else ""
-            cells.append(f"{cell.verdict} ({cell.seeds} seed{'s' if cell.seeds != 1 else ''}{first})")
+            seeds = f"{cell.seeds} seed{'s' if cell.seeds != 1 else ''}"
+            cells.append(f"{cell.verdict} ({seeds}, {cell.examples} examples{first})")
         lines.append(f"| `{clause}` | " + " | ".join(cells) + " |")
     counts = summary_counts(matrix)
     lines += ["", "Per column: " + "; ".join(f"{_label(c)}: {counts[c]}" for c in matrix.columns)]

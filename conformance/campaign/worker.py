@@ -36,6 +36,8 @@ ROW_FIELDS = (
     "verdict",
     "status",  # ok (pytest ran to the end), timeout, crashed
     "tests",  # tests of this task that named the clause
+    "examples",  # Hypothesis examples those tests ran
+    "task_examples",  # Hypothesis examples the whole task ran
     "counterexample",  # the failure message with Hypothesis' draws (FAIL, KNOWN, ...), else ""
     "replay",  # the command that replays that failure exactly
     "first_failure_s",  # seconds from the task's start to the end of the first test failing the clause
@@ -57,13 +59,16 @@ def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: di
             "-p", "conformance.plugin", "-p", "no:cacheprovider", "-q",
             "--target", task.target, "--profile", task.profile,
             "--hypothesis-profile", "dev", f"--hypothesis-seed={task.seed}",
-            "--verdicts-json", str(verdicts), "--log-dir", str(Path(scratch) / "logs"),
+            "--verdicts-json", str(verdicts), "--log-dir", str(Path(scratch) / "logs"), "--count-examples",
         ]  # fmt: skip
         known = expectations.get(task.target)
         if known:
             cmd += ["--expectations", known]
         env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
         env.pop("CI", None)  # the task's own Hypothesis profile, not the CI default
+        # Examples are counted through Hypothesis' observability callbacks; without line coverage (which
+        # would make every example several times slower).
+        env["HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER"] = "1"
         status, tail = _run_bounded(cmd, task.budget_s, env)
         seconds = time.time() - started
         rows = []
@@ -72,9 +77,9 @@ def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: di
         if rows:
             return rows
     return [
-        _row(task, campaign_id, clause="*", verdict=status.upper(), status=status, tests=0,
-             counterexample=f"{shlex.join(cmd)}\n{tail}", replay=shlex.join(cmd[2:]), first_failure_s=None,
-             seconds=seconds)
+        _row(task, campaign_id, clause="*", verdict=status.upper(), status=status, tests=0, examples=0,
+             task_examples=0, counterexample=f"{shlex.join(cmd)}\n{tail}", replay=shlex.join(cmd[2:]),
+             first_failure_s=None, seconds=seconds)
     ]  # fmt: skip
 
 
@@ -119,6 +124,7 @@ def _rows(
     task: CampaignTask, campaign_id: str, data: dict[str, Any], status: str, seconds: float, started: float
 ) -> list[dict[str, Any]]:
     tests: list[dict[str, Any]] = data.get("tests", [])
+    task_examples = sum(int(t.get("examples") or 0) for t in tests)
     rows = []
     for clause, verdict in sorted(data.get("clauses", {}).items()):
         named = [t for t in tests if clause in t.get("verdicts", {})]
@@ -132,6 +138,8 @@ def _rows(
                 verdict=verdict,
                 status=status,
                 tests=len(named),
+                examples=sum(int(t.get("examples") or 0) for t in named),
+                task_examples=task_examples,
                 counterexample=str(first.get("message", "")) if first else "",
                 replay=str(first.get("replay") or "") if first else "",
                 first_failure_s=max(0.0, float(first["finished_at"]) - started) if first else None,
@@ -149,6 +157,8 @@ def _row(
     verdict: str,
     status: str,
     tests: int,
+    examples: int,
+    task_examples: int,
     counterexample: str,
     replay: str,
     first_failure_s: float | None,
@@ -165,6 +175,8 @@ def _row(
         "verdict": verdict,
         "status": status,
         "tests": tests,
+        "examples": examples,
+        "task_examples": task_examples,
         "counterexample": counterexample[:20_000],
         "replay": replay,
         "first_failure_s": first_failure_s,
