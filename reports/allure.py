@@ -173,6 +173,8 @@ def allure_config(name: str, output: Path, global_attachments: list[str] | None 
 
 def build_html(results: Path, output: Path, *, name: str, timeout: float = 300) -> Path:
     """Build the single-file report from `results` into `output`; returns the index.html path."""
+    # allure runs in a private directory (its config beside it): every path it gets must be absolute.
+    results, output = Path(results).resolve(), Path(output).resolve()
     if not results.is_dir() or not any(results.iterdir()):
         raise ReportError(f"no Allure results in {results}: did pytest run with --alluredir {results}?")
     executable = allure_executable()

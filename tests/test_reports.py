@@ -214,7 +214,9 @@ def test_build_html_runs_allure_generate_with_the_config(tmp_path: Path, monkeyp
     )
     fake.chmod(0o755)
     monkeypatch.setenv("KTS_ALLURE", str(fake))
-    index = build_html(results, tmp_path / "report", name="Kafka timestamp conformance: tansu")
+    # Relative paths, as `kafka-conformance run --out reports/out` passes them: allure runs elsewhere.
+    monkeypatch.chdir(tmp_path)
+    index = build_html(results.relative_to(tmp_path), Path("report"), name="Kafka timestamp conformance: tansu")
     assert index == tmp_path / "report" / "index.html"
     recorded = json.loads(seen.read_text())
     assert recorded["args"][0] == "generate" and recorded["args"][-1] == str(results)
