@@ -12,6 +12,9 @@ from enum import Enum
 
 from models.clauses import Clause, Level, get_clause
 
+# The skip reason that marks a test UNSUPPORTED (the plugin writes it; the report reads it back).
+UNSUPPORTED_PREFIX = "UNSUPPORTED: "
+
 
 class Verdict(Enum):
     """Graded verdicts (ARCHITECTURE.md): a clause's result for one implementation and profile."""

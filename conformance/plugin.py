@@ -34,18 +34,17 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, core, settings
 
-from models.clauses import Level, get_clause
+from models.clauses import Level, get_clause, kip_url
 from models.profiles import Profile, get_profile, narrow_versions
 
 from .adapters.model import ModelFactory
-from .checks import ClauseViolation, Verdict, expect_failures, take_checked, take_known_hits
+from .checks import UNSUPPORTED_PREFIX, ClauseViolation, Verdict, expect_failures, take_checked, take_known_hits
 from .draws import PinExhausted, take_last_recorder
 from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
 from .faults import fault_options
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
 from .targets import TargetError, check_target, open_target
 
-UNSUPPORTED_PREFIX = "UNSUPPORTED: "
 NOT_APPLICABLE_PREFIX = "N/A: "
 
 _verdicts_key = pytest.StashKey[dict[str, dict[str, list[str]]]]()
@@ -238,13 +237,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _SEVERITY = {Level.MUST: "critical", Level.SHOULD: "normal", Level.MAY: "minor"}
-
-
-def kip_url(kip: str) -> str:
-    """Where a KIP or a KAFKA JIRA is described."""
-    if kip.startswith("KAFKA-"):
-        return f"https://issues.apache.org/jira/browse/{kip}"
-    return f"https://cwiki.apache.org/confluence/dosearchsite.action?queryString={kip}"
 
 
 def _label_for_allure(item: pytest.Item, ids: list[str]) -> None:

@@ -766,3 +766,10 @@ __all__ = [
     "coverage",
     "get_clause",
 ]
+
+
+def kip_url(kip: str) -> str:
+    """Where a KIP or a KAFKA JIRA is described."""
+    if kip.startswith("KAFKA-"):
+        return f"https://issues.apache.org/jira/browse/{kip}"
+    return f"https://cwiki.apache.org/confluence/dosearchsite.action?queryString={kip}"

@@ -17,8 +17,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from conformance.plugin import UNSUPPORTED_PREFIX, kip_url
-from models.clauses import Level, get_clause
+from conformance.checks import UNSUPPORTED_PREFIX
+from models.clauses import Level, get_clause, kip_url
 
 # Allure has five statuses; the verdict itself is the result's first word, the `verdict` label (the
 # report's tree groups by it) and a tag.

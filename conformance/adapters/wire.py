@@ -554,7 +554,7 @@ class WireImplementation(Implementation):
                     f"probe then failed too: {probe}): is it still running? check it and its log, then run again"
                 )
                 raise BrokerLost(_lost[bootstrap], address=bootstrap, kind=exc.kind) from None
-        return _transport_error(exc)
+        return _client_error_code(exc)
 
     def close(self) -> None:
         try:
@@ -573,7 +573,7 @@ class BrokerLost(WireError):
 _lost: dict[str, str] = {}
 
 
-def _transport_error(exc: WireError) -> ErrorCode:
+def _client_error_code(exc: WireError) -> ErrorCode:
     """A data request the broker did not answer reads as a Java client would see it: REQUEST_TIMED_OUT or
     NETWORK_EXCEPTION, compared like any other error code under the clause being checked (a broker that
     drops the connection on a valid request fails that clause, and the next request reconnects)."""

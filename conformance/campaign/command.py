@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 import uuid
 from pathlib import Path
@@ -156,9 +155,3 @@ def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[Campai
     for column, counts in summary_counts(matrix).items():
         log.write(f"  {column[0]} ({column[1]}): {counts}\n")
     log.write(f"matrix: {out / 'matrix.md'}, {out / 'matrix.html'}, {out / 'matrix.png'}\n")
-
-
-def main() -> None:  # pragma: no cover - `python -m conformance.campaign.command`
-    parser = argparse.ArgumentParser(prog="kafka-conformance campaign")
-    add_arguments(parser)
-    sys.exit(run(parser.parse_args(), sys.stdout))
