@@ -430,6 +430,12 @@ _COMMANDS: tuple[_Command, ...] = (
         lambda parser: _campaign().add_arguments(parser),
         lambda args, out: _run_campaign(args, out),
     ),
+    _Command(
+        "audit",
+        "audit mode: check a topic's ListOffsets answers against Spark's ground truth from its records",
+        lambda parser: _audit().add_arguments(parser),
+        lambda args, out: _run_campaign(args, out, _audit()),
+    ),
 )
 
 
@@ -440,11 +446,17 @@ def _campaign():  # type: ignore[no-untyped-def]
     return command
 
 
-def _run_campaign(args: argparse.Namespace, out: TextIO) -> int:
+def _audit():  # type: ignore[no-untyped-def]
+    from .campaign import audit_command
+
+    return audit_command
+
+
+def _run_campaign(args: argparse.Namespace, out: TextIO, command: object = None) -> int:
     from .campaign.tasks import CampaignError
 
     try:
-        code: int = _campaign().run(args, out)
+        code: int = (command or _campaign()).run(args, out)  # type: ignore[attr-defined]
     except CampaignError as exc:
         raise UsageError(str(exc)) from None
     return code

@@ -123,3 +123,19 @@ def test_a_campaign_stopped_midway_keeps_its_rows_and_resume_completes_it(tmp_pa
     assert f"resuming: {len(kept)} of 4 task(s) already finished" in resumed.stdout
     assert kept <= {p.name for p in (out / "rows").glob("*.parquet")}
     assert len(list((out / "rows").glob("*.parquet"))) == 4
+
+
+def test_mutants_stand_for_every_mutant_each_under_a_profile_where_it_exists() -> None:
+    from conformance.adapters.mutants import MUTANTS
+    from conformance.campaign.command import expand_targets
+
+    targets = expand_targets(["model", "mutants", "mutant:lookup-last-match"])
+    assert targets == ["model", *(f"mutant:{m}" for m in sorted(MUTANTS))]
+    tasks = task_table(targets, ["list_offsets"], ["kafka-4.0"], 1, 60.0, suites=SUITES)
+    assert len(tasks) == len(targets)
+    for task in tasks:
+        mutant = MUTANTS.get(task.target.removeprefix("mutant:"))
+        if mutant is not None and mutant.profiles:
+            assert task.profile in mutant.profiles, task
+        else:
+            assert task.profile == "kafka-4.0", task

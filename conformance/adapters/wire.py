@@ -139,6 +139,9 @@ class WireFactory:
     admin: str | None = None  # the same, creating topics where CreateTopics is not offered
     fault_hook: str | None = None  # the user's command that moves leaders (conformance.faults)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
+    # Topic names are the suite's names behind this prefix (default kts-<run id>-); "" names a user's
+    # existing topic as it is (audit mode reads topics it did not create).
+    topic_prefix: str | None = None
 
     @property
     def name(self) -> str:
@@ -161,7 +164,7 @@ class WireFactory:
             WireClient(self.bootstrap, timeout=self.timeout),
             get_profile(self.profile),
             name=self.target,
-            topic_prefix=f"kts-{self.run_id}-",
+            topic_prefix=f"kts-{self.run_id}-" if self.topic_prefix is None else self.topic_prefix,
             failover=move,
             admin=admin,
         )

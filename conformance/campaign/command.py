@@ -18,7 +18,7 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .tasks import ALL, CampaignError, CampaignTask, task_table
 
@@ -36,12 +36,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true", help="skip the tasks whose rows are already in --out")
     parser.add_argument("--suites", default="suites", help="the suites directory (default suites)")
     parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="also audit each target: a generated topic's ListOffsets answers against Spark's ground truth",
+    )
+    parser.add_argument(
+        "--hypothesis-profile",
+        default="dev",
+        choices=("fast", "dev", "ci", "broker"),
+        help="the Hypothesis budget of every task (default dev); the task's --budget still bounds it",
+    )
+    parser.add_argument(
         "--expectations",
         action="append",
         default=[],
         metavar="TARGET=FILE",
         help="known failures of a target (default: suites/expectations/<target>.toml where it exists)",
     )
+
+
+def expand_targets(targets: list[str]) -> list[str]:
+    """`mutants` stands for every seeded mutant (mutant:<id> for each, in id order)."""
+    out: list[str] = []
+    for target in targets:
+        if target == "mutants":
+            from ..adapters.mutants import MUTANTS
+
+            out += [f"mutant:{m}" for m in sorted(MUTANTS)]
+        else:
+            out.append(target)
+    return list(dict.fromkeys(out))
+
+
+def mutant_kills(matrix: Any) -> dict[tuple[str, str], str]:
+    """(mutant target, profile) -> KILLED (a clause the mutant declares failed: FAIL, or NON-STRICT for a
+    SHOULD), WRONG-CLAUSE (only other clauses failed) or SURVIVED, as `kafka-conformance mutants` grades."""
+    from ..adapters.mutants import MUTANTS
+
+    kills: dict[tuple[str, str], str] = {}
+    for target, profile in matrix.columns:
+        if not target.startswith("mutant:") or target.removeprefix("mutant:") not in MUTANTS:
+            continue
+        declared = set(MUTANTS[target.removeprefix("mutant:")].clauses)
+        failing = {c for c in matrix.clauses if getattr(matrix.cells.get((c, (target, profile))), "verdict", "")
+                   in ("FAIL", "NON-STRICT")}  # fmt: skip
+        kills[(target, profile)] = "KILLED" if failing & declared else "WRONG-CLAUSE" if failing else "SURVIVED"
+    return kills
 
 
 def parse_budget(text: str) -> float:
@@ -71,9 +111,13 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     targets, machines, profiles = (
         [x.strip() for x in value.split(",") if x.strip()] for value in (args.targets, args.machines, args.profiles)
     )
+    targets = expand_targets(targets)
     if not (targets and machines and profiles):
         raise CampaignError("--targets, --machines and --profiles each need at least one name")
-    tasks = task_table(targets, machines, profiles, args.seeds, parse_budget(args.budget), suites=Path(args.suites))
+    tasks = task_table(
+        targets, machines, profiles, args.seeds, parse_budget(args.budget), suites=Path(args.suites),
+        hypothesis_profile=args.hypothesis_profile,
+    )  # fmt: skip
     expectations = _expectations(args, targets)
     plan_file = Path(args.out) / "campaign.json" if args.out else None
     if args.resume and (plan_file is None or not plan_file.is_file()):
@@ -110,6 +154,8 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             tasks, out, master=args.master, campaign_id=campaign_id, suites=Path(args.suites),
             expectations=expectations, resume=args.resume, log=out_stream, spark=spark,
         )  # fmt: skip
+        if args.audit:
+            audit_targets(spark, targets, profiles, out, campaign_id, expectations, out_stream, resume=args.resume)
         write_outputs(spark, out, campaign_id, tasks, out_stream)
     except KeyboardInterrupt:
         out_stream.write("stopped: finished rows are kept\n")
@@ -133,6 +179,70 @@ def _interrupt_on_sigterm() -> None:
         signal.signal(signal.SIGTERM, stop)
 
 
+def audit_targets(
+    spark: object,
+    targets: list[str],
+    profiles: list[str],
+    out: Path,
+    campaign_id: str,
+    expectations: dict[str, str],
+    log: TextIO,
+    *,
+    resume: bool = False,
+) -> None:
+    """Audit mode for every (target, profile) on the driver (Spark computes the ground truth; the target is
+    started here, as in `kafka-conformance audit`); its rows join the tasks' rows (suite "audit")."""
+    from ..targets import open_target
+    from .audit import AuditError, Workload, audit_generated, audit_rows, write_report
+    from .audit_command import known_clauses
+    from .engine import finished_tasks, write_rows
+    from .tasks import profile_for
+
+    done = finished_tasks(out) if resume else set()
+    results = []
+    for target in targets:
+        for profile in dict.fromkeys(profile_for(target, p) for p in profiles):
+            task = _AuditTask(target, profile)
+            if task.task_id in done:
+                continue
+            known = known_clauses(expectations.get(target))
+            began = time.monotonic()
+            try:
+                with open_target(target, profile, log_dir=out / "logs") as (factory, _logs):
+                    impl = factory.build()
+                    try:
+                        found = audit_generated(spark, impl, Workload(seed=1), out=out / "audit", target_name=target)
+                    finally:
+                        impl.close()
+            except (AuditError, Exception) as exc:  # one target's audit failing does not stop the campaign
+                write_rows(out, task, [_audit_crash_row(task, campaign_id, f"{type(exc).__name__}: {exc}")])
+                log.write(f"audit {target} ({profile}): CRASHED: {exc}\n")
+                continue
+            rows = [row for result in found for row in audit_rows(result, campaign_id=campaign_id, seed=1, known=known)]
+            write_rows(out, task, rows)
+            results += found
+            wrong = sum(len(r.disagreements) for r in found)
+            log.write(f"audit {target} ({profile}): {wrong} disagreement(s) in {time.monotonic() - began:.1f} s\n")
+            log.flush()
+    if results:
+        write_report(results, out / "audit")
+
+
+class _AuditTask:
+    def __init__(self, target: str, profile: str) -> None:
+        self.target, self.profile = target, profile
+        self.task_id = "audit-" + "".join(c if c.isalnum() else "-" for c in f"{target}-{profile}")
+
+
+def _audit_crash_row(task: _AuditTask, campaign_id: str, text: str) -> dict[str, object]:
+    return {
+        "campaign_id": campaign_id, "task_id": task.task_id, "target": task.target, "machine": "audit",
+        "profile": task.profile, "seed": 1, "clause": "*", "verdict": "CRASHED", "status": "crashed", "tests": 0,
+        "examples": 0, "task_examples": 0, "counterexample": text, "replay": "", "first_failure_s": None,
+        "task_seconds": 0.0, "finished_at": time.time(),
+    }  # fmt: skip
+
+
 def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[CampaignTask], log: TextIO) -> None:
     from .engine import rows_dir
     from .matrix import aggregate, summary_counts, to_html, to_markdown, to_png
@@ -152,6 +262,26 @@ def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[Campai
             f"| {t['seconds']:.1f} | {t['examples']} |"
         )
     (out / "tasks.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kills = mutant_kills(matrix)
+    if kills:
+        killed = sum(1 for v in kills.values() if v == "KILLED")
+        table = ["| Mutant | Profile | Result |", "|---|---|---|"]
+        table += [f"| {t} | {p} | {v} |" for (t, p), v in sorted(kills.items())]
+        (out / "mutants.md").write_text(
+            f"# Mutants killed: {killed} of {len(kills)}\n\n" + "\n".join(table) + "\n", encoding="utf-8"
+        )
+        survivors = sorted(t for (t, _), v in kills.items() if v != "KILLED")
+        log.write(f"mutants killed: {killed} of {len(kills)}" + (f"; not: {', '.join(survivors)}" if survivors else "")
+                  + f" ({out / 'mutants.md'})\n")  # fmt: skip
     for column, counts in summary_counts(matrix).items():
         log.write(f"  {column[0]} ({column[1]}): {counts}\n")
     log.write(f"matrix: {out / 'matrix.md'}, {out / 'matrix.html'}, {out / 'matrix.png'}\n")
+    from reports.campaign_allure import write_campaign_results
+
+    results = out / "allure-results"
+    if results.is_dir():  # results of this campaign only (a --resume rewrites them all from the rows)
+        import shutil
+
+        shutil.rmtree(results)
+    written = write_campaign_results(rows_dir(out), results, campaign_id=campaign_id, log=log)
+    log.write(f"allure results: {written} in {results} (npx allure generate {results})\n")

@@ -35,13 +35,16 @@ class CampaignProgress:
     skipped: int = 0
     done: int = 0
     failed_tasks: list[str] = field(default_factory=list)
+    examples: int = 0  # Hypothesis examples of the tasks finished in this run
     started: float = field(default_factory=time.monotonic)
 
     def line(self, task: CampaignTask, status: str, seconds: float) -> str:
         elapsed = time.monotonic() - self.started
+        rate = self.examples / elapsed if elapsed > 0 else 0.0
         return (
             f"[{self.done + self.skipped}/{self.total}] {task.task_id}: {status} in {seconds:.1f} s "
-            f"({len(self.failed_tasks)} task(s) timed out or crashed, {elapsed:.0f} s elapsed)"
+            f"({len(self.failed_tasks)} task(s) timed out or crashed, {self.examples} examples at "
+            f"{rate:.1f}/s, {elapsed:.0f} s elapsed)"
         )
 
 
@@ -75,8 +78,7 @@ def spark_session(master: str, app: str = "kafka-conformance campaign") -> Any:
         if local:
             builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
         return (
-            builder
-            .config("spark.ui.enabled", "false")
+            builder.config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")  # our own progress lines instead
             .config("spark.python.worker.reuse", "true")
             .config("spark.task.maxFailures", "1")  # a task that fails is a row, never retried into a second run
@@ -171,6 +173,7 @@ def run_campaign(
                 status = rows[0]["status"] if rows else "crashed"
                 with lock:
                     progress.done += 1
+                    progress.examples += int(rows[0].get("task_examples") or 0) if rows else 0
                     if status != "ok":
                         progress.failed_tasks.append(task.task_id)
                     log.write(progress.line(task, status, seconds) + "\n")

@@ -134,8 +134,16 @@ def to_html(matrix: Matrix, title: str) -> str:
         for column in matrix.columns:
             cell = matrix.cells.get((clause, column))
             verdict = cell.verdict if cell else "-"
-            tip = f"{cell.seeds} seed(s)" + (f", first failure after {cell.first_failure_s:.1f} s"
-                                              if cell and cell.first_failure_s is not None else "") if cell else ""
+            tip = (
+                f"{cell.seeds} seed(s)"
+                + (
+                    f", first failure after {cell.first_failure_s:.1f} s"
+                    if cell and cell.first_failure_s is not None
+                    else ""
+                )
+                if cell
+                else ""
+            )
             colour = COLOURS.get(verdict, "#ffffff")
             cells.append(f'<td style="background:{colour}" title="{html.escape(tip)}">{html.escape(verdict)}</td>')
         body.append(f"<tr><th><code>{html.escape(clause)}</code></th>{''.join(cells)}</tr>")

@@ -29,11 +29,14 @@ class CampaignTask:
     profile: str
     seed: int
     budget_s: float
+    hypothesis_profile: str = "dev"  # the suite's Hypothesis budget (suites/conftest.py profiles)
 
     @property
     def task_id(self) -> str:
         """Stable across runs of the same table (what --resume keys on)."""
         key = f"{self.target}|{self.machine}|{self.profile}|{self.seed}|{self.budget_s:g}"
+        if self.hypothesis_profile != "dev":
+            key += f"|{self.hypothesis_profile}"
         slug = "".join(c if c.isalnum() else "-" for c in f"{self.target}-{self.machine}-{self.profile}-{self.seed}")
         return f"{slug}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
@@ -62,6 +65,7 @@ def task_table(
     *,
     suites: Path = Path("suites"),
     first_seed: int = 1,
+    hypothesis_profile: str = "dev",
 ) -> list[CampaignTask]:
     """Every combination, in a stable order; bad names are CampaignErrors before anything starts."""
     from ..targets import TargetError, check_target
@@ -82,9 +86,24 @@ def task_table(
             raise CampaignError(str(exc)) from None
     for machine in machines:
         suite_paths(machine, suites)
-    return [
-        CampaignTask(target, machine, profile, seed, budget_s)
+    tasks = [
+        CampaignTask(target, machine, profile_for(target, profile), seed, budget_s, hypothesis_profile)
         for target, machine, profile, seed in itertools.product(
             targets, machines, profiles, range(first_seed, first_seed + seeds)
         )
     ]
+    return list(dict.fromkeys(tasks))
+
+
+def profile_for(target: str, profile: str) -> str:
+    """The profile a target runs under: a mutant seeded into behaviour that exists only in some versions
+    (e.g. the 3.6-3.9 fallback to the difference config, down-conversion before 4.0) runs under its first
+    declared profile when the chosen one lacks it, as `kafka-conformance mutants` does."""
+    if not target.startswith("mutant:"):
+        return profile
+    from ..adapters.mutants import MUTANTS
+
+    mutant = MUTANTS.get(target.removeprefix("mutant:"))
+    if mutant is not None and mutant.profiles and profile not in mutant.profiles:
+        return mutant.profiles[0]
+    return profile

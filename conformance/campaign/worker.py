@@ -58,7 +58,7 @@ def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: di
             sys.executable, "-m", "pytest", *suite_paths(task.machine, Path(suites)),
             "-p", "conformance.plugin", "-p", "no:cacheprovider", "-q",
             "--target", task.target, "--profile", task.profile,
-            "--hypothesis-profile", "dev", f"--hypothesis-seed={task.seed}",
+            "--hypothesis-profile", task.hypothesis_profile, f"--hypothesis-seed={task.seed}",
             "--verdicts-json", str(verdicts), "--log-dir", str(Path(scratch) / "logs"), "--count-examples",
         ]  # fmt: skip
         known = expectations.get(task.target)
