@@ -59,7 +59,7 @@ def known_clauses(path: str | None) -> frozenset[str]:
 
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     from ..targets import TargetError, check_target, open_target
-    from .audit import AuditError, Workload, audit_generated, audit_partition, audit_rows, write_report
+    from .audit import AuditError, Workload, audit_generated, audit_partition, audit_rows, build, write_report
     from .engine import SparkUnavailable, spark_session, write_rows
 
     if args.topic is not None and not args.target.startswith("broker"):
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
                 import dataclasses
 
                 factory = dataclasses.replace(factory, topic_prefix="")  # the user's topic, as named
-            impl = factory.build()
+            impl = build(factory)
             try:
                 if args.topic is not None:
                     results = [

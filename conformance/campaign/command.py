@@ -193,7 +193,7 @@ def audit_targets(
     """Audit mode for every (target, profile) on the driver (Spark computes the ground truth; the target is
     started here, as in `kafka-conformance audit`); its rows join the tasks' rows (suite "audit")."""
     from ..targets import open_target
-    from .audit import AuditError, Workload, audit_generated, audit_rows, write_report
+    from .audit import AuditError, Workload, audit_generated, audit_rows, build, write_report
     from .audit_command import known_clauses
     from .engine import finished_tasks, write_rows
     from .tasks import profile_for
@@ -209,7 +209,7 @@ def audit_targets(
             began = time.monotonic()
             try:
                 with open_target(target, profile, log_dir=out / "logs") as (factory, _logs):
-                    impl = factory.build()
+                    impl = build(factory)
                     try:
                         found = audit_generated(spark, impl, Workload(seed=1), out=out / "audit", target_name=target)
                     finally:
