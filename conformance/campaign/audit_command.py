@@ -123,6 +123,11 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             f"{result.target} {result.topic}: {result.records} records, {sum(result.questions.values())} questions, "
             f"{len(result.disagreements)} disagreement(s)" + (f" ({', '.join(bad)})" if bad else "") + "\n"
         )
+        if result.records == 0:
+            out_stream.write(
+                f"  {result.topic} holds no records (only the empty-log answers were checked): is the topic name "
+                "right? (a broker that creates topics on first use answers for a new, empty one)\n"
+            )
     out_stream.write(f"audit report: {out / 'audit.md'} ({time.monotonic() - began:.0f} s)\n")
     return EXIT_DISAGREED if failing else EXIT_OK
 
