@@ -681,24 +681,48 @@ def write_report(results: Sequence[AuditResult], out: Path, known: frozenset[str
     return json_path, md_path
 
 
+@dataclass(frozen=True)
+class AuditTask:
+    """One target's audit in a campaign's rows: `engine.write_rows` files its rows under `task_id`, which is
+    also every row's task_id (what --resume and the matrix's task list key on)."""
+
+    target: str
+    profile: str
+
+    @property
+    def task_id(self) -> str:
+        return "audit-" + _slug(f"{self.target}-{self.profile}")
+
+
+def _row(task: AuditTask, campaign_id: str, seed: int, **fields: Any) -> dict[str, Any]:
+    base = {"campaign_id": campaign_id, "task_id": task.task_id, "target": task.target, "machine": "audit",
+            "profile": task.profile, "seed": seed, "replay": "", "finished_at": time.time()}  # fmt: skip
+    return base | fields
+
+
 def audit_rows(
-    result: AuditResult, *, campaign_id: str, seed: int, known: frozenset[str] = frozenset()
-) -> list[dict[str, Any]]:
-    """The audit as campaign rows (conformance.campaign.worker.ROW_FIELDS): the matrix and the Allure
-    results show audits beside the Hypothesis tasks (suite "audit")."""
+    results: Sequence[AuditResult], task: AuditTask, *, campaign_id: str, seed: int,
+    known: frozenset[str] = frozenset(),
+) -> list[dict[str, Any]]:  # fmt: skip
+    """The audits of one target as campaign rows (conformance.campaign.worker.ROW_FIELDS), one per clause
+    and topic: the matrix and the Allure results show audits beside the Hypothesis tasks (suite "audit")."""
     rows = []
-    now = time.time()
-    task_id = f"audit-{_slug(result.target)}-{_slug(result.topic)}"
-    for clause, verdict in result.verdicts(known).items():
-        wrong = [d for d in result.disagreements if d.clause == clause]
-        text = "\n\n".join(
-            f"{d.question}\nexpected: {d.expected}\nanswered: {d.answered}\n{d.evidence}" for d in wrong[:20]
-        ) or result.not_asked.get(clause, "")
-        rows.append({
-            "campaign_id": campaign_id, "task_id": task_id, "target": result.target, "machine": "audit",
-            "profile": result.profile, "seed": seed, "clause": clause, "verdict": verdict, "status": "ok",
-            "tests": 1, "examples": result.questions.get(clause, 0), "task_examples": sum(result.questions.values()),
-            "counterexample": text[:20_000], "replay": "", "first_failure_s": result.seconds if wrong else None,
-            "task_seconds": result.seconds, "finished_at": now,
-        })  # fmt: skip
+    for result in results:
+        for clause, verdict in result.verdicts(known).items():
+            wrong = [d for d in result.disagreements if d.clause == clause]
+            text = "\n\n".join(
+                f"{d.question}\nexpected: {d.expected}\nanswered: {d.answered}\n{d.evidence}" for d in wrong[:20]
+            ) or result.not_asked.get(clause, "")
+            rows.append(_row(
+                task, campaign_id, seed, clause=clause, verdict=verdict, status="ok", tests=1,
+                examples=result.questions.get(clause, 0), task_examples=sum(result.questions.values()),
+                counterexample=f"topic {result.topic}\n{text}"[:20_000],
+                first_failure_s=result.seconds if wrong else None, task_seconds=result.seconds,
+            ))  # fmt: skip
     return rows
+
+
+def crash_row(task: AuditTask, campaign_id: str, seed: int, text: str) -> dict[str, Any]:
+    """The row of an audit that could not run (the target did not start, the topic was unreadable)."""
+    return _row(task, campaign_id, seed, clause="*", verdict="CRASHED", status="crashed", tests=0, examples=0,
+                task_examples=0, counterexample=text, first_failure_s=None, task_seconds=0.0)  # fmt: skip

@@ -59,7 +59,16 @@ def known_clauses(path: str | None) -> frozenset[str]:
 
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     from ..targets import TargetError, check_target, open_target
-    from .audit import AuditError, Workload, audit_generated, audit_partition, audit_rows, build, write_report
+    from .audit import (
+        AuditError,
+        AuditTask,
+        Workload,
+        audit_generated,
+        audit_partition,
+        audit_rows,
+        build,
+        write_report,
+    )
     from .engine import SparkUnavailable, spark_session, write_rows
 
     if args.topic is not None and not args.target.startswith("broker"):
@@ -106,9 +115,8 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             finally:
                 impl.close()
         write_report(results, out, known)
-        for result in results:
-            task = _AuditTask(f"audit-{result.target}-{result.topic}")
-            write_rows(out, task, audit_rows(result, campaign_id=campaign_id, seed=args.seed, known=known))
+        task = AuditTask(args.target, impl.profile.name)
+        write_rows(out, task, audit_rows(results, task, campaign_id=campaign_id, seed=args.seed, known=known))
     except (AuditError, TargetError) as exc:
         raise CampaignError(str(exc)) from None
     finally:
@@ -130,13 +138,6 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             )
     out_stream.write(f"audit report: {out / 'audit.md'} ({time.monotonic() - began:.0f} s)\n")
     return EXIT_DISAGREED if failing else EXIT_OK
-
-
-class _AuditTask:
-    """The name `engine.write_rows` files an audit's rows under."""
-
-    def __init__(self, name: str) -> None:
-        self.task_id = "".join(c if c.isalnum() or c in "-_" else "-" for c in name)
 
 
 def _write_allure(out: Path, campaign_id: str, log: TextIO) -> None:

@@ -193,7 +193,7 @@ def audit_targets(
     """Audit mode for every (target, profile) on the driver (Spark computes the ground truth; the target is
     started here, as in `kafka-conformance audit`); its rows join the tasks' rows (suite "audit")."""
     from ..targets import open_target
-    from .audit import Workload, audit_generated, audit_rows, build, write_report
+    from .audit import AuditTask, Workload, audit_generated, audit_rows, build, crash_row, write_report
     from .audit_command import known_clauses
     from .engine import finished_tasks, write_rows
     from .tasks import profile_for
@@ -202,7 +202,7 @@ def audit_targets(
     results = []
     for target in targets:
         for profile in dict.fromkeys(profile_for(target, p) for p in profiles):
-            task = _AuditTask(target, profile)
+            task = AuditTask(target, profile)
             if task.task_id in done:
                 continue
             known = known_clauses(expectations.get(target))
@@ -215,32 +215,16 @@ def audit_targets(
                     finally:
                         impl.close()
             except Exception as exc:  # one target's audit failing does not stop the campaign
-                write_rows(out, task, [_audit_crash_row(task, campaign_id, f"{type(exc).__name__}: {exc}")])
+                write_rows(out, task, [crash_row(task, campaign_id, 1, f"{type(exc).__name__}: {exc}")])
                 log.write(f"audit {target} ({profile}): CRASHED: {exc}\n")
                 continue
-            rows = [row for result in found for row in audit_rows(result, campaign_id=campaign_id, seed=1, known=known)]
-            write_rows(out, task, rows)
+            write_rows(out, task, audit_rows(found, task, campaign_id=campaign_id, seed=1, known=known))
             results += found
             wrong = sum(len(r.disagreements) for r in found)
             log.write(f"audit {target} ({profile}): {wrong} disagreement(s) in {time.monotonic() - began:.1f} s\n")
             log.flush()
     if results:
         write_report(results, out / "audit")
-
-
-class _AuditTask:
-    def __init__(self, target: str, profile: str) -> None:
-        self.target, self.profile = target, profile
-        self.task_id = "audit-" + "".join(c if c.isalnum() else "-" for c in f"{target}-{profile}")
-
-
-def _audit_crash_row(task: _AuditTask, campaign_id: str, text: str) -> dict[str, object]:
-    return {
-        "campaign_id": campaign_id, "task_id": task.task_id, "target": task.target, "machine": "audit",
-        "profile": task.profile, "seed": 1, "clause": "*", "verdict": "CRASHED", "status": "crashed", "tests": 0,
-        "examples": 0, "task_examples": 0, "counterexample": text, "replay": "", "first_failure_s": None,
-        "task_seconds": 0.0, "finished_at": time.time(),
-    }  # fmt: skip
 
 
 def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[CampaignTask], log: TextIO) -> None:
