@@ -1,111 +1,181 @@
 """Clause-tagged assertions: the comparison of what an implementation shows with what the model says.
 
-Every check names the clause it enforces. A failed check raises `ClauseViolation`, an
-`AssertionError` whose message tells a stranger which clause failed, what was observed, what the
-reference model expected and where (array-api-tests' `ph.assert_*` helpers).
+Every check names the clause it enforces and the observable it compares (conformance.observables). A
+failed check is a `ClauseViolation`, an `AssertionError` whose message tells a stranger which clause
+failed, on which observable, what was observed, what the reference model expected and where
+(array-api-tests' `ph.assert_*` helpers).
+
+What happens to a violation is decided by the test's `CheckRecord` (the plugin opens one per test with
+`recording`): a violation an expectations entry covers (KNOWN) or of a SHOULD/MAY clause (NON-STRICT) is
+recorded and the test goes on, so the checks after it are still judged; any other raises and ends the
+example. Outside a recording (a direct call) nothing is expected: MUST violations raise.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Final
 
 from models.clauses import Clause, Level, get_clause
 
-# The skip reason that marks a test UNSUPPORTED (the plugin writes it; the report reads it back).
-UNSUPPORTED_PREFIX = "UNSUPPORTED: "
+from .observables import Obs
+from .verdicts import UNSUPPORTED_PREFIX, Verdict  # noqa: F401  (TEMPORARY re-export while importers move)
 
 
-class Verdict(Enum):
-    """Graded verdicts (ARCHITECTURE.md): a clause's result for one implementation and profile."""
+class _NotGiven:
+    def __repr__(self) -> str:
+        return "<not given>"
 
-    PASS = "PASS"
-    FAIL = "FAIL"
-    UNSUPPORTED = "UNSUPPORTED"  # a capability or API version the implementation lacks
-    NOT_APPLICABLE = "N/A"  # the clause does not apply to the chosen profile
-    KNOWN = "KNOWN"  # an expected failure, reproduced
-    UNEXPECTED_PASS = "UNEXPECTED-PASS"  # expected to fail, but passed: the expectation is stale
-    NON_STRICT = "NON-STRICT"  # a SHOULD clause not met
-    # Not checked: every test of the clause stopped at another clause's failure first (a test stops at
-    # its first failing check), or the target was lost during the run, so nothing is known about it yet.
-    BLOCKED = "BLOCKED"
+
+# The producer's own value was not given to the check (an `as_sent` matcher cannot match then).
+NOT_GIVEN: Final = _NotGiven()
 
 
 @dataclass(frozen=True)
 class Observation:
-    """One observed value and the model's expectation for it."""
+    """One observed value, the model's expectation for it and, where the check knows it, what the producer
+    sent for the same field."""
 
-    what: str
+    observable: Obs
     observed: object
     expected: object
+    sent: object = NOT_GIVEN
+
+    @property
+    def what(self) -> str:
+        return self.observable.description
 
 
 class ClauseViolation(AssertionError):
-    """An implementation departed from the reference model on one clause."""
+    """An implementation departed from the reference model on one observable of one clause."""
 
-    def __init__(self, clause_id: str, what: str, observed: object, expected: object, context: str = "") -> None:
+    def __init__(
+        self,
+        clause_id: str,
+        observable: Obs,
+        observed: object,
+        expected: object,
+        context: str = "",
+        *,
+        sent: object = NOT_GIVEN,
+        expectation: str | None = None,
+    ) -> None:
         self.clause: Clause = get_clause(clause_id)
         self.clause_id = clause_id
-        self.observation = Observation(what, observed, expected)
+        self.observation = Observation(observable, observed, expected, sent)
+        self.context = context
         where = f" [{context}]" if context else ""
+        wanted = expectation if expectation is not None else repr(expected)
+        sent_text = f" (the producer sent {sent!r})" if sent is not NOT_GIVEN else ""
         super().__init__(
-            f"{clause_id} ({self.clause.level.value}, {', '.join(self.clause.rules)}): {what}{where}: "
-            f"observed {observed!r}, the reference model expects {expected!r}. "
-            f"Clause: {self.clause.summary}"
+            f"{clause_id} ({self.clause.level.value}, {', '.join(self.clause.rules)}) on {observable.id} "
+            f"({observable.description}){where}: observed {observed!r}{sent_text}, the reference model "
+            f"expects {wanted}. Clause: {self.clause.summary}"
         )
 
-
-# Clauses the target is expected to fail (its expectations file). A violation of one is recorded and the
-# test goes on, so that the clauses checked after it in the same test are still judged instead of being
-# BLOCKED behind a failure everybody already knows about.
-_expected: set[str] = set()
-_known_hits: list[ClauseViolation] = []
-# Clauses a check ran for since the last `take_checked` (passed or not): a test that passes without ever
-# checking one of its clauses (the target lacks what the check needs) has not shown that clause holds.
-_checked: set[str] = set()
+    @property
+    def observable(self) -> Obs:
+        return self.observation.observable
 
 
-def take_checked() -> set[str]:
-    """The clauses checked since the last call (the plugin, per test)."""
-    checked = set(_checked)
-    _checked.clear()
-    return checked
+# Decides whether an expectation covers a violation: returns the covering entry's index, or None.
+Cover = Callable[[ClauseViolation], int | None]
 
 
-def expect_failures(clause_ids: set[str]) -> None:
-    """Set the clauses whose violations are recorded as KNOWN instead of raised (the plugin, per run)."""
-    _expected.clear()
-    _expected.update(clause_ids)
+def _covers_nothing(violation: ClauseViolation) -> int | None:
+    return None
 
 
-def take_known_hits() -> list[ClauseViolation]:
-    """The violations recorded instead of raised since the last call (KNOWN and NON-STRICT; the plugin, per test)."""
-    hits = list(_known_hits)
-    _known_hits.clear()
-    return hits
+@dataclass
+class CheckRecord:
+    """What the checks of one test did: the (clause, observable) pairs a check ran for, the violations an
+    expectation covered (with the entry's index), and the SHOULD/MAY violations (NON-STRICT) let through.
+    A violation neither covers is raised and ends the example."""
+
+    cover: Cover = _covers_nothing
+    checked: set[tuple[str, Obs]] = field(default_factory=set)
+    held: set[tuple[str, Obs]] = field(default_factory=set)
+    covered: list[tuple[ClauseViolation, int]] = field(default_factory=list)
+    lenient: list[ClauseViolation] = field(default_factory=list)
+
+    def passed(self, clause_id: str, observable: Obs) -> bool:
+        self.checked.add((clause_id, observable))
+        self.held.add((clause_id, observable))
+        return True
+
+    def violated(self, violation: ClauseViolation) -> bool:
+        """Record `violation` and return False where it is expected or not a MUST; raise it otherwise."""
+        self.checked.add((violation.clause_id, violation.observable))
+        entry = self.cover(violation)
+        if entry is not None:
+            self.covered.append((violation, entry))
+            return False
+        # A SHOULD/MAY clause not met does not fail the run (NON-STRICT): recorded like an expected failure,
+        # so the MUST clauses checked after it in the same test are still judged.
+        if violation.clause.level is not Level.MUST:
+            self.lenient.append(violation)
+            return False
+        raise violation
+
+    @property
+    def checked_clauses(self) -> set[str]:
+        return {clause for clause, _ in self.checked}
 
 
-def _violate(violation: ClauseViolation) -> bool:
-    # A SHOULD/MAY clause not met does not fail the run (NON-STRICT): recorded like an expected failure, so
-    # the MUST clauses checked after it in the same test are still judged.
-    if violation.clause_id in _expected or violation.clause.level is not Level.MUST:
-        _known_hits.append(violation)
-        return False
-    raise violation
+_current: ContextVar[CheckRecord | None] = ContextVar("kafka_conformance_checks", default=None)
 
 
-def check_equal(clause_id: str, what: str, observed: object, expected: object, context: str = "") -> bool:
-    """Raise `ClauseViolation` unless `observed == expected`. For an expected failure the violation is
-    recorded and False returned: a caller whose next steps assume equality stops there."""
-    _checked.add(clause_id)
-    if observed != expected:
-        return _violate(ClauseViolation(clause_id, what, observed, expected, context))
-    return True
+@contextmanager
+def recording(record: CheckRecord) -> Iterator[CheckRecord]:
+    """Route every check made inside the block (this thread and context) to `record`."""
+    token = _current.set(record)
+    try:
+        yield record
+    finally:
+        _current.reset(token)
 
 
-def check_true(clause_id: str, what: str, condition: bool, observed: object, context: str = "") -> bool:
-    """Raise `ClauseViolation` unless `condition` holds (`what` states the expectation); see check_equal."""
-    _checked.add(clause_id)
-    if not condition:
-        return _violate(ClauseViolation(clause_id, what, observed, "a value satisfying: " + what, context))
-    return True
+def _record() -> CheckRecord:
+    record = _current.get()
+    return record if record is not None else CheckRecord()
+
+
+def check_equal(
+    clause_id: str,
+    observable: Obs,
+    observed: object,
+    expected: object,
+    context: str = "",
+    *,
+    sent: object = NOT_GIVEN,
+) -> bool:
+    """Check `observed == expected` under `clause_id` on `observable`. True if it holds; on a violation an
+    expectation covers (or of a SHOULD/MAY clause), the violation is recorded and False returned: a caller
+    whose next steps assume equality stops there. Any other violation raises `ClauseViolation`. `sent` is the
+    producer's own value for the field, where the check knows it (expectations may match on it)."""
+    record = _record()
+    if observed == expected:
+        return record.passed(clause_id, observable)
+    return record.violated(ClauseViolation(clause_id, observable, observed, expected, context, sent=sent))
+
+
+def check_true(
+    clause_id: str,
+    observable: Obs,
+    condition: bool,
+    observed: object,
+    context: str = "",
+    *,
+    expectation: str,
+) -> bool:
+    """Check that `condition` holds for `observed` (`expectation` states it for a reader); see check_equal."""
+    record = _record()
+    if condition:
+        return record.passed(clause_id, observable)
+    violation = ClauseViolation(
+        clause_id, observable, observed, expectation, context, expectation="a value satisfying: " + expectation
+    )
+    return record.violated(violation)

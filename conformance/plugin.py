@@ -28,6 +28,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -38,21 +39,19 @@ from models.clauses import Level, get_clause, kip_url
 from models.profiles import Profile, get_profile, narrow_versions
 
 from .adapters.model import ModelFactory
-from .checks import UNSUPPORTED_PREFIX, ClauseViolation, Verdict, expect_failures, take_checked, take_known_hits
+from .checks import CheckRecord, ClauseViolation, recording
 from .draws import PinExhausted, take_last_recorder
-from .expectations import Expectation, ExpectationsError, load_expectations, parse_example
+from .expectations import Expectation, ExpectationsError, coverer, load_expectations, parse_example, plain
 from .faults import fault_options
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
+from .judge import Evidence, Judgement, judge
+from .run_state import RunState
 from .targets import TargetError, check_target, open_target
+from .verdicts import NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, EntryStatus, Verdict
 
-NOT_APPLICABLE_PREFIX = "N/A: "
-
-_verdicts_key = pytest.StashKey[dict[str, dict[str, list[str]]]]()
-_seed_key = pytest.StashKey[int | None]()
-_expectations_key = pytest.StashKey[tuple[Expectation, ...]]()
-_results_key = pytest.StashKey[list[dict[str, Any]]]()
+_state_key = pytest.StashKey[RunState]()
+_record_key = pytest.StashKey[CheckRecord]()
 _health_key = pytest.StashKey["TargetHealth"]()
-_lost_key = pytest.StashKey[list[str]]()
 
 # Hypothesis profiles (issue 3): `ci` is derandomized with a fixed budget, `fast` the same with a
 # small budget (the default tox run), `dev` random with a printed seed, `thorough` for long runs.
@@ -167,7 +166,6 @@ def pytest_configure(config: pytest.Config) -> None:
     _interrupt_on_sigterm()
     config.addinivalue_line("markers", "clause(*ids): the catalogue clauses a test checks")
     config.addinivalue_line("markers", "requires(*capabilities): capabilities a test needs")
-    config.stash[_verdicts_key] = defaultdict(lambda: defaultdict(list))
     profile_name = _hypothesis_profile(config)
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile(profile_name)
@@ -176,20 +174,28 @@ def pytest_configure(config: pytest.Config) -> None:
         # A random run still replays exactly: the seed is forced and printed in the replay command.
         seed = random.randrange(2**32)
         core.global_force_seed = seed
-    config.stash[_seed_key] = int(seed) if seed is not None else None
-    config.stash[_results_key] = []
-    config.stash[_lost_key] = []
-    _CONFIG["config"] = config
+    expectations_file = config.getoption("--expectations")
+    try:
+        expectations = load_expectations(expectations_file) if expectations_file else ()
+    except ExpectationsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    state = RunState(
+        target=config.getoption("--target"),
+        profile=config.getoption("--profile"),
+        hypothesis_profile=profile_name,
+        seed=int(seed) if seed is not None else None,
+        expectations=expectations,
+    )
+    config.stash[_state_key] = state
+    config.pluginmanager.register(_Collector(state), "kafka-conformance-collector")
     if config.getoption("--count-examples"):
         from hypothesis.internal.observability import add_observability_callback
 
-        add_observability_callback(_count_example, all_threads=True)
-    expectations_file = config.getoption("--expectations")
-    try:
-        config.stash[_expectations_key] = load_expectations(expectations_file) if expectations_file else ()
-        expect_failures({e.clause for e in config.stash[_expectations_key]})
-    except ExpectationsError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        def count(observation: Any, *_thread: object) -> None:
+            if getattr(observation, "type", None) == "test_case":
+                state.count_example()
+
+        add_observability_callback(count, all_threads=True)
     wanted = config.getoption("--clauses")
     if wanted:
         for cid in wanted.split(","):
@@ -256,7 +262,7 @@ def _label_for_allure(item: pytest.Item, ids: list[str]) -> None:
 
 
 def _pinned_for(config: pytest.Config, item: pytest.Item) -> list[Expectation]:
-    return [e for e in config.stash[_expectations_key] if e.pinned and item.nodeid == e.test]
+    return [e for e in config.stash[_state_key].expectations if e.pinned and item.nodeid == e.test]
 
 
 def _end_pins_quietly(function: Any) -> None:
@@ -287,7 +293,7 @@ def _pin_known_failures(config: pytest.Config, items: list[pytest.Item]) -> None
     # A run of some suite modules only (a campaign task, `pytest suites/test_x.py`) leaves out the pins of
     # the others; a pin into a module that was collected but naming no test of it is a mistake.
     modules = {nodeid.split("::", 1)[0] for nodeid in nodeids}
-    for expectation in config.stash[_expectations_key]:
+    for expectation in config.stash[_state_key].expectations:
         if (
             expectation.pinned
             and expectation.test not in nodeids
@@ -535,116 +541,111 @@ def _judged_target_lost(
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Every check the test makes goes to its own record, which knows the expectations in force for it."""
+    entries = item.config.stash[_state_key].expectations
+    record = CheckRecord(cover=coverer(entries, item.nodeid))
+    item.stash[_record_key] = record
+    with recording(record):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     report: pytest.TestReport = yield
-    # Violations of expected clauses, recorded while the test went on (conformance.checks).
-    hits = take_known_hits() if report.when == "call" else []
-    # Clauses a check actually ran for: a passing test shows only those hold (conformance.checks).
-    checked = take_checked() if report.when == "call" else set()
+    record = item.stash.get(_record_key, None) if report.when == "call" else None
+    # Violations recorded while the test went on: covered by an expectation (KNOWN) or not a MUST (NON-STRICT).
+    hits = [v for v, _ in record.covered] + record.lenient if record is not None else []
     if _judged_target_lost(item, report, call, hits):
         return report
     if report.when != "call" and not (report.skipped and report.when == "setup"):
         if report.failed:
             _record(item, report, {cid: Verdict.FAIL for cid in _clause_ids(item)}, str(report.longrepr))
         return report
-    ids = _clause_ids(item)
-    expected = {e.clause: e for e in item.config.stash[_expectations_key]}
-    exc = call.excinfo.value if call.excinfo is not None and report.when == "call" else None
-    verdicts: dict[str, Verdict] = {}
+    evidence = _evidence(item, report, call, record)
+    state = item.config.stash[_state_key]
+    judgement = judge(evidence, state.expectations)
     message = ""
-    # Recorded violations: of expected clauses (KNOWN) and of SHOULD/MAY clauses (NON-STRICT), after which
-    # the test went on (conformance.checks).
-    known = {v.clause_id: Verdict.KNOWN if v.clause_id in expected else Verdict.NON_STRICT for v in hits}
-    if report.skipped and not hasattr(report, "wasxfail"):
-        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
-        verdict = Verdict.NOT_APPLICABLE if NOT_APPLICABLE_PREFIX in reason else Verdict.UNSUPPORTED
-        verdicts = {cid: verdict for cid in ids}
-        message = reason
-    elif report.failed:
-        violations = _violations(exc)
-        unsupported = _unsupported(exc)
-        message = _message_with_notes(exc) if exc is not None else str(report.longrepr)
-        if unsupported is not None and not violations:
-            report.outcome = "skipped"
-            report.longrepr = (str(item.path), item.location[1] or 0, UNSUPPORTED_PREFIX + str(unsupported))
-            verdicts = {cid: Verdict.UNSUPPORTED for cid in ids}
-        elif violations and all(v.clause_id in expected for v in violations):
-            report.outcome = "skipped"
-            report.wasxfail = "KNOWN: " + "; ".join(
-                f"{v.clause_id}: {expected[v.clause_id].reason} ({expected[v.clause_id].link})" for v in violations
-            )
-            verdicts = {cid: Verdict.BLOCKED for cid in ids} | known
-            verdicts.update({v.clause_id: Verdict.KNOWN for v in violations})
-        elif violations and all(v.clause.level is not Level.MUST or v.clause_id in expected for v in violations):
-            report.outcome = "skipped"
-            report.wasxfail = "NON-STRICT: " + "; ".join(f"{v.clause_id} ({v.clause.level.value})" for v in violations)
-            verdicts = {cid: Verdict.BLOCKED for cid in ids} | known
-            verdicts.update(
-                {v.clause_id: Verdict.KNOWN if v.clause_id in expected else Verdict.NON_STRICT for v in violations}
-            )
-        else:
-            report.sections.append(("replay", replay_command(item)))
-            pin = _pin_entry(item, [v.clause_id for v in violations] or ids)
-            if pin:
-                report.sections.append(("pin", pin))
-                _attach_to_allure("pin (expectations entry)", pin)
-                _draft_expectations(item, pin, violations)
-            exchanges = _wire_exchanges(item)
-            if exchanges:
-                _attach_to_allure("last requests and responses (wire)", exchanges)
-            failed = [v.clause_id for v in violations] or ids
-            # The test's other clauses were not reached: BLOCKED unless another test decides them.
-            verdicts = {cid: Verdict.BLOCKED for cid in ids} | known
-            verdicts.update({cid: Verdict.FAIL for cid in failed})
-            for v in violations:
-                if v.clause_id in expected:
-                    verdicts[v.clause_id] = Verdict.KNOWN
-    elif report.passed:
-        # A pinned expectation whose clause was not hit in this test did not fail: it is stale.
-        pinned = [e for e in _pinned_for(item.config, item) if e.clause not in known]
-        if hits and not pinned:
-            report.outcome = "skipped"
-            report.wasxfail = "; ".join(
-                f"KNOWN: {cid}: {expected[cid].reason} ({expected[cid].link})"
-                if cid in expected
-                else f"NON-STRICT: {cid} ({get_clause(cid).level.value})"
-                for cid in known
-            )
-            verdicts = _passed(item, ids, checked) | known
-            message = "\n".join(str(v) for v in hits[:5])
-        elif pinned:
+    if evidence.skipped is not None:
+        message = evidence.skipped
+    elif judgement.skipped:
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, UNSUPPORTED_PREFIX + judgement.summary)
+        message = judgement.summary
+    elif judgement.failed:
+        exc = call.excinfo.value if call.excinfo is not None else None
+        message = _message_with_notes(exc) if exc is not None else ""
+        if judgement.unexpected:
+            message = (message + "\n" if message else "") + judgement.summary
             report.outcome = "failed"
-            report.longrepr = "UNEXPECTED-PASS: " + "; ".join(
-                f"{e.clause} was expected to fail ({e.reason}, {e.link}) but passed with its pinned example: "
-                "remove the entry from the expectations file"
-                for e in pinned
-            )
-            verdicts = known | {e.clause: Verdict.UNEXPECTED_PASS for e in pinned}
-            message = str(report.longrepr)
-        else:
-            verdicts = _passed(item, ids, checked)
-        unchecked = sorted(cid for cid, v in verdicts.items() if v in (Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE))
-        if unchecked:
-            message = (message + "\n" if message else "") + UNSUPPORTED_PREFIX + (
-                f"never checked on this target (what the check needs did not occur): {', '.join(unchecked)}"
-            )
-    _record(item, report, verdicts, message)
+            report.longrepr = message
+        if evidence.raised or evidence.error is not None:
+            _failure_sections(item, report, evidence)
+    elif judgement.known:
+        report.outcome = "skipped"
+        report.wasxfail = judgement.summary
+        message = "\n".join(str(v) for v in hits[:5])
+    unchecked = sorted(
+        cid
+        for cid, v in judgement.verdicts.items()
+        if v in (Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE) and not judgement.skipped and evidence.skipped is None
+    )
+    if unchecked:
+        message = (message + "\n" if message else "") + UNSUPPORTED_PREFIX + (
+            f"never checked on this target (what the check needs did not occur): {', '.join(unchecked)}"
+        )
+    _record(item, report, judgement.verdicts, message, record=record, judgement=judgement, raised=evidence.raised)
     return report
 
 
-def _passed(item: pytest.Item, ids: list[str], checked: set[str]) -> dict[str, Verdict]:
-    """A passing test's clauses: PASS where a check ran; where none did, N/A if the clause is not in the
-    profile, else UNSUPPORTED (e.g. a LogAppendTime clause on a target without LogAppendTime topics: the test
-    passed without showing that the clause holds)."""
+def _evidence(
+    item: pytest.Item, report: pytest.TestReport, call: pytest.CallInfo[None], record: CheckRecord | None
+) -> Evidence:
+    """What the test showed, for conformance.judge."""
+    ids = tuple(_clause_ids(item))
     profile = item.config.getoption("--profile")
-    return {
-        cid: Verdict.PASS
-        if cid in checked
-        else Verdict.NOT_APPLICABLE
-        if profile not in get_clause(cid).profiles
-        else Verdict.UNSUPPORTED
-        for cid in ids
-    }
+    in_profile = frozenset(cid for cid in ids if profile in get_clause(cid).profiles)
+    state = item.config.stash[_state_key]
+    pinned = tuple(i for i, e in enumerate(state.expectations) if e.pinned and e.test == item.nodeid)
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+        if NOT_APPLICABLE_PREFIX not in reason and not reason.startswith(UNSUPPORTED_PREFIX):
+            reason = UNSUPPORTED_PREFIX + reason.removeprefix("Skipped: ")
+        elif NOT_APPLICABLE_PREFIX in reason:
+            reason = reason[reason.index(NOT_APPLICABLE_PREFIX) :]
+        return Evidence(item.nodeid, ids, in_profile, skipped=reason, pinned=pinned)
+    exc = call.excinfo.value if call.excinfo is not None and report.failed else None
+    raised = tuple(_violations(exc))
+    unsupported = _unsupported(exc)
+    error = None
+    if report.failed and not raised:
+        error = _message_with_notes(exc) if exc is not None else str(report.longrepr)
+    return Evidence(
+        item.nodeid,
+        ids,
+        in_profile,
+        held=frozenset(c for c, _ in record.held) if record is not None else frozenset(),
+        covered=tuple(record.covered) if record is not None else (),
+        lenient=tuple(record.lenient) if record is not None else (),
+        raised=raised,
+        error=error,
+        unsupported=str(unsupported) if unsupported is not None else None,
+        pinned=pinned,
+    )
+
+
+def _failure_sections(item: pytest.Item, report: pytest.TestReport, evidence: Evidence) -> None:
+    """A new failure's evidence: the replay command, the entry that would pin it, the wire exchanges."""
+    report.sections.append(("replay", replay_command(item)))
+    violations = list(evidence.raised)
+    pin = _pin_entry(item, violations, evidence.clauses)
+    if pin:
+        report.sections.append(("pin", pin))
+        _attach_to_allure("pin (expectations entry)", pin)
+        _draft_expectations(item, pin)
+    exchanges = _wire_exchanges(item)
+    if exchanges:
+        _attach_to_allure("last requests and responses (wire)", exchanges)
 
 
 def _wire_exchanges(item: pytest.Item, last: int = 8) -> str:
@@ -675,15 +676,19 @@ def _record(
     message: str,
     *,
     target_lost: str | None = None,
+    record: CheckRecord | None = None,
+    judgement: Judgement | None = None,
+    raised: tuple[ClauseViolation, ...] = (),
 ) -> None:
     if message and any(v is not Verdict.PASS for v in verdicts.values()) and report.when == "call":
         # The shrunk counterexample (Hypothesis' notes) and the replay command, for the report.
         _attach_to_allure("counterexample", message)
         if report.failed:
             _attach_to_allure("replay", replay_command(item))
+    state = item.config.stash[_state_key]
     # The result travels on the report, so that with pytest-xdist the controller aggregates what the
     # workers found (pytest_runtest_logreport runs where the reports are collected).
-    result = {
+    result: dict[str, Any] = {
         "nodeid": item.nodeid,
         "outcome": report.outcome,
         "clauses": _clause_ids(item),
@@ -693,47 +698,80 @@ def _record(
         "message": message[:8000],
         "replay": replay_command(item) if report.failed else None,
         # Hypothesis examples this test ran (with --count-examples; None without).
-        "examples": _examples.get(item.nodeid) if item.config.getoption("--count-examples") else None,
+        "examples": state.examples.get(item.nodeid) if item.config.getoption("--count-examples") else None,
+        # What the checks ran for, and which expectations entries (positions in the file, from 0) this test
+        # matched or found stale: the run-level STALE / UNEXPECTED-PASS list is computed from these.
+        "checked": sorted([c, o.id] for c, o in record.checked) if record is not None else [],
+        "matched": list(judgement.matched) if judgement is not None else [],
+        "unexpected": list(judgement.unexpected) if judgement is not None else [],
+        "violations": _violation_rows(item, record, raised),
     }
     if target_lost is not None:
         result["target_lost"] = target_lost
     report.user_properties.append((_RESULT_PROPERTY, json.dumps(result)))
 
 
+def _violation_rows(
+    item: pytest.Item, record: CheckRecord | None, raised: tuple[ClauseViolation, ...]
+) -> list[dict[str, Any]]:
+    """One row per (clause, observable) that departed in this test, first occurrence (verdicts.json evidence)."""
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    entries = item.config.stash[_state_key].expectations
+    found: list[tuple[ClauseViolation, int | None]] = []
+    if record is not None:
+        found += [(v, i) for v, i in record.covered] + [(v, None) for v in record.lenient]
+    found += [(v, None) for v in raised]
+    for v, entry in found:
+        key = (v.clause_id, v.observable.id)
+        if key in seen:
+            continue
+        seen[key] = {
+            "clause": v.clause_id,
+            "observable": v.observable.id,
+            "observed": repr(v.observation.observed)[:500],
+            "expected": repr(v.observation.expected)[:500],
+            "context": v.context[:300],
+            "entry": entries[entry].index if entry is not None else None,
+        }
+    return list(seen.values())
+
+
 _RESULT_PROPERTY = "kafka-conformance-result"
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    config = _CONFIG.get("config")
-    if config is None:
-        return
-    for name, value in report.user_properties:
-        if name != _RESULT_PROPERTY:
-            continue
-        result = json.loads(str(value))
-        by_clause = config.stash[_verdicts_key]
-        for cid, verdict in result["verdicts"].items():
-            by_clause[cid][verdict].append(result["nodeid"])
-        config.stash[_results_key].append(result)
-        lost = result.get("target_lost")
-        if lost and lost not in config.stash[_lost_key]:
-            config.stash[_lost_key].append(lost)
+class _Collector:
+    """Gathers each test's result into the run's state (with pytest-xdist: in the controller)."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == _RESULT_PROPERTY:
+                self.state.add_result(json.loads(str(value)))
 
 
-_CONFIG: dict[str, pytest.Config] = {}
-
-
-def _pin_entry(item: pytest.Item, clause_ids: list[str]) -> str:
-    """The expectations entry that pins this failure (the drawn values of the last, i.e. failing and
-    shrunk, example), for a user who records it as a known failure."""
+def _pin_entry(item: pytest.Item, violations: list[ClauseViolation], clause_ids: tuple[str, ...]) -> str:
+    """The expectations entries that pin this failure (the drawn values of the last, i.e. failing and
+    shrunk, example), one per (clause, observable) that departed, for a user who records it as known."""
     recorder = take_last_recorder()
     if recorder is None or not recorder.drawn:
         return ""
     lines = ["To record this failure as known, add to the target's expectations file (fill in reason and link):"]
-    for clause_id in clause_ids:
+    targets: dict[tuple[str, str | None], ClauseViolation | None] = {}
+    for v in violations:
+        targets.setdefault((v.clause_id, v.observable.id), v)
+    if not targets:  # a failure outside the clause checks: nothing names an observable
+        targets = {(cid, None): None for cid in clause_ids}
+    for (clause_id, observable), v in targets.items():
+        lines += ["[[expected]]", f"clause = {json.dumps(clause_id)}"]
+        lines.append(f"observable = {json.dumps(observable)}" if observable else 'observable = "..."')
+        # A matcher only where the departure is a constant (an error code, a type, -1): a value that moves
+        # with the scenario (an offset, a timestamp) would make the entry miss the next example.
+        raw = v.observation.observed if v is not None else None
+        if isinstance(raw, Enum) or (isinstance(raw, int) and not isinstance(raw, bool) and raw == -1):
+            lines.append(f"observed = {json.dumps(plain(raw))}")
         lines += [
-            "[[expected]]",
-            f"clause = {json.dumps(clause_id)}",
             'reason = "..."',
             'link = "..."',
             f"test = {json.dumps(item.nodeid)}",
@@ -742,24 +780,21 @@ def _pin_entry(item: pytest.Item, clause_ids: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _draft_expectations(item: pytest.Item, pin: str, violations: list[ClauseViolation]) -> None:
-    """With --draft-expectations FILE: append this failure's entries with the violation's first line as the
-    reason, for a person to check, explain and move into the target's expectations file."""
+def _draft_expectations(item: pytest.Item, pin: str) -> None:
+    """With --draft-expectations FILE: append this failure's entries (one per clause and observable not
+    drafted yet) with a DRAFT reason, for a person to check, explain and move into the expectations file."""
     path = item.config.getoption("--draft-expectations")
     if not path:
         return
-    reasons = {v.clause_id: str(v).splitlines()[0][:300] for v in violations}
     entries = pin.split("[[expected]]")[1:]
     target = Path(path)
-    # One entry per clause is enough: an expected clause is KNOWN wherever else it fails.
     drafted = target.read_text(encoding="utf-8") if target.is_file() else ""
     out: list[str] = []
     for entry in entries:
-        clause = json.loads(entry.split("clause = ", 1)[1].splitlines()[0])
-        if f"clause = {json.dumps(clause)}" in drafted:
+        key = "\n".join(ln for ln in entry.splitlines() if ln.startswith(("clause = ", "observable = ")))
+        if key and key in drafted:
             continue
-        reason = reasons.get(clause, "the test failed outside a clause check: see the report")
-        body = entry.replace('reason = "..."', f"reason = {json.dumps('DRAFT: ' + reason)}")
+        body = entry.replace('reason = "..."', f"reason = {json.dumps('DRAFT: seen in ' + item.nodeid)}")
         body = body.replace('link = "..."', 'link = "none: not reported upstream yet"')
         out.append("[[expected]]" + body.rstrip("\n") + "\n\n")
     if not out:
@@ -773,22 +808,9 @@ def _draft_expectations(item: pytest.Item, pin: str, violations: list[ClauseViol
         os.close(fd)
 
 
-# Examples run per test node id (--count-examples): Hypothesis reports each test case to observability
-# callbacks; the one registered here counts them for the test that is running.
-_examples: dict[str, int] = {}
-_running: list[str] = []
-
-
-def _count_example(observation: Any, *_thread: object) -> None:
-    if getattr(observation, "type", None) == "test_case" and _running:
-        _examples[_running[-1]] = _examples.get(_running[-1], 0) + 1
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    _running[:] = [item.nodeid]
-    take_last_recorder()  # a recorder, known hits and checked clauses belong to the test that made them
-    take_known_hits()
-    take_checked()
+    item.config.stash[_state_key].running = item.nodeid
+    take_last_recorder()  # a recorder belongs to the test that made it
     # After the skip marks (N/A stays N/A), before any fixture talks to the target: a lost target is not
     # asked again, so each remaining test fails at once with the cause.
     health = item.config.stash.get(_health_key, None)
@@ -806,9 +828,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
             pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
         raise TargetLost(health.not_run_message())
 
-
 def replay_command(item: pytest.Item) -> str:
-    """One command that replays this test exactly: same target, profile, Hypothesis profile and seed."""
+    """One command that replays this test exactly: same target (and its address, expectations and hooks),
+    profile, Hypothesis profile and seed."""
     config = item.config
     args = [
         "pytest",
@@ -820,77 +842,73 @@ def replay_command(item: pytest.Item) -> str:
         "--hypothesis-profile",
         _hypothesis_profile(config),
     ]
-    seed = config.stash.get(_seed_key, None)
+    for option in ("--bootstrap-servers", "--expectations", "--fault-hook"):
+        value = config.getoption(option, None)
+        if value:
+            args += [option, str(value)]
+    if config.getoption("--allow-disruptive", False):
+        args.append("--allow-disruptive")
+    seed = config.stash[_state_key].seed
     if seed is not None:
         args.append(f"--hypothesis-seed={seed}")
     return shlex.join(args)
 
 
 def clause_verdicts(config: pytest.Config) -> dict[str, Verdict]:
-    """One verdict per clause: a failure wins over a pass; UNSUPPORTED/N/A only when nothing ran."""
-    out: dict[str, Verdict] = {}
-    for cid, by_verdict in config.stash[_verdicts_key].items():
-        for verdict in (
-            Verdict.FAIL,
-            Verdict.UNEXPECTED_PASS,
-            Verdict.KNOWN,
-            Verdict.NON_STRICT,
-            Verdict.PASS,
-            Verdict.BLOCKED,
-            Verdict.UNSUPPORTED,
-            Verdict.NOT_APPLICABLE,
-        ):
-            if by_verdict.get(verdict.value):
-                out[cid] = verdict
-                break
-    return out
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if _CONFIG.get("config") is config:
-        del _CONFIG["config"]
+    """One verdict per clause over the run (conformance.judge.clause_verdicts)."""
+    return config.stash[_state_key].clause_verdicts()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    lost = config.stash.get(_lost_key, [])
-    if lost:
-        tests = config.stash.get(_results_key, [])
-        hit = sum(1 for t in tests if t.get("target_lost"))
-        terminalreporter.section("TARGET LOST", red=True, bold=True)
-        for cause in lost:
-            terminalreporter.write_line(f"  {cause}", red=True)
-        terminalreporter.write_line(
+    state = config.stash.get(_state_key, None)
+    if state is None:
+        return
+    tr = terminalreporter
+    if state.lost:
+        hit = sum(1 for t in state.results if t.get("target_lost"))
+        tr.section("TARGET LOST", red=True, bold=True)
+        for cause in state.lost:
+            tr.write_line(f"  {cause}", red=True)
+        tr.write_line(
             f"  {hit} test(s) failed for that reason (their clauses are BLOCKED, not judged); "
             "the verdicts below cover only what ran before"
+        )
+    statuses = state.entry_statuses() if state.results else []
+    stale = [
+        (e, s)
+        for e, s in zip(state.expectations, statuses, strict=True)
+        if s in (EntryStatus.STALE, EntryStatus.UNEXPECTED_PASS)
+    ]
+    if stale:
+        tr.section("expectations that covered nothing", yellow=True)
+        for entry, status in stale:
+            tr.write_line(f"  {status.value:<15} {entry.describe()}")
+        tr.write_line(
+            "  STALE: its clause and observable were checked and nothing it describes was observed: check "
+            "whether the target was fixed, then remove or narrow the entry"
         )
     verdicts = clause_verdicts(config)
     if not verdicts:
         return
-    tr = terminalreporter
-    tr.section(f"clause verdicts: target {config.getoption('--target')}, profile {config.getoption('--profile')}")
+    tr.section(f"clause verdicts: target {state.target}, profile {state.profile}")
     counts: dict[str, int] = defaultdict(int)
     for cid in sorted(verdicts):
         counts[verdicts[cid].value] += 1
         if verdicts[cid] is not Verdict.PASS:
             tr.write_line(f"  {verdicts[cid].value:<12} {cid}")
-    tr.write_line("  " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items())))
+    summary = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    if stale:
+        summary += f"; {sum(1 for _, s in stale if s is EntryStatus.STALE)} STALE expectation(s)"
+    tr.write_line("  " + summary)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = session.config.getoption("--verdicts-json")
     if not path or hasattr(session.config, "workerinput"):  # xdist workers: the controller writes it
         return
-    config = session.config
-    payload = {
-        "target": config.getoption("--target"),
-        "profile": config.getoption("--profile"),
-        "hypothesis_profile": _hypothesis_profile(config),
-        "seed": config.stash.get(_seed_key, None),
-        "exit_status": int(exitstatus),
-        "target_lost": config.stash.get(_lost_key, []),
-        "clauses": {cid: v.value for cid, v in sorted(clause_verdicts(config).items())},
-        "tests": config.stash.get(_results_key, []),
-    }
+    state = session.config.stash.get(_state_key, None)
+    if state is None:
+        return
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
+    out.write_text(json.dumps(state.payload(int(exitstatus)), indent=2), encoding="utf-8")

@@ -11,15 +11,16 @@ interprets it), error codes before fields.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from conformance.checks import check_equal
+from conformance.checks import NOT_GIVEN, check_equal
 from conformance.draws import note_clock
 from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.observables import Obs
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig, effective_bounds, target_magic
 from models.constants import (
@@ -94,6 +95,9 @@ class Twin:
         # further when its clock is not this machine's: the adapter says).
         self.clock_tolerance_ms: int = getattr(impl, "clock_tolerance_ms", 0)
         self.configs: dict[str, TopicConfig] = {}
+        # What the producer sent, by topic and the base offset the model gave each batch: a check may name
+        # the producer's own value of a field (an expectation can match "stored as sent", VAL-13).
+        self.sent: dict[str, dict[int, AnyBatch]] = {}
         for broker in self.ref.brokers():
             if self.clock_control:
                 self.impl.set_clock(broker, self.ref.clock(broker))
@@ -142,6 +146,17 @@ class Twin:
         self.configs[topic] = config
 
     def produce(
+        self, topic: str, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> tuple[ProduceResponse, ProduceResponse]:
+        observed, expected = self._produce(topic, batches, produce_version=produce_version)
+        if expected.error is ErrorCode.NONE:
+            offset = expected.base_offset
+            for batch in batches:
+                self.sent.setdefault(topic, {})[offset] = batch
+                offset += sum(1 for _ in batch.records())
+        return observed, expected
+
+    def _produce(
         self, topic: str, batches: Sequence[AnyBatch], *, produce_version: int
     ) -> tuple[ProduceResponse, ProduceResponse]:
         if self.clock_control:
@@ -282,7 +297,7 @@ def accepted_timestamps(now: int, config: TopicConfig, profile: Profile, **kwarg
 
 def check_produce_error(clause: str, observed: ProduceResponse, expected: ProduceResponse, context: str) -> bool:
     """False when the codes differ and the clause is a known failure (the test goes on: conformance.checks)."""
-    return check_equal(clause, "produce error code", observed.error, expected.error, context)
+    return check_equal(clause, Obs.PRODUCE_ERROR, observed.error, expected.error, context)
 
 
 def check_produce(
@@ -303,7 +318,7 @@ def check_produce(
             return
         check_equal(
             "VAL.rejection-response-fields",
-            "base_offset / log_append_time / log_start_offset of a rejected produce",
+            Obs.PRODUCE_REJECTION_FIELDS,
             (observed.base_offset, observed.log_append_time, observed.log_start_offset),
             (expected.base_offset, expected.log_append_time, expected.log_start_offset),
             context,
@@ -311,19 +326,19 @@ def check_produce(
         if expected.error is ErrorCode.INVALID_TIMESTAMP and expected.record_errors:
             check_equal(
                 "VAL.record-errors-batch-index",
-                "record_errors batch indexes",
+                Obs.PRODUCE_RECORD_ERROR_INDEXES,
                 [e.batch_index for e in observed.record_errors],
                 [e.batch_index for e in expected.record_errors],
                 context,
             )
         return
     if config.timestamp_type is TimestampType.LOG_APPEND_TIME:
-        check_equal("VAL.lat-response-time", "log_append_time", observed.log_append_time, expected.log_append_time,
-                    context)
-    else:
-        check_equal("VAL.createtime-response-minus-one", "log_append_time", observed.log_append_time,
+        check_equal("VAL.lat-response-time", Obs.PRODUCE_LOG_APPEND_TIME, observed.log_append_time,
                     expected.log_append_time, context)
-    check_equal(error_clause, "base_offset", observed.base_offset, expected.base_offset, context)
+    else:
+        check_equal("VAL.createtime-response-minus-one", Obs.PRODUCE_LOG_APPEND_TIME, observed.log_append_time,
+                    expected.log_append_time, context)
+    check_equal(error_clause, Obs.PRODUCE_BASE_OFFSET, observed.base_offset, expected.base_offset, context)
 
 
 def consumer_view_clause(batch: AnyBatch) -> str:
@@ -356,6 +371,7 @@ def check_fetch(
     stored_clause: str = "CNV.stored-magic",
     record_clause: Callable[[AnyBatch], str] = consumer_view_clause,
     header_clause: Callable[[AnyBatch], str | None] | None = None,
+    sent: Mapping[int, AnyBatch] | None = None,
     context: str = "",
 ) -> None:
     """A fetch against the model's, most specific first: the error code and which batches/magics were
@@ -365,11 +381,12 @@ def check_fetch(
 
     `header_clause` names the header comparisons instead, for a caller that has already compared the
     stored headers under the append clauses and now reads them through something else that rewrites or
-    copies them (a down-conversion, CNV-5; a new leader's replica, REP-1)."""
-    same_error = check_equal(stored_clause, "fetch error code", observed.error, expected.error, context)
+    copies them (a down-conversion, CNV-5; a new leader's replica, REP-1). `sent` (Twin.sent[topic]) gives
+    the checks the producer's own header values, where the caller has them."""
+    same_error = check_equal(stored_clause, Obs.FETCH_ERROR, observed.error, expected.error, context)
     same_batches = check_equal(
         stored_clause,
-        "served batches (base offset, last offset, magic)",
+        Obs.FETCH_BATCHES,
         [batch_header(b) for b in observed.batches],
         [batch_header(b) for b in expected.batches],
         context,
@@ -381,34 +398,35 @@ def check_fetch(
     for obs, exp in zip(observed.batches, expected.batches, strict=True):
         where = f"{context} batch at offset {exp.base_offset}"
         override = header_clause(exp) if header_clause is not None else None
-        check_equal(override or "CMP.topic-codec-recompresses", "stored codec", obs.codec, exp.codec, where)
+        check_equal(override or "CMP.topic-codec-recompresses", Obs.BATCH_CODEC, obs.codec, exp.codec, where)
         if override is not None:
-            check_equal(override, "batch timestamp type", obs.timestamp_type, exp.timestamp_type, where)
-            check_equal(override, "batch max timestamp", obs.max_timestamp, exp.max_timestamp, where)
+            check_equal(override, Obs.BATCH_TIMESTAMP_TYPE, obs.timestamp_type, exp.timestamp_type, where)
+            check_equal(override, Obs.BATCH_MAX_TIMESTAMP, obs.max_timestamp, exp.max_timestamp, where)
         elif lat_topic and stored_v0:
-            check_equal("CMP.lat-v0-target-max-minus-one", "max timestamp of a v0 batch", obs.max_timestamp,
+            check_equal("CMP.lat-v0-target-max-minus-one", Obs.BATCH_MAX_TIMESTAMP, obs.max_timestamp,
                         exp.max_timestamp, where)
         elif lat_topic and exp.magic > MAGIC_V0:
-            check_equal("CMP.lat-every-record-reads-now", "batch timestamp type", obs.timestamp_type,
+            check_equal("CMP.lat-every-record-reads-now", Obs.BATCH_TIMESTAMP_TYPE, obs.timestamp_type,
                         exp.timestamp_type, where)
-            check_equal("CMP.lat-every-record-reads-now", "batch max timestamp (LogAppendTime)", obs.max_timestamp,
+            check_equal("CMP.lat-every-record-reads-now", Obs.BATCH_MAX_TIMESTAMP, obs.max_timestamp,
                         exp.max_timestamp, where)
         else:
-            check_equal("VAL.header-max-recomputed", "batch timestamp type", obs.timestamp_type,
+            check_equal("VAL.header-max-recomputed", Obs.BATCH_TIMESTAMP_TYPE, obs.timestamp_type,
                         exp.timestamp_type, where)
-            check_equal("VAL.header-max-recomputed", "batch max timestamp", obs.max_timestamp,
-                        exp.max_timestamp, where)
+            as_sent = sent.get(exp.base_offset) if sent is not None else None
+            check_equal("VAL.header-max-recomputed", Obs.BATCH_MAX_TIMESTAMP, obs.max_timestamp,
+                        exp.max_timestamp, where, sent=as_sent.max_timestamp if as_sent is not None else NOT_GIVEN)
         clause = record_clause(exp)
         check_equal(
             clause,
-            "records (offset, timestamp, type)",
+            Obs.RECORD_TIMESTAMPS,
             [(r.offset, r.timestamp, r.timestamp_type) for r in obs.records()],
             [(r.offset, r.timestamp, r.timestamp_type) for r in exp.records()],
             where,
         )
         check_equal(
             clause,
-            "records (key, value)",
+            Obs.RECORD_PAYLOADS,
             [(r.key, r.value) for r in obs.records()],
             [(r.key, r.value) for r in exp.records()],
             where,
@@ -449,17 +467,17 @@ def check_list_offsets(
     `clause`), then the found record's own timestamp (LO-2), then the leader epoch (KIP-320)."""
     main = clause or list_offsets_clause(target, version, expected, profile)
     where = f"{context} target {target} v{version}".strip()
-    check_equal(main, "ListOffsets error code", observed.error, expected.error, where)
-    check_equal(main, "ListOffsets offset", observed.offset, expected.offset, where)
+    check_equal(main, Obs.LIST_OFFSETS_ERROR, observed.error, expected.error, where)
+    check_equal(main, Obs.LIST_OFFSETS_OFFSET, observed.offset, expected.offset, where)
     ts_clause = "LO.record-own-timestamp" if target >= 0 and expected.offset >= 0 else main
-    check_equal(ts_clause, "ListOffsets timestamp", observed.timestamp, expected.timestamp, where)
+    check_equal(ts_clause, Obs.LIST_OFFSETS_TIMESTAMP, observed.timestamp, expected.timestamp, where)
     if version < 4:
         epoch_clause = "LO.no-epoch-before-v4"
     elif target >= 0 and expected.offset >= 0:
         epoch_clause = "LO.epoch-of-found-batch"
     else:
         epoch_clause = main
-    check_equal(epoch_clause, "ListOffsets leader epoch", observed.leader_epoch, expected.leader_epoch, where)
+    check_equal(epoch_clause, Obs.LIST_OFFSETS_EPOCH, observed.leader_epoch, expected.leader_epoch, where)
 
 
 def magic_ok(magic: int, profile: Profile) -> bool:

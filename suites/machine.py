@@ -17,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from conformance.checks import check_equal
 from conformance.implementation import Capability, ImplementationFactory
+from conformance.observables import Obs
 from models.config import TopicConfig, effective_bounds
 from models.constants import MAGIC_V1, MAGIC_V2, ErrorCode, TimestampType
 from models.profiles import get_profile, narrow_versions
@@ -212,12 +213,12 @@ def machine_for(
                 return
             served_before = self.impl.fetch(TOPIC, 0, 0, fetch_version=newest_fetch(profile))
             self.twin.elect_leader(TOPIC, data.draw(st.sampled_from(others), label="new leader"))
-            check_equal("REP.follower-no-restamp", "leader", self.impl.leader(TOPIC, 0), self.twin.leader(TOPIC))
+            check_equal("REP.follower-no-restamp", Obs.LEADER, self.impl.leader(TOPIC, 0), self.twin.leader(TOPIC))
             got, _ = self.twin.fetch(TOPIC, fetch_version=newest_fetch(profile))
             if got.batches == served_before.batches and got.error == served_before.error:
                 # The new leader serves what the old one served: the move changed nothing, and a difference
                 # from the model there is the appends' (judged under their clauses, as the fetch rule does).
-                check_equal("REP.follower-no-restamp", "log served before and after the move", got.batches,
+                check_equal("REP.follower-no-restamp", Obs.FETCH_SERVED_LOG, got.batches,
                             served_before.batches)
                 self._compare_log("CNV.stored-magic")
             else:
@@ -235,7 +236,7 @@ def machine_for(
                 else "IDX.retention-by-mtime"
             )
             got, want = self.twin.fetch(TOPIC, fetch_version=newest_fetch(profile))
-            check_equal(clause, "log start offset after retention", got.log_start_offset, want.log_start_offset)
+            check_equal(clause, Obs.LOG_START_OFFSET, got.log_start_offset, want.log_start_offset)
 
         @precondition(lambda self: self.has(Capability.FETCH))
         @rule(version=st.sampled_from(fetch_versions), data=st.data())

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from conformance.checks import check_equal
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.observables import Obs
 from models.config import TopicConfig, target_magic
 from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
@@ -156,12 +157,12 @@ def test_log_append_time_storage(
         in_place = _in_place(sent, exp, config, profile)
         if isinstance(exp, DefaultBatch) and isinstance(obs, DefaultBatch):
             clause = "CMP.lat-inplace-v2-keeps-base" if in_place else "CMP.lat-rebuild-v2-base-first-source"
-            check_equal(clause, "stored BaseTimestamp", obs.base_timestamp, exp.base_timestamp, context)
+            check_equal(clause, Obs.BATCH_BASE_TIMESTAMP, obs.base_timestamp, exp.base_timestamp, context)
         elif isinstance(exp, LegacyBatch) and isinstance(obs, LegacyBatch) and exp.is_compressed:
             clause = "CMP.lat-v1-compressed-wrapper-only" if in_place else "CMP.lat-rebuild-v1-inner-now"
             check_equal(
                 clause,
-                "stored inner timestamps",
+                Obs.INNER_TIMESTAMPS,
                 [e.message.stored_timestamp for e in obs.message.inner],
                 [e.message.stored_timestamp for e in exp.message.inner],
                 context,

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from conformance.checks import check_equal
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import ErrorCode, TimestampType
 from models.profiles import Profile
@@ -88,7 +89,7 @@ def test_failover_keeps_records(
             observed, expected = twin.produce(topic, request, produce_version=produce_version_for(request[0].magic,
                                                                                                profile))
             if lat and moved and expected.error is ErrorCode.NONE:
-                check_equal("REP.lat-from-current-leader-clock", "log_append_time after failover",
+                check_equal("REP.lat-from-current-leader-clock", Obs.PRODUCE_LOG_APPEND_TIME,
                             observed.log_append_time, expected.log_append_time, f"leader {twin.leader(topic)}")
             check_produce(observed, expected, config=config, error_clause="REP.follower-no-restamp")
             sent.extend(r.timestamp for b in request for r in b.records())
@@ -100,7 +101,7 @@ def test_failover_keeps_records(
             twin.set_clock(move.broker, twin.clock(move.broker) + move.clock_skew_ms)
         twin.elect_leader(topic, move.broker)
         moved = True
-        check_equal("REP.follower-no-restamp", "leader after election", impl.leader(topic, 0), twin.leader(topic))
+        check_equal("REP.follower-no-restamp", Obs.LEADER, impl.leader(topic, 0), twin.leader(topic))
         _compare(twin, topic, config, profile, sent, replication=True, where=f"after move to {move.broker}",
                  before=answers)
 
@@ -169,7 +170,8 @@ def test_backward_clock_step(
         observed, expected = twin.produce(topic, request, produce_version=produce_version_for(request[0].magic,
                                                                                            profile))
         clause = "REP.lat-not-clamped" if stamps and now < max(stamps) else "VAL.lat-response-time"
-        check_equal(clause, "log_append_time", observed.log_append_time, expected.log_append_time, f"now={now}")
+        check_equal(clause, Obs.PRODUCE_LOG_APPEND_TIME, observed.log_append_time, expected.log_append_time,
+                    f"now={now}")
         check_produce(observed, expected, config=config, error_clause=clause)
         stamps.append(now)
     if twin.has(Capability.LIST_OFFSETS):

@@ -6,6 +6,7 @@ import pytest
 
 from conformance.checks import check_equal, check_true
 from conformance.implementation import Capability, Implementation
+from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import TimestampType
 from models.records import RecordSpec, build_v2
@@ -24,7 +25,7 @@ def test_lat_response_time(impl: Implementation) -> None:
     after = impl.clock(leader) + tolerance
     stamped = response.log_append_time
     if before == after:
-        check_equal("VAL.lat-response-time", "log_append_time", stamped, before)
+        check_equal("VAL.lat-response-time", Obs.PRODUCE_LOG_APPEND_TIME, stamped, before)
     else:
-        check_true("VAL.lat-response-time", f"log_append_time within [{before}, {after}]", before <= stamped <= after,
-                   stamped)
+        check_true("VAL.lat-response-time", Obs.PRODUCE_LOG_APPEND_TIME, before <= stamped <= after, stamped,
+                   expectation=f"log_append_time within [{before}, {after}]")

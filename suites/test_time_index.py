@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from conformance.checks import check_equal
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import MAGIC_V0, TimestampType
 from models.log import Segment
@@ -143,7 +144,6 @@ def _log_range(twin: Twin, topic: str, profile: Profile) -> tuple[tuple[int, int
 @pytest.mark.clause(
     "IDX.retention-by-largest-timestamp",
     "IDX.retention-prefix-rule",
-    "IDX.retention-needs-high-watermark",
     "IDX.retention-by-mtime",
     "LO.earliest-is-log-start",
 )
@@ -192,7 +192,7 @@ def test_retention(
             clause = "IDX.retention-prefix-rule"
         else:
             clause = "IDX.retention-by-largest-timestamp"
-        check_equal(clause, "(log start offset, high watermark) after a retention tick", observed_range,
+        check_equal(clause, Obs.LOG_RANGE, observed_range,
                     expected_range, f"retention.ms={retention} ages={ages}")
     if twin.has(Capability.LIST_OFFSETS):
         version = list_offsets_versions(profile)[-1]
@@ -242,7 +242,7 @@ def test_retention_frontier_inside_a_segment(
         twin.set_clock(broker, max(twin.clock(broker), frontier_now))
     twin.retention_tick()
     observed_range, expected_range = _log_range(twin, topic, profile)
-    check_equal("IDX.retention-by-largest-timestamp", "(log start offset, high watermark) after a retention tick",
+    check_equal("IDX.retention-by-largest-timestamp", Obs.LOG_RANGE,
                 observed_range, expected_range, f"retention.ms={retention} frontier in segment {segment.base_offset}")
 
 
@@ -277,5 +277,5 @@ def test_retention_stops_at_the_first_young_segment(
         twin.set_clock(broker, twin.clock(broker) + advance)
     twin.retention_tick()
     observed_range, expected_range = _log_range(twin, topic, profile)
-    check_equal("IDX.retention-prefix-rule", "(log start offset, high watermark) after a retention tick",
+    check_equal("IDX.retention-prefix-rule", Obs.LOG_RANGE,
                 observed_range, expected_range, f"retention.ms={retention} young={young} old={old}")

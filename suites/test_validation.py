@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from conformance.checks import check_equal
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, ErrorCode, TimestampType
 from models.profiles import ErrorTextStyle, LogAppendTimeFlagCheck, Profile, RangeRule
@@ -138,20 +139,20 @@ def test_range_check(
             got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
             stored = sum(len(list(b.records())) for b in got.batches)
             if 0 < stored < len(_sent_timestamps(sent)):
-                check_equal("VAL.whole-batch-rejected", "records stored from a rejected batch", stored,
+                check_equal("VAL.whole-batch-rejected", Obs.RECORD_PAYLOADS, stored,
                             sum(len(list(b.records())) for b in want.batches), context)
         # The rule decides (clause); that the code is 32 and not another is VAL-7's own clause.
-        check_equal(clause, "accepted", observed.error is ErrorCode.NONE, False, context)
+        check_equal(clause, Obs.PRODUCE_ACCEPTED, observed.error is ErrorCode.NONE, False, context)
         if observed.record_errors:
             # How many records are out of range is the rule's decision too (a bound probe flagged or not);
             # where they are reported (batch_index) is KIP-467's, compared next by check_produce.
-            check_equal(clause, "number of out-of-range records", len(observed.record_errors),
+            check_equal(clause, Obs.PRODUCE_RECORD_ERROR_COUNT, len(observed.record_errors),
                         len(expected.record_errors), context)
         check_produce(observed, expected, config=config, error_clause="VAL.out-of-range-error-code", context=context)
         if observed.error is expected.error:  # the text of a rejection, judged where both sides rejected
             check_equal(
                 _text_clause(profile),
-                "record_errors messages",
+                Obs.PRODUCE_RECORD_ERROR_MESSAGES,
                 [e.message for e in observed.record_errors],
                 [e.message for e in expected.record_errors],
                 context,
@@ -251,7 +252,7 @@ def test_producer_set_lat_flag(
     check_produce(observed, expected, config=config, error_clause=clause, context=context)
     if expected.record_errors:
         text = "VAL.lat-flag-error-text"
-        check_equal(text, "record error prefix", [(e.message or "")[:39] for e in observed.record_errors],
+        check_equal(text, Obs.PRODUCE_RECORD_ERROR_MESSAGES, [(e.message or "")[:39] for e in observed.record_errors],
                     [(e.message or "")[:39] for e in expected.record_errors], context)
     got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
     check_fetch(
@@ -315,4 +316,4 @@ def test_header_max_recomputed(
     check_produce(observed, expected, config=config, error_clause="VAL.header-max-recomputed")
     got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
     check_fetch(got, want, config=config, profile=profile, stored_clause="VAL.header-max-recomputed",
-                record_clause=lambda b: "VAL.header-max-recomputed")
+                record_clause=lambda b: "VAL.header-max-recomputed", sent=twin.sent.get(topic))

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from conformance.checks import check_equal
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.errors import ConfigError
@@ -247,7 +248,7 @@ def test_difference_config_removed(
             magic=magic, codec=codec, context=f"now={now} {context}",
         )
     check_equal(
-        "VAL.difference-config-removed", "topic with message.timestamp.difference.max.ms refused",
+        "VAL.difference-config-removed", Obs.CREATE_TOPICS_REFUSED,
         observed_refused, expected_refused, context,
     )
 

@@ -15,15 +15,16 @@ SUITE = '''
 import pytest
 from hypothesis import given, strategies as st
 from conformance.checks import check_equal
+from conformance.observables import Obs
 
 @pytest.mark.clause("LO.first-ge-target")
 @given(x=st.integers(0, 10))
 def test_must(x):
-    check_equal("LO.first-ge-target", "offset", x, 99 if x == 3 else x)
+    check_equal("LO.first-ge-target", Obs.LIST_OFFSETS_OFFSET, x, 99 if x == 3 else x)
 
 @pytest.mark.clause("LO.first-qualifying-segment")
 def test_should():
-    check_equal("LO.first-qualifying-segment", "offset", 1, 2)
+    check_equal("LO.first-qualifying-segment", Obs.LIST_OFFSETS_OFFSET, 1, 2)
 
 @pytest.mark.clause("LO.first-ge-target")
 def test_plain_pass():
@@ -48,7 +49,10 @@ def test_must_violation_fails_with_clause_message_and_replay_command(pytester: p
     result = run(pytester, "--hypothesis-profile", "ci", "-rA")
     result.assert_outcomes(passed=1, failed=1, xfailed=1)
     out = result.stdout.str()
-    assert "LO.first-ge-target (MUST, LO-2): offset: observed 3, the reference model expects 99" in out
+    assert (
+        "LO.first-ge-target (MUST, LO-2) on list-offsets.offset (the ListOffsets answer's offset): observed 3, "
+        "the reference model expects 99" in out
+    )
     assert "pytest test_suite.py::test_must --target model --profile kafka-4.0 --hypothesis-profile ci" in out
     assert "NON-STRICT: LO.first-qualifying-segment (SHOULD)" in out
     assert "FAIL         LO.first-ge-target" in out
@@ -61,6 +65,7 @@ def test_known_failure_is_reported_known_and_pinned_example_must_keep_failing(py
         known='''
 [[expected]]
 clause = "LO.first-ge-target"
+observable = "list-offsets.offset"
 reason = "answers 99 for 3"
 link = "https://example.org/issue/1"
 test = "test_suite.py::test_must"
@@ -74,7 +79,9 @@ example = "x=3"
     pytester.makepyfile(test_suite=SUITE.replace("99 if x == 3 else x", "x"))
     result = run(pytester, "--expectations", "known.toml", "--hypothesis-profile", "ci")
     result.assert_outcomes(passed=1, failed=1, xfailed=1)
-    assert "UNEXPECTED-PASS: LO.first-ge-target was expected to fail" in result.stdout.str()
+    out = result.stdout.str()
+    assert "UNEXPECTED-PASS: entry 1: LO.first-ge-target list-offsets.offset in test_suite.py::test_must was" in out
+    assert "the expectation is stale: remove the entry" in out
 
 
 @pytest.mark.parametrize(
@@ -84,8 +91,18 @@ example = "x=3"
         ("[[expected]]\nclause = 'LO.first-ge-target'\nlink = 'l'\n", "'reason' is required"),
         ("[[expected]\n", "is not valid TOML"),
         (
-            "[[expected]]\nclause = 'LO.first-ge-target'\nreason = 'r'\nlink = 'l'\nexample = 'x=1'\n",
-            "'example' and 'test' go together",
+            "[[expected]]\nclause = 'LO.first-ge-target'\nobservable = 'list-offsets.offset'\nreason = 'r'\n"
+            "link = 'l'\nexample = 'x=1'\n",
+            "'example' needs 'test'",
+        ),
+        (
+            "[[expected]]\nclause = 'LO.first-ge-target'\nreason = 'r'\nlink = 'l'\n",
+            "name what departs with 'observable",
+        ),
+        (
+            "[[expected]]\nclause = 'LO.first-ge-target'\nobservable = 'list-offsets.nope'\nreason = 'r'\n"
+            "link = 'l'\n",
+            "unknown observable 'list-offsets.nope'",
         ),
     ],
 )
@@ -148,7 +165,10 @@ def test_a_failing_suite_prints_the_entry_that_pins_it_and_the_pin_reproduces_it
     assert f'test = "{test}"' in entry and 'example = "data=Replay([' in entry
     # The mutant breaks LO-6 on LogAppendTime batches too: once the first clause is known, the test goes
     # on and meets that one, so it is listed as well (unpinned).
-    lat = '[[expected]]\nclause = "LO.max-timestamp-lat-batch-first-record"\nreason = "r"\nlink = "none"\n'
+    lat = (
+        '[[expected]]\nclause = "LO.max-timestamp-lat-batch-first-record"\nobservable = "list-offsets.offset"\n'
+        'reason = "r"\nlink = "none"\n'
+    )
     pytester.makefile(".toml", known=entry.replace('"..."', '"answers the last record holding the max"') + "\n" + lat)
     # Another seed: the pinned example still fails first, so the run is KNOWN (xfailed), not PASS.
     result = run(pytester, test, "--target", mutant, "--expectations", "known.toml", "--hypothesis-seed", "7")
@@ -156,7 +176,7 @@ def test_a_failing_suite_prints_the_entry_that_pins_it_and_the_pin_reproduces_it
     assert "KNOWN" in result.stdout.str()
     result = run(pytester, test, "--target", "model", "--expectations", "known.toml", "--hypothesis-profile", "ci")
     result.assert_outcomes(failed=1)
-    assert "UNEXPECTED-PASS: LO.max-timestamp-first-record was expected to fail" in result.stdout.str()
+    assert "UNEXPECTED-PASS: entry 1: LO.max-timestamp-first-record list-offsets.offset" in result.stdout.str()
 
 
 def test_a_known_failure_does_not_block_the_clauses_checked_after_it(pytester: pytest.Pytester) -> None:
@@ -166,14 +186,19 @@ def test_a_known_failure_does_not_block_the_clauses_checked_after_it(pytester: p
         test_two='''
 import pytest
 from conformance.checks import check_equal
+from conformance.observables import Obs
 
 @pytest.mark.clause("LO.first-ge-target", "LO.not-found-minus-one")
 def test_two_clauses():
-    check_equal("LO.first-ge-target", "offset", 3, 4)
-    check_equal("LO.not-found-minus-one", "offset", 5, -1)
+    check_equal("LO.first-ge-target", Obs.LIST_OFFSETS_OFFSET, 3, 4)
+    check_equal("LO.not-found-minus-one", Obs.LIST_OFFSETS_OFFSET, 5, -1)
 '''
     )
-    pytester.makefile(".toml", known='[[expected]]\nclause = "LO.first-ge-target"\nreason = "r"\nlink = "none"\n')
+    pytester.makefile(
+        ".toml",
+        known='[[expected]]\nclause = "LO.first-ge-target"\nobservable = "list-offsets.offset"\nreason = "r"\n'
+        'link = "none"\n',
+    )
     result = run(pytester, "--expectations", "known.toml", "--verdicts-json", "v.json")
     result.assert_outcomes(failed=1)
     verdicts = json.loads((pytester.path / "v.json").read_text())["clauses"]
@@ -188,18 +213,19 @@ UNCHECKED_AND_DRAFTED = '''
 import pytest
 from hypothesis import given, strategies as st
 from conformance.checks import check_equal
+from conformance.observables import Obs
 from conformance.draws import draws, recorded
 
 @pytest.mark.clause("LO.first-ge-target", "LO.record-own-timestamp")
 def test_checks_one_of_two():
-    check_equal("LO.first-ge-target", "offset", 1, 1)
+    check_equal("LO.first-ge-target", Obs.LIST_OFFSETS_OFFSET, 1, 1)
 
 @pytest.mark.clause("LO.not-found-minus-one")
 @given(data=draws())
 def test_fails(data):
     data = recorded(data)
     x = data.draw(st.integers(0, 10), label="x")
-    check_equal("LO.not-found-minus-one", "offset", x, -1 if x >= 2 else x)
+    check_equal("LO.not-found-minus-one", Obs.LIST_OFFSETS_OFFSET, x, -1 if x >= 2 else x)
 '''
 
 
@@ -212,7 +238,8 @@ def test_a_clause_no_check_ran_for_is_unsupported_and_failures_are_drafted(pytes
     assert clauses["LO.record-own-timestamp"] == "UNSUPPORTED"  # the test passed without checking it
     draft = (pytester.path / "d.toml").read_text()
     assert draft.count("[[expected]]") == 1
-    assert 'clause = "LO.not-found-minus-one"' in draft and "DRAFT: LO.not-found-minus-one" in draft
+    assert 'clause = "LO.not-found-minus-one"' in draft and 'observable = "list-offsets.offset"' in draft
+    assert "DRAFT: seen in test_suite.py::test_fails" in draft
     assert "data=Replay([('x', 2)]" in draft
     # The drafted entry, moved into an expectations file as it is, makes the failure KNOWN.
     pytester.makefile(".toml", known=draft)

@@ -1,0 +1,230 @@
+"""The verdict judge and the expectations matcher, as pure functions (no pytest subprocess): an entry covers
+what it describes and nothing more, every clause can pass, stale entries are named."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.checks import NOT_GIVEN, CheckRecord, ClauseViolation, check_equal, recording
+from conformance.expectations import Expectation, ExpectationsError, coverer, load_expectations, matches
+from conformance.judge import Evidence, RunRecord, clause_verdicts, entry_statuses, judge
+from conformance.observables import Obs
+from conformance.verdicts import EntryStatus, Verdict
+from models.constants import ErrorCode, TimestampType
+
+LATEST = "LO.latest-is-high-watermark"
+FIRST = "LO.first-ge-target"
+HEADER = "VAL.header-max-recomputed"
+TEST = "suites/test_list_offsets.py::test_latest"
+
+
+def entry(clause: str = LATEST, *observables: Obs, **kw: object) -> Expectation:
+    return Expectation(clause=clause, observables=observables or (Obs.LIST_OFFSETS_EPOCH,), reason="r", link="l",
+                       **kw)  # type: ignore[arg-type]  # fmt: skip
+
+
+def violation(clause: str, obs: Obs, observed: object, expected: object, sent: object = NOT_GIVEN) -> ClauseViolation:
+    return ClauseViolation(clause, obs, observed, expected, sent=sent)
+
+
+# ------------------------------------------------------------------------------------ what an entry covers
+
+
+def test_an_entry_on_one_observable_does_not_cover_another_of_the_same_clause() -> None:
+    """The issue's case: a broker whose only listed departure of LATEST is the leader epoch (-1) starts
+    answering LATEST = high watermark - 1. The offset is not covered: FAIL."""
+    known = entry(LATEST, Obs.LIST_OFFSETS_EPOCH, observed=-1)
+    assert known.covers(violation(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 0), TEST)
+    assert not known.covers(violation(LATEST, Obs.LIST_OFFSETS_OFFSET, 9, 10), TEST)
+    # The same observable with another value departs in a way nobody listed.
+    assert not known.covers(violation(LATEST, Obs.LIST_OFFSETS_EPOCH, 7, 0), TEST)
+
+
+def test_as_sent_covers_only_a_header_stored_as_the_producer_wrote_it() -> None:
+    """A broker that stores a lying MaxTimestamp as sent (VAL-13) is known; one that writes a wrong max on a
+    well-formed batch is not, and neither is a check that does not know what was sent."""
+    known = entry(HEADER, Obs.BATCH_MAX_TIMESTAMP, as_sent=True)
+    assert known.covers(violation(HEADER, Obs.BATCH_MAX_TIMESTAMP, 5, 9, sent=5), None)
+    assert not known.covers(violation(HEADER, Obs.BATCH_MAX_TIMESTAMP, 4, 9, sent=9), None)
+    assert not known.covers(violation(HEADER, Obs.BATCH_MAX_TIMESTAMP, 5, 9), None)
+
+
+def test_scope_a_test_entry_covers_that_test_only_unless_widened() -> None:
+    v = violation(FIRST, Obs.LIST_OFFSETS_OFFSET, 3, 4)
+    scoped = entry(FIRST, Obs.LIST_OFFSETS_OFFSET, test=TEST, example="data=1")
+    assert scoped.covers(v, TEST) and not scoped.covers(v, "suites/test_x.py::test_other")
+    wide = entry(FIRST, Obs.LIST_OFFSETS_OFFSET, test=TEST, example="data=1", whole_run=True)
+    assert wide.covers(v, "suites/test_x.py::test_other")
+    assert entry(FIRST, Obs.LIST_OFFSETS_OFFSET).covers(v, "anything")
+
+
+def test_expected_matcher_narrows_to_one_scenario() -> None:
+    known = entry(FIRST, Obs.LIST_OFFSETS_OFFSET, expected=-1)
+    assert known.covers(violation(FIRST, Obs.LIST_OFFSETS_OFFSET, 0, -1), None)
+    assert not known.covers(violation(FIRST, Obs.LIST_OFFSETS_OFFSET, 0, 5), None)
+
+
+@pytest.mark.parametrize(
+    ("wanted", "actual", "result"),
+    [
+        ("NETWORK_EXCEPTION", ErrorCode.NETWORK_EXCEPTION, True),
+        (ErrorCode.NETWORK_EXCEPTION.value, ErrorCode.NETWORK_EXCEPTION, True),
+        ("NONE", ErrorCode.NETWORK_EXCEPTION, False),
+        ("CREATE_TIME", TimestampType.CREATE_TIME, True),
+        ([1, "LOG_APPEND_TIME"], (1, TimestampType.LOG_APPEND_TIME), True),
+        ([1, 2], (1, 2, 3), False),
+        ("None", None, True),
+        (True, 1, False),
+        (1, True, False),
+        (-1, -1, True),
+    ],
+)
+def test_matchers_read_values_as_a_toml_file_writes_them(wanted: object, actual: object, result: bool) -> None:
+    assert matches(wanted, actual) is result
+
+
+# ------------------------------------------------------------------------------------ the checks' record
+
+
+def test_a_covered_violation_is_recorded_and_the_test_goes_on_an_uncovered_one_raises() -> None:
+    entries = (entry(LATEST, Obs.LIST_OFFSETS_EPOCH, observed=-1),)
+    record = CheckRecord(cover=coverer(entries, TEST))
+    with recording(record):
+        assert check_equal(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 3) is False
+        assert check_equal(LATEST, Obs.LIST_OFFSETS_ERROR, ErrorCode.NONE, ErrorCode.NONE) is True
+        with pytest.raises(ClauseViolation, match=r"list-offsets\.offset"):
+            check_equal(LATEST, Obs.LIST_OFFSETS_OFFSET, 9, 10)
+        # SHOULD: recorded as NON-STRICT, not raised.
+        assert check_equal("LO.first-qualifying-segment", Obs.LIST_OFFSETS_OFFSET, 1, 2) is False
+    assert [i for _, i in record.covered] == [0]
+    assert [v.clause_id for v in record.lenient] == ["LO.first-qualifying-segment"]
+    assert (LATEST, Obs.LIST_OFFSETS_OFFSET) in record.checked and (LATEST, Obs.LIST_OFFSETS_ERROR) in record.held
+    # Outside a recording nothing is expected.
+    with pytest.raises(ClauseViolation):
+        check_equal(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 3)
+
+
+# ------------------------------------------------------------------------------------ one test's verdicts
+
+
+def evidence(**kw: object) -> Evidence:
+    base: dict[str, object] = {"nodeid": TEST, "clauses": (LATEST, FIRST), "in_profile": frozenset({LATEST, FIRST})}
+    return Evidence(**(base | kw))  # type: ignore[arg-type]
+
+
+def test_a_clause_passes_only_where_a_check_of_it_held() -> None:
+    j = judge(evidence(held=frozenset({LATEST})), ())
+    assert j.verdicts == {LATEST: Verdict.PASS, FIRST: Verdict.UNSUPPORTED}
+    assert not j.failed and not j.known
+    j = judge(evidence(held=frozenset({LATEST}), in_profile=frozenset({LATEST})), ())
+    assert j.verdicts[FIRST] is Verdict.NOT_APPLICABLE
+
+
+def test_known_and_new_departures_in_one_test() -> None:
+    known = entry(LATEST, Obs.LIST_OFFSETS_EPOCH)
+    j = judge(
+        evidence(
+            covered=((violation(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 0), 0),),
+            raised=(violation(FIRST, Obs.LIST_OFFSETS_OFFSET, 3, 4),),
+        ),
+        (known,),
+    )
+    assert j.verdicts == {LATEST: Verdict.KNOWN, FIRST: Verdict.FAIL}
+    assert j.failed and j.matched == (0,)
+    j = judge(evidence(covered=((violation(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 0), 0),), held=frozenset({FIRST})),
+              (known,))  # fmt: skip
+    assert j.verdicts == {LATEST: Verdict.KNOWN, FIRST: Verdict.PASS}
+    assert j.known and not j.failed and "KNOWN: LO.latest-is-high-watermark on list-offsets.leader-epoch" in j.summary
+
+
+def test_a_failed_test_blocks_only_the_clauses_no_check_held_for() -> None:
+    raised = (violation(FIRST, Obs.LIST_OFFSETS_OFFSET, 3, 4),)
+    j = judge(evidence(raised=raised), ())
+    assert j.verdicts == {LATEST: Verdict.BLOCKED, FIRST: Verdict.FAIL}
+    j = judge(evidence(raised=raised, held=frozenset({LATEST})), ())
+    assert j.verdicts[LATEST] is Verdict.PASS
+
+
+def test_an_error_outside_the_checks_fails_every_clause_not_known() -> None:
+    j = judge(evidence(error="ConnectionResetError", covered=((violation(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 0), 0),)),
+              (entry(),))  # fmt: skip
+    assert j.verdicts == {LATEST: Verdict.KNOWN, FIRST: Verdict.FAIL} and j.failed
+    j = judge(evidence(error="x", unsupported="the target has no ListOffsets v9"), ())
+    assert j.skipped and set(j.verdicts.values()) == {Verdict.UNSUPPORTED}
+
+
+def test_a_pinned_entry_that_covered_nothing_is_unexpected_pass_and_the_rest_keep_their_verdicts() -> None:
+    pinned = entry(LATEST, Obs.LIST_OFFSETS_EPOCH, test=TEST, example="data=1")
+    j = judge(evidence(pinned=(0,), held=frozenset({LATEST, FIRST})), (pinned,))
+    assert j.verdicts == {LATEST: Verdict.UNEXPECTED_PASS, FIRST: Verdict.PASS}
+    assert j.failed and j.unexpected == (0,) and "remove the entry" in j.summary
+    # The pin passed, but the test failed on something else: that may have changed the scenario.
+    j = judge(evidence(pinned=(0,), raised=(violation(FIRST, Obs.LIST_OFFSETS_OFFSET, 3, 4),)), (pinned,))
+    assert j.verdicts == {LATEST: Verdict.UNEXPECTED_PASS, FIRST: Verdict.FAIL}
+    assert "also failed on LO.first-ge-target" in j.summary and "remove the entry from" not in j.summary
+
+
+def test_skipped_tests_are_unsupported_or_not_applicable() -> None:
+    assert set(judge(evidence(skipped="UNSUPPORTED: clock-control"), ()).verdicts.values()) == {Verdict.UNSUPPORTED}
+    assert set(judge(evidence(skipped="N/A: x not in kafka-0.10"), ()).verdicts.values()) == {Verdict.NOT_APPLICABLE}
+
+
+# ------------------------------------------------------------------------------------ the run
+
+
+def test_clause_verdict_over_tests_most_severe_wins() -> None:
+    got = clause_verdicts({FIRST: ["PASS", "KNOWN"], LATEST: [Verdict.PASS, Verdict.FAIL], "X": ["N/A", "BLOCKED"]})
+    assert got == {FIRST: Verdict.KNOWN, LATEST: Verdict.FAIL, "X": Verdict.BLOCKED}
+
+
+def test_entry_statuses_name_stale_entries_and_say_nothing_of_unexercised_ones() -> None:
+    entries = (
+        entry(LATEST, Obs.LIST_OFFSETS_EPOCH),  # matched
+        entry(LATEST, Obs.LIST_OFFSETS_TIMESTAMP),  # checked, never departed: STALE
+        entry(FIRST, Obs.LIST_OFFSETS_OFFSET),  # never checked in this run
+        entry(LATEST, Obs.LIST_OFFSETS_OFFSET, test="other::test", example="x=1"),  # checked, but not in its test
+        entry(LATEST, Obs.LIST_OFFSETS_ERROR, test=TEST, example="x=1"),  # pinned, its test ran without it
+    )
+    tests = [
+        RunRecord(
+            TEST,
+            checked=frozenset({(LATEST, "list-offsets.leader-epoch"), (LATEST, "list-offsets.timestamp"),
+                               (LATEST, "list-offsets.offset"), (LATEST, "list-offsets.error")}),
+            matched=frozenset({0}),
+            unexpected=frozenset({4}),
+        )
+    ]  # fmt: skip
+    assert entry_statuses(entries, tests) == [
+        EntryStatus.MATCHED,
+        EntryStatus.STALE,
+        EntryStatus.NOT_EXERCISED,
+        EntryStatus.NOT_EXERCISED,
+        EntryStatus.UNEXPECTED_PASS,
+    ]
+
+
+# ------------------------------------------------------------------------------------ the file
+
+
+def test_the_shipped_expectations_files_load_and_name_observables() -> None:
+    for path in sorted(Path(__file__).resolve().parents[1].glob("suites/expectations/*.toml")):
+        entries = load_expectations(path)
+        assert entries, path
+        assert all(e.observables for e in entries)
+
+
+def test_a_bad_matcher_or_scope_is_one_clear_error(tmp_path: Path) -> None:
+    head = "[[expected]]\nclause = 'LO.first-ge-target'\nobservable = 'list-offsets.offset'\nreason = 'r'\nlink = 'l'\n"
+    for extra, message in (
+        ("as_sent = 'yes'\n", "'as_sent' must be true or false"),
+        ("scope = 'everywhere'\n", "'scope' must be"),
+        ("scope = 'run'\n", "widens an entry with a 'test'"),
+        ("observed = { a = 1 }\n", "'observed' must be a value"),
+    ):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(head + extra)
+        with pytest.raises(ExpectationsError, match=re.escape(message)):
+            load_expectations(bad)
