@@ -45,6 +45,7 @@ import time
 import pytest
 
 from conformance.checks import check_equal
+from conformance.observables import Obs
 from conformance.implementation import Capability
 from models.config import TopicConfig
 from models.constants import ErrorCode
@@ -70,7 +71,7 @@ def _kill(pid):
 
 @pytest.mark.clause("LO.latest-is-high-watermark")
 def test_1_alive(impl):
-    check_equal("LO.latest-is-high-watermark", "error code", _latest(impl).error, ErrorCode.NONE)
+    check_equal("LO.latest-is-high-watermark", Obs.LIST_OFFSETS_ERROR, _latest(impl).error, ErrorCode.NONE)
 
 
 @pytest.mark.clause("LO.latest-is-high-watermark", "LO.earliest-is-log-start")
@@ -83,20 +84,20 @@ def test_2_killed_under_it(impl, target_factory):
         pid = managed_broker_at(target_factory.bootstrap).pid
     _kill(pid)
     answer = impl.list_offsets("t", 0, -1, version=1)
-    check_equal("LO.latest-is-high-watermark", "error code", answer.error, ErrorCode.NONE)
-    check_equal("LO.earliest-is-log-start", "offset", 0, 0)
+    check_equal("LO.latest-is-high-watermark", Obs.LIST_OFFSETS_ERROR, answer.error, ErrorCode.NONE)
+    check_equal("LO.earliest-is-log-start", Obs.LIST_OFFSETS_OFFSET, 0, 0)
 
 
 @pytest.mark.clause("LO.first-ge-target")
 def test_3_needs_impl(impl):
-    check_equal("LO.first-ge-target", "error code", _latest(impl).error, ErrorCode.NONE)
+    check_equal("LO.first-ge-target", Obs.LIST_OFFSETS_ERROR, _latest(impl).error, ErrorCode.NONE)
 
 
 @pytest.mark.clause("LO.first-ge-target")
 def test_4_needs_the_factory(target_factory):
     impl = target_factory.build()
     try:
-        check_equal("LO.first-ge-target", "error code", _latest(impl).error, ErrorCode.NONE)
+        check_equal("LO.first-ge-target", Obs.LIST_OFFSETS_ERROR, _latest(impl).error, ErrorCode.NONE)
     finally:
         impl.close()
 

@@ -1,0 +1,228 @@
+"""Single realistic timestamp bugs, each a small named object that rewrites one field of one kind of answer.
+
+A fault gets the decoded request (for the APIs the proxy decodes: ListOffsets, to know the targets), the
+decoded answer (kafka-python objects, changed in place), the API version and what the proxy knows of the
+topics; it returns how many fields it changed (0: this answer is passed on byte for byte).
+
+Each names the clauses whose tests can see it (`clauses`: the run's `--clauses`) and the rule it breaks.
+Chosen so that Tansu 0.6.0 does not already show the same departure (suites/expectations/tansu.toml):
+Tansu closes the connection on MAX_TIMESTAMP (-3) and never applies LogAppendTime, so the bugs "MAX_TIMESTAMP
+answers the last record holding the max", "log_append_time off by one on LogAppendTime topics" and "the
+LogAppendTime bit cleared on fetch" have nothing to act on there; their mirror images on CreateTime topics
+stand in for the last two.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from models.constants import TIMESTAMP_TYPE_MASK, TimestampType
+from models.records import DefaultBatch
+
+from .batches import rewrite_v2_headers
+from .topics import TopicBook
+
+__all__ = [
+    "FAULTS",
+    "CreateTimeAnswersLogAppendTime",
+    "Fault",
+    "LatestIsHighWatermarkMinusOne",
+    "LeaderEpochUnknown",
+    "LogAppendTimeBitOnCreateTime",
+    "LookupAnswersNextOffset",
+    "MaxTimestampOfLastRecord",
+    "fault_named",
+]
+
+PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
+LATEST = -1
+NO_LEADER_EPOCH = -1
+NO_TIMESTAMP = -1
+
+
+class Fault(ABC):
+    """One bug in the broker's answers to one API (`api_key`)."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    rules: ClassVar[str]
+    api_key: ClassVar[int]
+    clauses: ClassVar[tuple[str, ...]]
+
+    @abstractmethod
+    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
+        """Change `response` in place; the number of fields changed."""
+
+    def __repr__(self) -> str:
+        return f"<fault {self.name}: {self.summary}>"
+
+
+# -- ListOffsets
+
+
+def _targets(request: Any) -> dict[tuple[str, int], int]:
+    """(topic, partition) -> the timestamp (target) the request asked for."""
+    return {(t.name, p.partition_index): p.timestamp for t in request.topics for p in t.partitions}
+
+
+def _answered(request: Any, response: Any) -> list[tuple[int, Any]]:
+    """(target, partition answer) for every partition answered without error."""
+    targets = _targets(request)
+    return [
+        (targets[(t.name, p.partition_index)], p)
+        for t in response.topics
+        for p in t.partitions
+        if p.error_code == 0 and (t.name, p.partition_index) in targets
+    ]
+
+
+class LatestIsHighWatermarkMinusOne(Fault):
+    name = "latest-hw-minus-one"
+    summary = "ListOffsets LATEST (-1) answers the high watermark - 1 (the last offset, not the next one)"
+    rules = "LO-1"
+    api_key = LIST_OFFSETS
+    clauses = ("LO.latest-is-high-watermark",)
+
+    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
+        if version < 1:  # v0 answers a list of offsets; the suite asks v1+
+            return 0
+        changed = 0
+        for target, answer in _answered(request, response):
+            if target == LATEST and answer.offset >= 0:
+                answer.offset -= 1
+                changed += 1
+        return changed
+
+
+class LookupAnswersNextOffset(Fault):
+    name = "lookup-next-offset"
+    summary = "a timestamp lookup that finds a record answers the offset after it (offset + 1)"
+    rules = "LO-2, IDX-8"
+    api_key = LIST_OFFSETS
+    clauses = ("LO.first-ge-target", "IDX.segment-search-first-ge")
+
+    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
+        if version < 1:
+            return 0
+        changed = 0
+        for target, answer in _answered(request, response):
+            if target >= 0 and answer.offset >= 0:
+                answer.offset += 1
+                changed += 1
+        return changed
+
+
+class LeaderEpochUnknown(Fault):
+    name = "leader-epoch-unknown"
+    summary = "ListOffsets v4+ answers leader epoch -1 (unknown) instead of the epoch of the batch found"
+    rules = "LO-2 (KIP-320)"
+    api_key = LIST_OFFSETS
+    clauses = ("LO.epoch-of-found-batch", "LO.latest-is-high-watermark")
+
+    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
+        if version < 4:  # no leader epoch before v4
+            return 0
+        changed = 0
+        for _, answer in _answered(request, response):
+            if answer.leader_epoch != NO_LEADER_EPOCH:
+                answer.leader_epoch = NO_LEADER_EPOCH
+                changed += 1
+        return changed
+
+
+# -- Produce
+
+
+class CreateTimeAnswersLogAppendTime(Fault):
+    name = "log-append-time-on-create-time"
+    summary = "Produce v2+ answers the broker's clock as log_append_time on a CreateTime topic, where -1 is due"
+    rules = "VAL-12"
+    api_key = PRODUCE
+    clauses = ("VAL.createtime-response-minus-one",)
+
+    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
+        if version < 2:  # no log_append_time before v2
+            return 0
+        changed = 0
+        now = time.time_ns() // 1_000_000
+        for topic in response.responses:
+            name = topics.name(getattr(topic, "name", None), getattr(topic, "topic_id", None))
+            if topics.timestamp_type(name) is not TimestampType.CREATE_TIME:
+                continue
+            for answer in topic.partition_responses:
+                if answer.error_code == 0 and answer.log_append_time_ms == NO_TIMESTAMP:
+                    answer.log_append_time_ms = now
+                    changed += 1
+        return changed
+
+
+# -- Fetch
+
+
+class _FetchedBatchFault(Fault):
+    """A fault in the header of fetched v2 batches (see batches.py), on the topics `applies_to` picks."""
+
+    api_key = FETCH
+
+    def applies_to(self, timestamp_type: TimestampType) -> bool:
+        return timestamp_type is TimestampType.CREATE_TIME
+
+    @abstractmethod
+    def edit(self, batch: DefaultBatch) -> tuple[int, int] | None:
+        """The batch's new (attributes, max_timestamp), or None."""
+
+    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
+        changed = 0
+        for topic in response.responses:
+            name = topics.name(getattr(topic, "topic", None), getattr(topic, "topic_id", None))
+            if not self.applies_to(topics.timestamp_type(name)):
+                continue
+            for partition in topic.partitions:
+                if partition.records:
+                    partition.records, count = rewrite_v2_headers(bytes(partition.records), self.edit)
+                    changed += count
+        return changed
+
+
+class MaxTimestampOfLastRecord(_FetchedBatchFault):
+    name = "max-timestamp-last-record"
+    summary = "a fetched v2 batch's MaxTimestamp is its last record's timestamp, not the largest (CRC recomputed)"
+    rules = "VAL-13, FMT-11"
+    clauses = ("VAL.header-max-recomputed", "CMP.inplace-createtime-untouched", "CON.v2-createtime-base-plus-delta")
+
+    def edit(self, batch: DefaultBatch) -> tuple[int, int] | None:
+        if not batch.records_ or batch.attributes & TIMESTAMP_TYPE_MASK:
+            return None
+        last = batch.base_timestamp + batch.records_[-1].timestamp_delta  # FMT-11: base + delta
+        return batch.attributes, last
+
+
+class LogAppendTimeBitOnCreateTime(_FetchedBatchFault):
+    name = "lat-bit-on-create-time"
+    summary = "a fetched v2 batch of a CreateTime topic carries the LogAppendTime type bit (CRC recomputed)"
+    rules = "FMT-10, FMT-12, CON-1"
+    clauses = ("VAL.header-max-recomputed", "CMP.inplace-createtime-untouched", "CON.v2-createtime-base-plus-delta")
+
+    def edit(self, batch: DefaultBatch) -> tuple[int, int] | None:
+        if not batch.records_ or batch.attributes & TIMESTAMP_TYPE_MASK:
+            return None
+        return batch.attributes | TIMESTAMP_TYPE_MASK, batch.max_timestamp
+
+
+FAULTS: tuple[Fault, ...] = (
+    LatestIsHighWatermarkMinusOne(),
+    LookupAnswersNextOffset(),
+    LeaderEpochUnknown(),
+    CreateTimeAnswersLogAppendTime(),
+    MaxTimestampOfLastRecord(),
+    LogAppendTimeBitOnCreateTime(),
+)
+
+
+def fault_named(name: str) -> Fault:
+    for fault in FAULTS:
+        if fault.name == name:
+            return fault
+    raise KeyError(f"no fault {name!r}: one of {', '.join(f.name for f in FAULTS)}")
