@@ -13,7 +13,7 @@ example. Outside a recording (a direct call) nothing is expected: MUST violation
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -30,23 +30,27 @@ class _NotGiven:
         return "<not given>"
 
 
-# The producer's own value was not given to the check (an `as_sent` matcher cannot match then).
+# The producer's own value was not given to the check (an `observed_is = "sent"` matcher cannot match then).
 NOT_GIVEN: Final = _NotGiven()
 
 
 @dataclass(frozen=True)
 class Observation:
-    """One observed value, the model's expectation for it and, where the check knows it, what the producer
-    sent for the same field."""
+    """One observed value, the model's expectation for it and, where the check knows them, other values the
+    observed one may be compared with (conformance.observables.FACTS: what the producer sent, ...)."""
 
     observable: Obs
     observed: object
     expected: object
-    sent: object = NOT_GIVEN
+    facts: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def what(self) -> str:
         return self.observable.description
+
+    @property
+    def sent(self) -> object:
+        return self.facts.get("sent", NOT_GIVEN)
 
 
 class ClauseViolation(AssertionError):
@@ -60,16 +64,17 @@ class ClauseViolation(AssertionError):
         expected: object,
         context: str = "",
         *,
-        sent: object = NOT_GIVEN,
+        facts: Mapping[str, object] | None = None,
         expectation: str | None = None,
     ) -> None:
         self.clause: Clause = get_clause(clause_id)
         self.clause_id = clause_id
-        self.observation = Observation(observable, observed, expected, sent)
+        self.observation = Observation(observable, observed, expected, dict(facts or {}))
         self.context = context
         where = f" [{context}]" if context else ""
         wanted = expectation if expectation is not None else repr(expected)
-        sent_text = f" (the producer sent {sent!r})" if sent is not NOT_GIVEN else ""
+        known = "".join(f"; {name} = {value!r}" for name, value in (facts or {}).items())
+        sent_text = f" ({known[2:]})" if known else ""
         super().__init__(
             f"{clause_id} ({self.clause.level.value}, {', '.join(self.clause.rules)}) on {observable.id} "
             f"({observable.description}){where}: observed {observed!r}{sent_text}, the reference model "
@@ -151,15 +156,20 @@ def check_equal(
     context: str = "",
     *,
     sent: object = NOT_GIVEN,
+    facts: Mapping[str, object] | None = None,
 ) -> bool:
     """Check `observed == expected` under `clause_id` on `observable`. True if it holds; on a violation an
     expectation covers (or of a SHOULD/MAY clause), the violation is recorded and False returned: a caller
-    whose next steps assume equality stops there. Any other violation raises `ClauseViolation`. `sent` is the
-    producer's own value for the field, where the check knows it (expectations may match on it)."""
+    whose next steps assume equality stops there. Any other violation raises `ClauseViolation`. `sent` (the
+    producer's own value for the field) and `facts` are other values the check knows, by the names of
+    conformance.observables.FACTS: an expectation may say the observed value equals one of them."""
     record = _record()
     if observed == expected:
         return record.passed(clause_id, observable)
-    return record.violated(ClauseViolation(clause_id, observable, observed, expected, context, sent=sent))
+    known = dict(facts or {})
+    if sent is not NOT_GIVEN:
+        known["sent"] = sent
+    return record.violated(ClauseViolation(clause_id, observable, observed, expected, context, facts=known))
 
 
 def check_true(

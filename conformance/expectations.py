@@ -16,8 +16,10 @@ An entry covers a violation when the clause and the observable are its own and e
 - `observed = V`: the implementation showed V (an enum by its name, e.g. "NETWORK_EXCEPTION", or its
   number; a list for a list; "None" for nothing);
 - `expected = V`: the reference model expected V (narrows an entry to one scenario, e.g. expected = -1);
-- `as_sent = true`: the implementation showed what the producer sent for that field (the check must know
-  it: a check that does not, e.g. on another test, is not covered).
+- `observed_is = "NAME"`: the implementation showed the value the check knows by that name
+  (conformance.observables.FACTS): "sent", what the producer sent for that field (a header stored as the
+  producer wrote it); "last-batch-base-plus-one" (LATEST one past the last batch's base offset). A check
+  that does not know the value (e.g. in another test) is not covered.
 With `test`, it covers violations in that test only, unless `scope = "run"` widens it to every test.
 Any violation no entry covers is FAIL, even inside a clause that has known departures.
 
@@ -39,8 +41,8 @@ from typing import Any
 
 from models.clauses import CLAUSES
 
-from .checks import NOT_GIVEN, ClauseViolation, Cover
-from .observables import Obs
+from .checks import ClauseViolation, Cover
+from .observables import FACTS, Obs
 
 
 class ExpectationsError(ValueError):
@@ -60,7 +62,7 @@ class Expectation:
     example: str | None = None
     observed: Any = _ANY
     expected: Any = _ANY
-    as_sent: bool = False
+    observed_is: str | None = None
     whole_run: bool = False  # scope = "run": a pinned entry that also covers the departure in other tests
     index: int = 0  # 1-based position in its file (how a report names it)
 
@@ -79,7 +81,9 @@ class Expectation:
             return False
         if self.expected is not _ANY and not matches(self.expected, seen.expected):
             return False
-        return not self.as_sent or (seen.sent is not NOT_GIVEN and seen.observed == seen.sent)
+        if self.observed_is is None:
+            return True
+        return self.observed_is in seen.facts and seen.observed == seen.facts[self.observed_is]
 
     def describe(self) -> str:
         """One line naming what the entry covers (reports, the STALE list)."""
@@ -88,8 +92,8 @@ class Expectation:
             parts.append(f"observed={self.observed!r}")
         if self.expected is not _ANY:
             parts.append(f"expected={self.expected!r}")
-        if self.as_sent:
-            parts.append("as sent")
+        if self.observed_is is not None:
+            parts.append(f"observed is {self.observed_is}")
         if self.test is not None:
             parts.append(f"in {self.test}" + (" (pinned there, covers every test)" if self.whole_run else ""))
         return f"entry {self.index}: " + " ".join(parts)
@@ -133,7 +137,7 @@ def plain(value: object) -> object:
 
 _KNOWN_KEYS = {
     "clause", "observable", "observables", "reason", "link", "test", "example", "observed", "expected",
-    "as_sent", "scope",
+    "observed_is", "scope",
 }  # fmt: skip
 
 
@@ -206,8 +210,10 @@ def _entry(entry: dict[str, Any], where: str, clause_ids: set[str], index: int) 
             raise ExpectationsError(
                 f"{where}: 'example' must be keyword arguments in Python syntax (a=1, b=[2]): {exc.msg}"
             ) from None
-    if "as_sent" in entry and not isinstance(entry["as_sent"], bool):
-        raise ExpectationsError(f"{where}: 'as_sent' must be true or false")
+    if "observed_is" in entry and entry["observed_is"] not in FACTS:
+        raise ExpectationsError(
+            f"{where}: 'observed_is' names a value a check knows: one of {', '.join(map(repr, FACTS))}"
+        )
     scope = entry.get("scope", "test")
     if scope not in ("test", "run"):
         raise ExpectationsError(f"{where}: 'scope' must be \"test\" (the default) or \"run\"")
@@ -225,7 +231,7 @@ def _entry(entry: dict[str, Any], where: str, clause_ids: set[str], index: int) 
         example=entry.get("example"),
         observed=entry.get("observed", _ANY),
         expected=entry.get("expected", _ANY),
-        as_sent=bool(entry.get("as_sent", False)),
+        observed_is=entry.get("observed_is"),
         whole_run=scope == "run",
         index=index,
     )

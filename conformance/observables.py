@@ -67,3 +67,13 @@ class Obs(Enum):
             if obs.id == observable_id:
                 return obs
         raise KeyError(f"unknown observable {observable_id!r}; known: {', '.join(o.id for o in cls)}")
+
+
+# Values a check may know besides the observed and expected ones, by name: an expectations entry can say the
+# implementation showed one of them (`observed_is = "sent"`), which describes a known departure exactly
+# where a constant cannot (a header stored as the producer wrote it; LATEST one past the last batch's base).
+FACTS: dict[str, str] = {
+    "sent": "what the producer sent for this field",
+    "last-batch-base-plus-one": "one past the base offset of the last batch in the model's log (where the "
+    "high watermark is one past its last offset)",
+}

@@ -268,7 +268,8 @@ def machine_for(
                 label="target",
             )
             observed, expected = self.twin.list_offsets(TOPIC, target, version=version)
-            check_list_offsets(observed, expected, target=target, version=version, profile=profile)
+            check_list_offsets(observed, expected, target=target, version=version, profile=profile,
+                               facts=self.twin.list_offsets_facts(TOPIC))
 
         @precondition(lambda self: self.has(Capability.ALTER_CONFIG))
         @rule(config=configs)

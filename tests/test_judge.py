@@ -27,7 +27,7 @@ def entry(clause: str = LATEST, *observables: Obs, **kw: object) -> Expectation:
 
 
 def violation(clause: str, obs: Obs, observed: object, expected: object, sent: object = NOT_GIVEN) -> ClauseViolation:
-    return ClauseViolation(clause, obs, observed, expected, sent=sent)
+    return ClauseViolation(clause, obs, observed, expected, facts={} if sent is NOT_GIVEN else {"sent": sent})
 
 
 # ------------------------------------------------------------------------------------ what an entry covers
@@ -43,13 +43,23 @@ def test_an_entry_on_one_observable_does_not_cover_another_of_the_same_clause() 
     assert not known.covers(violation(LATEST, Obs.LIST_OFFSETS_EPOCH, 7, 0), TEST)
 
 
-def test_as_sent_covers_only_a_header_stored_as_the_producer_wrote_it() -> None:
+def test_observed_is_sent_covers_only_a_header_stored_as_the_producer_wrote_it() -> None:
     """A broker that stores a lying MaxTimestamp as sent (VAL-13) is known; one that writes a wrong max on a
     well-formed batch is not, and neither is a check that does not know what was sent."""
-    known = entry(HEADER, Obs.BATCH_MAX_TIMESTAMP, as_sent=True)
+    known = entry(HEADER, Obs.BATCH_MAX_TIMESTAMP, observed_is="sent")
     assert known.covers(violation(HEADER, Obs.BATCH_MAX_TIMESTAMP, 5, 9, sent=5), None)
     assert not known.covers(violation(HEADER, Obs.BATCH_MAX_TIMESTAMP, 4, 9, sent=9), None)
     assert not known.covers(violation(HEADER, Obs.BATCH_MAX_TIMESTAMP, 5, 9), None)
+
+
+def test_observed_is_a_named_fact_tells_a_known_latest_from_a_new_one() -> None:
+    """Tansu answers LATEST as one past the last batch's base offset; a broker that answers the high watermark
+    - 1 departs otherwise wherever the last batch holds one record or three and more."""
+    known = entry(LATEST, Obs.LIST_OFFSETS_OFFSET, observed_is="last-batch-base-plus-one")
+    facts = {"last-batch-base-plus-one": 8}
+    assert known.covers(ClauseViolation(LATEST, Obs.LIST_OFFSETS_OFFSET, 8, 10, facts=facts), None)
+    assert not known.covers(ClauseViolation(LATEST, Obs.LIST_OFFSETS_OFFSET, 9, 10, facts=facts), None)
+    assert not known.covers(ClauseViolation(LATEST, Obs.LIST_OFFSETS_OFFSET, 8, 10), None)
 
 
 def test_scope_a_test_entry_covers_that_test_only_unless_widened() -> None:
@@ -219,7 +229,7 @@ def test_the_shipped_expectations_files_load_and_name_observables() -> None:
 def test_a_bad_matcher_or_scope_is_one_clear_error(tmp_path: Path) -> None:
     head = "[[expected]]\nclause = 'LO.first-ge-target'\nobservable = 'list-offsets.offset'\nreason = 'r'\nlink = 'l'\n"
     for extra, message in (
-        ("as_sent = 'yes'\n", "'as_sent' must be true or false"),
+        ("observed_is = 'yes'\n", "'observed_is' names a value a check knows"),
         ("scope = 'everywhere'\n", "'scope' must be"),
         ("scope = 'run'\n", "widens an entry with a 'test'"),
         ("observed = { a = 1 }\n", "'observed' must be a value"),
