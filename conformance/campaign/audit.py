@@ -12,7 +12,14 @@ For one partition of a topic on any implementation (a broker over the wire, the 
    high watermark and log start offset (LO-4, LO-5), and each batch's stored max against the max of its
    record timestamps (VAL-13);
 3. ask the implementation the same questions through ListOffsets and report every disagreement as a
-   failure of the clause it breaks, with the records around the expected and the answered offsets.
+   failure of the clause it breaks, with the records around the expected and the answered offsets, and
+   one `ClauseViolation` per observable that differs (the answer's error, offset, timestamp and leader
+   epoch; a batch's stored max), as the suites' checks record them.
+
+A clause is KNOWN only where an expectations entry covers every violation under it (the same entries as
+the suites: clause, observable, matchers; an entry scoped to one suite test describes that test's scenario
+and does not apply here, an unscoped or `scope = "run"` one does), so a new departure never hides behind a
+known one of the same clause (issue 11); any other disagreement is FAIL.
 
 `populate` writes a workload built to make disagreements visible: out-of-order and repeated timestamps,
 the maximum shared inside one batch and again in a later batch, compressed batches, producer headers whose
@@ -26,8 +33,9 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +45,11 @@ from models.list_offsets import ListOffsetsAnswer
 from models.profiles import MaxTimestampLookup, Profile
 from models.records import AnyBatch, DefaultBatch, RecordSpec, build_batches
 
+from ..checks import ClauseViolation
+from ..expectations import Expectation
 from ..implementation import Capability, Implementation, UnsupportedOperation
+from ..observables import Obs
+from ..verdicts import NOT_APPLICABLE_PREFIX, Verdict
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 PARTITION = 0
@@ -261,6 +273,12 @@ def ground_truth(spark: Any, records: Path, targets: Sequence[int]) -> Truth:
 # -------------------------------------------------------------------------------- asking and comparing
 
 
+def covering(violation: ClauseViolation, entries: Sequence[Expectation]) -> Expectation | None:
+    """The first entry that covers `violation` in an audit, or None. The audit is no suite test: an entry
+    scoped to one test (without `scope = "run"`) describes that test's scenario and does not apply."""
+    return next((entry for entry in entries if entry.covers(violation, None)), None)
+
+
 @dataclass(frozen=True)
 class Disagreement:
     clause: str
@@ -268,9 +286,63 @@ class Disagreement:
     expected: str
     answered: str
     evidence: str  # the records around the expected and the answered offsets
+    violations: tuple[ClauseViolation, ...]  # one per observable that differs (never empty)
 
-    def as_dict(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
+    @property
+    def observables(self) -> tuple[Obs, ...]:
+        return tuple(v.observable for v in self.violations)
+
+    def verdict(self, entries: Sequence[Expectation]) -> Verdict:
+        """KNOWN where an entry covers each of its violations, else FAIL."""
+        known = all(covering(v, entries) is not None for v in self.violations)
+        return Verdict.KNOWN if known else Verdict.FAIL
+
+    def as_dict(self, entries: Sequence[Expectation] = ()) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "clause": self.clause,
+            "observables": [o.id for o in self.observables],
+            "verdict": self.verdict(entries).value,
+            "question": self.question,
+            "expected": self.expected,
+            "answered": self.answered,
+            "evidence": self.evidence,
+        }
+        data["violations"] = [_violation_dict(v, covering(v, entries)) for v in self.violations]
+        return data
+
+    def describe(self, entries: Sequence[Expectation]) -> str:
+        """One line per observable: what was observed, what was expected and what the expectations say."""
+        return "\n".join(_violation_line(v, covering(v, entries)) for v in self.violations)
+
+
+def _json_value(value: object) -> object:
+    if isinstance(value, Enum):
+        return value.name
+    if isinstance(value, bool | int | str) or value is None:
+        return value
+    return repr(value)
+
+
+def _violation_dict(violation: ClauseViolation, entry: Expectation | None) -> dict[str, Any]:
+    seen = violation.observation
+    return {
+        "observable": seen.observable.id,
+        "observed": _json_value(seen.observed),
+        "expected": _json_value(seen.expected),
+        "facts": {name: _json_value(value) for name, value in seen.facts.items()},
+        "verdict": (Verdict.KNOWN if entry is not None else Verdict.FAIL).value,
+        "entry": None if entry is None else entry.index,
+    }
+
+
+def _violation_line(violation: ClauseViolation, entry: Expectation | None) -> str:
+    seen = violation.observation
+    shown = {"observed": seen.observed, "expected": seen.expected}
+    text = ", ".join(f"{k} {v.name if isinstance(v, Enum) else v}" for k, v in shown.items())
+    facts = "".join(f", {name} = {value}" for name, value in seen.facts.items())
+    if entry is None:
+        return f"{seen.observable.id}: {text}{facts}: {Verdict.FAIL.value}"
+    return f"{seen.observable.id}: {text}{facts}: {Verdict.KNOWN.value} (entry {entry.index}: {entry.reason})"
 
 
 @dataclass
@@ -290,29 +362,41 @@ class AuditResult:
     answers: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)
     record_digest: str = ""  # sha1 of the visible (offset, timestamp, epoch) rows: same digest, same records
     seconds: float = 0.0
+    # The target's expectations entries, which the verdicts are judged against (conformance.expectations).
+    expectations: tuple[Expectation, ...] = ()
 
-    def verdicts(self, known: frozenset[str] = frozenset()) -> dict[str, str]:
-        """Clause -> PASS / FAIL (KNOWN when the clause is an expected failure) / UNSUPPORTED / N/A. An expected
-        failure that the audit does not see stays PASS here: the audit asks narrower questions than the
-        suites, so its silence does not make an expectation stale."""
-        failed = {d.clause for d in self.disagreements}
-        out = {}
-        for clause in sorted(set(self.questions) | failed | set(self.not_asked)):
-            if clause in failed:
-                out[clause] = "KNOWN" if clause in known else "FAIL"
+    def verdicts(self) -> dict[str, Verdict]:
+        """Clause -> FAIL (a disagreement on an observable no entry covers) / KNOWN (every disagreement of the
+        clause covered) / PASS / UNSUPPORTED / N/A. An expected failure that the audit does not see stays
+        PASS here: the audit asks narrower questions than the suites, so its silence does not make an
+        expectation stale."""
+        judged: dict[str, set[Verdict]] = {}
+        for d in self.disagreements:
+            judged.setdefault(d.clause, set()).add(d.verdict(self.expectations))
+        out: dict[str, Verdict] = {}
+        for clause in sorted(set(self.questions) | set(judged) | set(self.not_asked)):
+            if clause in judged:
+                out[clause] = Verdict.FAIL if Verdict.FAIL in judged[clause] else Verdict.KNOWN
             elif self.questions.get(clause):
-                out[clause] = "PASS"
+                out[clause] = Verdict.PASS
+            elif self.not_asked.get(clause, "").startswith(NOT_APPLICABLE_PREFIX):
+                out[clause] = Verdict.NOT_APPLICABLE
             else:
-                out[clause] = "N/A" if self.not_asked.get(clause, "").startswith("N/A") else "UNSUPPORTED"
+                out[clause] = Verdict.UNSUPPORTED
         return out
 
     def flagged_targets(self) -> set[int]:
         return {int(d.question.rsplit(" ", 1)[1]) for d in self.disagreements if d.question.startswith("ListOffsets")}
 
     def as_dict(self) -> dict[str, Any]:
-        data = dataclasses.asdict(self)
+        data = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("disagreements", "expectations", "answers")
+        }
         data["answers"] = {str(k): v for k, v in self.answers.items()}
-        data["verdicts"] = self.verdicts()
+        data["disagreements"] = [d.as_dict(self.expectations) for d in self.disagreements]
+        data["verdicts"] = {clause: v.value for clause, v in self.verdicts().items()}
         return data
 
 
@@ -349,6 +433,27 @@ def _fmt(answer: ListOffsetsAnswer) -> str:
     return f"error {answer.error.name}, offset {answer.offset}, timestamp {answer.timestamp}, epoch {epoch}"
 
 
+# The field of a ListOffsets answer each observable names.
+_ANSWER_FIELD = {
+    Obs.LIST_OFFSETS_ERROR: "error",
+    Obs.LIST_OFFSETS_OFFSET: "offset",
+    Obs.LIST_OFFSETS_TIMESTAMP: "timestamp",
+    Obs.LIST_OFFSETS_EPOCH: "leader_epoch",
+}
+
+# Compares one answer with what the records say: (clause, target, answer, the value each observable must
+# have, the expectation in words, offsets to show, violations found otherwise) -> whether it agreed.
+Compare = Callable[
+    [str, int, ListOffsetsAnswer, Mapping[Obs, object], str, Sequence[int], Sequence[ClauseViolation]], bool
+]
+
+
+def log_facts(log: ObservedLog) -> dict[str, object]:
+    """Values from the records read that a known ListOffsets offset departure may equal (observables.FACTS;
+    what the producer sent is not known to the audit)."""
+    return {"last-batch-base-plus-one": log.batches[-1].base_offset + 1} if log.batches else {}
+
+
 def audit_partition(
     spark: Any,
     impl: Implementation,
@@ -358,8 +463,10 @@ def audit_partition(
     partition: int = PARTITION,
     max_targets: int = DEFAULT_MAX_TARGETS,
     target_name: str | None = None,
+    expectations: Sequence[Expectation] = (),
 ) -> AuditResult:
-    """Read `topic`, compute the ground truth with Spark, ask the implementation and compare."""
+    """Read `topic`, compute the ground truth with Spark, ask the implementation and compare; the verdicts
+    are judged against `expectations` (the target's known departures)."""
     began = time.monotonic()
     profile = impl.profile
     log = read_log(impl, topic, partition=partition, fetch_version=profile.fetch_versions[1])
@@ -374,81 +481,110 @@ def audit_partition(
         records=len(visible), batches=len(log.batches), high_watermark=log.high_watermark,
         log_start_offset=log.log_start_offset,
         record_digest=hashlib.sha1(repr([(o, t, e) for o, t, _, e in visible]).encode()).hexdigest(),
+        expectations=tuple(expectations),
     )  # fmt: skip
+    facts = log_facts(log)
 
     def count(clause: str) -> None:
         result.questions[clause] = result.questions.get(clause, 0) + 1
 
-    def disagree(clause: str, target: int, expected: str, answer: ListOffsetsAnswer, offsets: Sequence[int]) -> None:
-        result.disagreements.append(
-            Disagreement(clause, f"ListOffsets v{version} target {target}", expected, _fmt(answer),
-                         _describe(log, offsets))
-        )  # fmt: skip
+    def question(target: int) -> str:
+        return f"ListOffsets v{version} target {target}"
 
+    def compare(
+        clause: str,
+        target: int,
+        answer: ListOffsetsAnswer,
+        wanted: Mapping[Obs, object],
+        expected: str,
+        offsets: Sequence[int],
+        other: Sequence[ClauseViolation] = (),
+    ) -> bool:
+        asked = question(target)
+        violations = [
+            ClauseViolation(clause, obs, getattr(answer, _ANSWER_FIELD[obs]), value, asked,
+                            facts=facts if obs is Obs.LIST_OFFSETS_OFFSET else None)
+            for obs, value in wanted.items()
+            if getattr(answer, _ANSWER_FIELD[obs]) != value
+        ] + list(other)  # fmt: skip
+        if violations:
+            result.disagreements.append(
+                Disagreement(clause, asked, expected, _fmt(answer), _describe(log, offsets), tuple(violations))
+            )
+        return not violations
+
+    ok = ErrorCode.NONE
     for target in targets:
         answer = impl.list_offsets(topic, partition, target, version=version)
         result.answers[target] = (int(answer.error), answer.offset, answer.timestamp, answer.leader_epoch)
         found = truth.first_at_or_after.get(target)
         if found is None:
             count("LO.not-found-minus-one")
-            if (answer.error, answer.offset, answer.timestamp) != (ErrorCode.NONE, -1, -1):
-                disagree("LO.not-found-minus-one", target, "error NONE, offset -1, timestamp -1 (no record at or "
-                         "after the target)", answer, [answer.offset])  # fmt: skip
+            compare("LO.not-found-minus-one", target, answer,
+                    {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: -1, Obs.LIST_OFFSETS_TIMESTAMP: -1},
+                    "error NONE, offset -1, timestamp -1 (no record at or after the target)",
+                    [answer.offset])  # fmt: skip
             continue
         offset, timestamp, epoch = found
         count("LO.first-ge-target")
-        if answer.error is not ErrorCode.NONE or answer.offset != offset:
-            disagree("LO.first-ge-target", target, f"offset {offset} (the first record with timestamp >= "
-                     f"{target}: {timestamp})", answer, [offset, answer.offset])  # fmt: skip
-            continue
+        if not compare("LO.first-ge-target", target, answer,
+                       {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: offset},
+                       f"offset {offset} (the first record with timestamp >= {target}: {timestamp})",
+                       [offset, answer.offset]):  # fmt: skip
+            continue  # another record was answered: its timestamp and epoch say nothing about this one
         count("LO.record-own-timestamp")
-        if answer.timestamp != timestamp:
-            disagree("LO.record-own-timestamp", target, f"timestamp {timestamp} (offset {offset}'s own)", answer,
-                     [offset])  # fmt: skip
+        compare("LO.record-own-timestamp", target, answer, {Obs.LIST_OFFSETS_TIMESTAMP: timestamp},
+                f"timestamp {timestamp} (offset {offset}'s own)", [offset])  # fmt: skip
         if with_epoch:
             count("LO.epoch-of-found-batch")
-            if answer.leader_epoch != epoch:
-                disagree("LO.epoch-of-found-batch", target, f"epoch {epoch} (the batch holding offset {offset})",
-                         answer, [offset])  # fmt: skip
+            compare("LO.epoch-of-found-batch", target, answer, {Obs.LIST_OFFSETS_EPOCH: epoch},
+                    f"epoch {epoch} (the batch holding offset {offset})", [offset])  # fmt: skip
 
     latest = impl.list_offsets(topic, partition, LATEST, version=version)
     result.answers[LATEST] = (int(latest.error), latest.offset, latest.timestamp, latest.leader_epoch)
     count("LO.latest-is-high-watermark")
-    # LO-4: the current leader epoch, which is at least the epoch of the newest batch (epochs never go back).
+    # LO-4: the current leader epoch, which is at least the epoch of the newest batch (epochs never go back):
+    # a bound, not a value, so it is checked as the suites' check_true is (observed, and the rule in words).
     newest_epoch = max((b.leader_epoch for b in log.batches), default=-1)
-    latest_epoch_ok = not with_epoch or latest.leader_epoch >= newest_epoch
-    if (latest.error, latest.offset, latest.timestamp) != (ErrorCode.NONE, log.high_watermark, -1) or not (
-        latest_epoch_ok
-    ):
-        disagree("LO.latest-is-high-watermark", LATEST, f"offset {log.high_watermark} (the high watermark Fetch "
-                 f"reported), timestamp -1" + (f", epoch >= {newest_epoch} (the newest batch's)" if with_epoch else ""),
-                 latest, [log.high_watermark - 1])  # fmt: skip
+    epoch_rule = f"epoch >= {newest_epoch} (the newest batch's)"
+    epoch_wrong = [
+        ClauseViolation("LO.latest-is-high-watermark", Obs.LIST_OFFSETS_EPOCH, latest.leader_epoch, epoch_rule,
+                        question(LATEST), expectation="a value satisfying: " + epoch_rule)
+    ] if with_epoch and latest.leader_epoch < newest_epoch else []  # fmt: skip
+    compare("LO.latest-is-high-watermark", LATEST, latest,
+            {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: log.high_watermark, Obs.LIST_OFFSETS_TIMESTAMP: -1},
+            f"offset {log.high_watermark} (the high watermark Fetch reported), timestamp -1"
+            + (f", {epoch_rule}" if with_epoch else ""), [log.high_watermark - 1], epoch_wrong)  # fmt: skip
     earliest = impl.list_offsets(topic, partition, EARLIEST, version=version)
     result.answers[EARLIEST] = (int(earliest.error), earliest.offset, earliest.timestamp, earliest.leader_epoch)
     count("LO.earliest-is-log-start")
     # LO-5: the epoch of the batch at the log start offset (the epoch cache is truncated to it).
     first_batch = log.batch_of(log.log_start_offset)
     start_epoch = first_batch.leader_epoch if first_batch is not None else None
-    earliest_epoch_ok = not with_epoch or start_epoch is None or earliest.leader_epoch == start_epoch
-    if (earliest.error, earliest.offset, earliest.timestamp) != (ErrorCode.NONE, log.log_start_offset, -1) or not (
-        earliest_epoch_ok
-    ):
-        disagree("LO.earliest-is-log-start", EARLIEST, f"offset {log.log_start_offset} (the log start offset Fetch "
-                 "reported), timestamp -1" + (f", epoch {start_epoch} (its batch's)" if with_epoch and
-                                               start_epoch is not None else ""),
-                 earliest, [log.log_start_offset])  # fmt: skip
+    wanted: dict[Obs, object] = {
+        Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: log.log_start_offset, Obs.LIST_OFFSETS_TIMESTAMP: -1,
+    }  # fmt: skip
+    if with_epoch and start_epoch is not None:
+        wanted[Obs.LIST_OFFSETS_EPOCH] = start_epoch
+    compare("LO.earliest-is-log-start", EARLIEST, earliest, wanted,
+            f"offset {log.log_start_offset} (the log start offset Fetch reported), timestamp -1"
+            + (f", epoch {start_epoch} (its batch's)" if Obs.LIST_OFFSETS_EPOCH in wanted else ""),
+            [log.log_start_offset])  # fmt: skip
 
-    _ask_max_timestamp(impl, topic, partition, version, log, truth, result, count, disagree)
+    _ask_max_timestamp(impl, topic, partition, version, log, truth, result, count, compare)
 
     count("VAL.header-max-recomputed")
     for wrong in truth.wrong_batch_max:
+        asked = f"Fetch batch {wrong['base_offset']}-{wrong['last_offset']}"
+        stored, record_max = int(wrong["stored_max"]), int(wrong["record_max"])
         result.disagreements.append(
             Disagreement(
                 "VAL.header-max-recomputed",
-                f"Fetch batch {wrong['base_offset']}-{wrong['last_offset']}",
-                f"stored max timestamp {wrong['record_max']} (the largest record timestamp of a CreateTime batch)",
-                f"stored max timestamp {wrong['stored_max']}",
+                asked,
+                f"stored max timestamp {record_max} (the largest record timestamp of a CreateTime batch)",
+                f"stored max timestamp {stored}",
                 _describe(log, [int(wrong["base_offset"])], around=0),
+                (ClauseViolation("VAL.header-max-recomputed", Obs.BATCH_MAX_TIMESTAMP, stored, record_max, asked),),
             )
         )
     result.seconds = round(time.monotonic() - began, 3)
@@ -464,13 +600,15 @@ def _ask_max_timestamp(
     truth: Truth,
     result: AuditResult,
     count: Callable[[str], None],
-    disagree: Callable[[str, int, str, ListOffsetsAnswer, Sequence[int]], None],
+    compare: Compare,
 ) -> None:
     clauses = ("LO.max-timestamp-first-record", "LO.max-timestamp-lat-batch-first-record",
                "LO.max-timestamp-earliest-on-ties", "LO.max-timestamp-empty")  # fmt: skip
     if impl.profile.max_timestamp_lookup is not MaxTimestampLookup.EXACT:
         for clause in clauses:
-            result.not_asked[clause] = f"N/A: {impl.profile.name} does not answer MAX_TIMESTAMP exactly (LO-6)"
+            result.not_asked[clause] = (
+                f"{NOT_APPLICABLE_PREFIX}{impl.profile.name} does not answer MAX_TIMESTAMP exactly (LO-6)"
+            )
         return
     if Capability.MAX_TIMESTAMP_LOOKUP not in impl.capabilities or version < 7:
         for clause in clauses:
@@ -482,10 +620,12 @@ def _ask_max_timestamp(
         return
     answer = impl.list_offsets(topic, partition, MAX_TIMESTAMP, version=version)
     result.answers[MAX_TIMESTAMP] = (int(answer.error), answer.offset, answer.timestamp, answer.leader_epoch)
+    ok = ErrorCode.NONE
     if truth.max_timestamp is None:
         count("LO.max-timestamp-empty")
-        if (answer.error, answer.offset, answer.timestamp) != (ErrorCode.NONE, -1, -1):
-            disagree("LO.max-timestamp-empty", MAX_TIMESTAMP, "offset -1, timestamp -1 (empty log)", answer, [])
+        compare("LO.max-timestamp-empty", MAX_TIMESTAMP, answer,
+                {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: -1, Obs.LIST_OFFSETS_TIMESTAMP: -1},
+                "offset -1, timestamp -1 (empty log)", [], ())  # fmt: skip
         return
     timestamp, offset, epoch = truth.max_timestamp
     batch = log.batch_of(offset)
@@ -493,18 +633,20 @@ def _ask_max_timestamp(
         clause = "LO.max-timestamp-lat-batch-first-record"
     else:
         clause = "LO.max-timestamp-first-record"
-    expected = (ErrorCode.NONE, offset, timestamp) + ((epoch,) if version >= 4 else ())
-    got = (answer.error, answer.offset, answer.timestamp) + ((answer.leader_epoch,) if version >= 4 else ())
+    wanted: dict[Obs, object] = {
+        Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: offset, Obs.LIST_OFFSETS_TIMESTAMP: timestamp,
+    }  # fmt: skip
+    if version >= 4:
+        wanted[Obs.LIST_OFFSETS_EPOCH] = epoch
     answered_in = log.batch_of(answer.offset)
     if answered_in is not None and answered_in is not batch and answered_in.max_timestamp == timestamp:
         clause = "LO.max-timestamp-earliest-on-ties"  # a later batch reaching the same max was answered
     count(clause)
-    if truth.max_batches > 1 and got == expected:
+    agreed = compare(clause, MAX_TIMESTAMP, answer, wanted, f"timestamp {timestamp} at offset {offset} epoch {epoch} "
+                     f"(the first record holding the log's largest timestamp, in the earliest of {truth.max_batches} "
+                     "batch(es) reaching it)", [offset, answer.offset], ())  # fmt: skip
+    if truth.max_batches > 1 and agreed:
         count("LO.max-timestamp-earliest-on-ties")  # ties resolved rightly (a wrong tie is counted above)
-    if got != expected:
-        disagree(clause, MAX_TIMESTAMP, f"timestamp {timestamp} at offset {offset} epoch {epoch} (the first record "
-                 f"holding the log's largest timestamp, in the earliest of {truth.max_batches} batch(es) reaching "
-                 "it)", answer, [offset, answer.offset])  # fmt: skip
 
 
 def _slug(text: str) -> str:
@@ -628,9 +770,10 @@ def audit_generated(
     out: Path,
     target_name: str | None = None,
     max_targets: int = DEFAULT_MAX_TARGETS,
+    expectations: Sequence[Expectation] = (),
 ) -> list[AuditResult]:
     """Populate a CreateTime topic (and a LogAppendTime one where the implementation has them) with
-    `workload` and audit each."""
+    `workload` and audit each, judged against `expectations`."""
     kinds = [TimestampType.CREATE_TIME]
     if Capability.LOG_APPEND_TIME in impl.capabilities:
         kinds.append(TimestampType.LOG_APPEND_TIME)
@@ -640,18 +783,32 @@ def audit_generated(
         counts = populate(impl, topic, workload, timestamp_type=kind)
         if not counts["accepted"]:
             raise AuditError(f"{impl.name} rejected every batch of the workload on {topic}: nothing to audit")
-        results.append(audit_partition(spark, impl, topic, out=out, target_name=target_name, max_targets=max_targets))
+        results.append(audit_partition(spark, impl, topic, out=out, target_name=target_name, max_targets=max_targets,
+                                       expectations=expectations))  # fmt: skip
     return results
 
 
 # ------------------------------------------------------------------------------------- reports
 
 
-def write_report(results: Sequence[AuditResult], out: Path, known: frozenset[str] = frozenset()) -> tuple[Path, Path]:
+def triage(disagreements: Sequence[Disagreement], entries: Sequence[Expectation]) -> list[Disagreement]:
+    """What needs action first: the disagreements no entry covers, then the known ones; within each, the
+    first of every (clause, observables) kind before the second of any, so a short list shows every kind."""
+    seen: dict[tuple[str, tuple[Obs, ...]], int] = {}
+    keyed = []
+    for d in disagreements:
+        kind = (d.clause, d.observables)
+        seen[kind] = seen.get(kind, 0) + 1
+        keyed.append((d.verdict(entries) is not Verdict.FAIL, seen[kind], d))
+    return [d for *_, d in sorted(keyed, key=lambda k: k[:2])]
+
+
+def write_report(results: Sequence[AuditResult], out: Path) -> tuple[Path, Path]:
     """audit.json (everything, for tools) and audit.md (for people): per topic the clause verdicts and
-    every disagreement with its evidence."""
+    every disagreement with its observables, each judged against the result's expectations, and its
+    evidence."""
     out.mkdir(parents=True, exist_ok=True)
-    data = [r.as_dict() | {"verdicts": r.verdicts(known)} for r in results]
+    data = [r.as_dict() for r in results]
     json_path = out / "audit.json"
     json_path.write_text(json.dumps(data, indent=1), encoding="utf-8")
     lines = ["# Audit: ListOffsets answers against the records (Spark ground truth)", ""]
@@ -666,13 +823,18 @@ def write_report(results: Sequence[AuditResult], out: Path, known: frozenset[str
             "| Clause | Verdict | Questions | Disagreements |",
             "|---|---|---|---|",
         ]
-        for clause, verdict in r.verdicts(known).items():
-            wrong = sum(1 for d in r.disagreements if d.clause == clause)
+        for clause, verdict in r.verdicts().items():
+            wrong = [d for d in r.disagreements if d.clause == clause]
             note = f" ({r.not_asked[clause]})" if clause in r.not_asked else ""
-            lines.append(f"| `{clause}` | {verdict}{note} | {r.questions.get(clause, 0)} | {wrong} |")
-        for d in r.disagreements[:50]:
-            lines += ["", f"### {d.clause}: {d.question}", "", f"- expected: {d.expected}",
-                      f"- answered: {d.answered}", "", "```", d.evidence, "```"]  # fmt: skip
+            departed = ", ".join(dict.fromkeys(o.id for d in wrong for o in d.observables))
+            shown = f"{len(wrong)} ({departed})" if wrong else "0"
+            lines.append(f"| `{clause}` | {verdict.value}{note} | {r.questions.get(clause, 0)} | {shown} |")
+        for d in triage(r.disagreements, r.expectations)[:50]:
+            observables = ", ".join(o.id for o in d.observables)
+            lines += ["", f"### {d.verdict(r.expectations).value} {d.clause} on {observables}: {d.question}", "",
+                      f"- expected: {d.expected}", f"- answered: {d.answered}",
+                      *(f"- {line}" for line in d.describe(r.expectations).splitlines()),
+                      "", "```", d.evidence, "```"]  # fmt: skip
         if len(r.disagreements) > 50:
             lines += ["", f"... and {len(r.disagreements) - 50} more in audit.json"]
         lines.append("")
@@ -700,21 +862,21 @@ def _row(task: AuditTask, campaign_id: str, seed: int, **fields: Any) -> dict[st
     return base | fields
 
 
-def audit_rows(
-    results: Sequence[AuditResult], task: AuditTask, *, campaign_id: str, seed: int,
-    known: frozenset[str] = frozenset(),
-) -> list[dict[str, Any]]:  # fmt: skip
+def audit_rows(results: Sequence[AuditResult], task: AuditTask, *, campaign_id: str, seed: int) -> list[dict[str, Any]]:
     """The audits of one target as campaign rows (conformance.campaign.worker.ROW_FIELDS), one per clause
-    and topic: the matrix and the Allure results show audits beside the Hypothesis tasks (suite "audit")."""
+    and topic: the matrix and the Allure results show audits beside the Hypothesis tasks (suite "audit").
+    A row's counterexample lists its disagreements, those no entry covers first, each with its observables."""
     rows = []
     for result in results:
-        for clause, verdict in result.verdicts(known).items():
-            wrong = [d for d in result.disagreements if d.clause == clause]
+        for clause, verdict in result.verdicts().items():
+            wrong = triage([d for d in result.disagreements if d.clause == clause], result.expectations)
             text = "\n\n".join(
-                f"{d.question}\nexpected: {d.expected}\nanswered: {d.answered}\n{d.evidence}" for d in wrong[:20]
+                f"{d.question} on {', '.join(o.id for o in d.observables)}: {d.verdict(result.expectations).value}\n"
+                f"expected: {d.expected}\nanswered: {d.answered}\n{d.describe(result.expectations)}\n{d.evidence}"
+                for d in wrong[:20]
             ) or result.not_asked.get(clause, "")
             rows.append(_row(
-                task, campaign_id, seed, clause=clause, verdict=verdict, status="ok", tests=1,
+                task, campaign_id, seed, clause=clause, verdict=verdict.value, status="ok", tests=1,
                 examples=result.questions.get(clause, 0), task_examples=sum(result.questions.values()),
                 counterexample=f"topic {result.topic}\n{text}"[:20_000],
                 first_failure_s=result.seconds if wrong else None, task_seconds=result.seconds,
@@ -724,5 +886,5 @@ def audit_rows(
 
 def crash_row(task: AuditTask, campaign_id: str, seed: int, text: str) -> dict[str, Any]:
     """The row of an audit that could not run (the target did not start, the topic was unreadable)."""
-    return _row(task, campaign_id, seed, clause="*", verdict="CRASHED", status="crashed", tests=0, examples=0,
-                task_examples=0, counterexample=text, first_failure_s=None, task_seconds=0.0)  # fmt: skip
+    return _row(task, campaign_id, seed, clause="*", verdict=Verdict.CRASHED.value, status="crashed", tests=0,
+                examples=0, task_examples=0, counterexample=text, first_failure_s=None, task_seconds=0.0)  # fmt: skip

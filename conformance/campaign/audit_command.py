@@ -8,7 +8,9 @@ Without --topic the audit writes its own workload (conformance.campaign.audit.po
 and deletes them afterwards; with --topic it only reads the user's topic and asks ListOffsets.
 Writes into --out: audit.md, audit.json, records-<topic>.parquet, rows/audit-*.parquet (campaign rows,
 so the matrix can show audits) and allure-results/. Exit 0 when every answer agrees with the records
-(or disagrees only where the expectations file says so), 1 on a disagreement, 2 on bad input.
+(or disagrees only where the expectations file says so: an entry covers a disagreement on its clause and
+observable, with its matchers; entries scoped to one suite test do not apply to the audit), 1 on a
+disagreement no entry covers, 2 on bad input (a malformed expectations file included).
 """
 
 from __future__ import annotations
@@ -18,9 +20,14 @@ import os
 import time
 import uuid
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from ..verdicts import FAILS_RUN
 from .tasks import CampaignError
+
+if TYPE_CHECKING:
+    from ..expectations import Expectation
+    from .audit import AuditResult
 
 EXIT_OK, EXIT_DISAGREED = 0, 1
 
@@ -40,21 +47,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-targets", type=int, default=600, help="timestamps asked through ListOffsets per topic (default 600)"
     )
-    parser.add_argument("--expectations", default=None, help="known failures of the target (TOML): KNOWN, not FAIL")
+    parser.add_argument(
+        "--expectations",
+        default=None,
+        help="known failures of the target (TOML): a disagreement an entry covers is KNOWN, not FAIL",
+    )
     parser.add_argument("--master", default=os.environ.get("KTS_SPARK_MASTER", "local[2]"), help="Spark master URL")
     parser.add_argument("--out", default=None, help="output directory (default reports/out/audit-<target>)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per network request (default 10)")
 
 
-def known_clauses(path: str | None) -> frozenset[str]:
+def load_entries(path: str | None) -> tuple[Expectation, ...]:
+    """The entries of an expectations file (none without one); a file that cannot be read or is malformed is
+    a CampaignError (one line, exit 2) naming the file and the fix."""
     if not path:
-        return frozenset()
+        return ()
     from ..expectations import ExpectationsError, load_expectations
 
     try:
-        return frozenset(e.clause for e in load_expectations(path))
+        return load_expectations(path)
     except (OSError, ExpectationsError) as exc:
-        raise CampaignError(f"--expectations {path}: {exc}") from None
+        raise CampaignError(f"--expectations: {exc}") from None
 
 
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:
@@ -79,7 +92,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
     except TargetError as exc:
         raise CampaignError(str(exc)) from None
-    known = known_clauses(args.expectations)
+    entries = load_entries(args.expectations)
     out = Path(args.out or f"reports/out/audit-{args.target.replace(':', '-')}")
     out.mkdir(parents=True, exist_ok=True)
     campaign_id = f"audit-{uuid.uuid4().hex[:8]}"
@@ -104,19 +117,20 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
                     results = [
                         audit_partition(
                             spark, impl, args.topic, out=out, partition=args.partition,
-                            target_name=args.target, max_targets=args.max_targets,
+                            target_name=args.target, max_targets=args.max_targets, expectations=entries,
                         )
                     ]  # fmt: skip
                 else:
                     workload = Workload(seed=args.seed, batches=args.batches)
                     results = audit_generated(
-                        spark, impl, workload, out=out, target_name=args.target, max_targets=args.max_targets
-                    )
+                        spark, impl, workload, out=out, target_name=args.target, max_targets=args.max_targets,
+                        expectations=entries,
+                    )  # fmt: skip
             finally:
                 impl.close()
-        write_report(results, out, known)
+        write_report(results, out)
         task = AuditTask(args.target, impl.profile.name)
-        write_rows(out, task, audit_rows(results, task, campaign_id=campaign_id, seed=args.seed, known=known))
+        write_rows(out, task, audit_rows(results, task, campaign_id=campaign_id, seed=args.seed))
     except (AuditError, TargetError) as exc:
         raise CampaignError(str(exc)) from None
     finally:
@@ -124,12 +138,11 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     _write_allure(out, campaign_id, out_stream)
     failing = 0
     for result in results:
-        verdicts = result.verdicts(known)
-        bad = sorted(c for c, v in verdicts.items() if v in ("FAIL", "UNEXPECTED-PASS"))
+        bad = [f"{c} on {', '.join(_uncovered(result, c))}" for c, v in result.verdicts().items() if v in FAILS_RUN]
         failing += len(bad)
         out_stream.write(
             f"{result.target} {result.topic}: {result.records} records, {sum(result.questions.values())} questions, "
-            f"{len(result.disagreements)} disagreement(s)" + (f" ({', '.join(bad)})" if bad else "") + "\n"
+            f"{len(result.disagreements)} disagreement(s)" + (f" ({'; '.join(bad)})" if bad else "") + "\n"
         )
         if result.records == 0:
             out_stream.write(
@@ -138,6 +151,17 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             )
     out_stream.write(f"audit report: {out / 'audit.md'} ({time.monotonic() - began:.0f} s)\n")
     return EXIT_DISAGREED if failing else EXIT_OK
+
+
+def _uncovered(result: AuditResult, clause: str) -> list[str]:
+    """The observables of `clause` on which the result disagrees and no entry covers the disagreement."""
+    from .audit import covering
+
+    return list(dict.fromkeys(
+        v.observable.id
+        for d in result.disagreements if d.clause == clause
+        for v in d.violations if covering(v, result.expectations) is None
+    ))  # fmt: skip
 
 
 def _write_allure(out: Path, campaign_id: str, log: TextIO) -> None:

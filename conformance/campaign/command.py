@@ -194,7 +194,7 @@ def audit_targets(
     started here, as in `kafka-conformance audit`); its rows join the tasks' rows (suite "audit")."""
     from ..targets import open_target
     from .audit import AuditTask, Workload, audit_generated, audit_rows, build, crash_row, write_report
-    from .audit_command import known_clauses
+    from .audit_command import load_entries
     from .engine import finished_tasks, write_rows
     from .tasks import profile_for
 
@@ -205,20 +205,21 @@ def audit_targets(
             task = AuditTask(target, profile)
             if task.task_id in done:
                 continue
-            known = known_clauses(expectations.get(target))
+            entries = load_entries(expectations.get(target))
             began = time.monotonic()
             try:
                 with open_target(target, profile, log_dir=out / "logs") as (factory, _logs):
                     impl = build(factory)
                     try:
-                        found = audit_generated(spark, impl, Workload(seed=1), out=out / "audit", target_name=target)
+                        found = audit_generated(spark, impl, Workload(seed=1), out=out / "audit", target_name=target,
+                                                expectations=entries)  # fmt: skip
                     finally:
                         impl.close()
             except Exception as exc:  # one target's audit failing does not stop the campaign
                 write_rows(out, task, [crash_row(task, campaign_id, 1, f"{type(exc).__name__}: {exc}")])
                 log.write(f"audit {target} ({profile}): CRASHED: {exc}\n")
                 continue
-            write_rows(out, task, audit_rows(found, task, campaign_id=campaign_id, seed=1, known=known))
+            write_rows(out, task, audit_rows(found, task, campaign_id=campaign_id, seed=1))
             results += found
             wrong = sum(len(r.disagreements) for r in found)
             log.write(f"audit {target} ({profile}): {wrong} disagreement(s) in {time.monotonic() - began:.1f} s\n")
