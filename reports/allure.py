@@ -19,6 +19,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from conformance.verdicts import MEANING, TRIAGE_ORDER, UNSUPPORTED_PREFIX, Verdict
+from reports.known_issues import KNOWN_HEAD, VERDICT_LABEL, config_module, known_issue_rules
+
 ALLURE_VERSION = "3.18.0"
 DEFAULT_CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
 
@@ -84,24 +87,27 @@ def write_environment(results: Path, values: dict[str, str]) -> None:
     (results / "environment.properties").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-# How a result is classified in the report's "Categories" filter. Clause results carry a `verdict`
-# label (reports.clauses); per-test results are classified by their failure message.
+# How a result is classified in the report's "Categories" filter: one category per verdict, in triage order, by
+# the verdict label (reports.clauses, mark_verdict). A failed result without one (a test the verdicts JSON does not
+# name) is classified by its message; a known failure's message starts with its verdict (verdict_line).
+_VIOLATION = r"ClauseViolation|\((MUST|SHOULD|MAY)[,)]"
+_BY_MESSAGE: dict[Verdict, dict[str, Any]] = {
+    Verdict.FAIL: {"statuses": ["failed"], "message": f"^(?!{KNOWN_HEAD})[\\s\\S]*({_VIOLATION})"},
+    Verdict.UNEXPECTED_PASS: {"statuses": ["failed"], "message": re.escape(Verdict.UNEXPECTED_PASS.value)},
+    Verdict.UNSUPPORTED: {"statuses": ["skipped"], "message": re.escape(UNSUPPORTED_PREFIX)},
+}
 CATEGORIES: list[dict[str, Any]] = [
-    {"name": "FAIL: clause violated", "matchers": [
-        {"labels": {"verdict": r"\bFAIL$"}},
-        {"statuses": ["failed"], "message": r"ClauseViolation|\((MUST|SHOULD|MAY)[,)]"},
-    ]},
-    {"name": "UNEXPECTED-PASS: stale expectation", "matchers": [
-        {"labels": {"verdict": r"\bUNEXPECTED-PASS$"}},
-        {"statuses": ["failed"], "message": "UNEXPECTED-PASS"},
-    ]},
-    {"name": "BLOCKED: not reached", "matchers": {"labels": {"verdict": r"\bBLOCKED$"}}},
-    {"name": "KNOWN: known failure reproduced", "matchers": {"labels": {"verdict": r"\bKNOWN$"}}},
-    {"name": "NON-STRICT: SHOULD not met", "matchers": {"labels": {"verdict": r"\bNON-STRICT$"}}},
-    {"name": "UNSUPPORTED: capability missing", "matchers": [
-        {"labels": {"verdict": r"\bUNSUPPORTED$"}},
-        {"statuses": ["skipped"], "message": "UNSUPPORTED"},
-    ]},
+    *(
+        {
+            "name": f"{verdict.value}: {MEANING[verdict]}",
+            "matchers": [
+                {"labels": {VERDICT_LABEL: rf"^\d+ {re.escape(verdict.value)}$"}},
+                *([_BY_MESSAGE[verdict]] if verdict in _BY_MESSAGE else []),
+            ],
+        }
+        for verdict in TRIAGE_ORDER
+        if verdict is not Verdict.PASS
+    ),
     {"name": "Broken: the harness or the target errored", "matchers": {"statuses": ["broken", "failed"]}},
 ]
 
@@ -111,11 +117,14 @@ def write_categories(results: Path) -> None:
     HTML built here gets `CATEGORIES` through its config file (Allure 3 ignores categories.json)."""
     results.mkdir(parents=True, exist_ok=True)
     legacy = [
-        {"name": "FAIL: clause violated", "matchedStatuses": ["failed"], "messageRegex": ".*(MUST|SHOULD|MAY).*"},
-        {"name": "UNEXPECTED-PASS: stale expectation", "matchedStatuses": ["failed"],
-         "messageRegex": ".*UNEXPECTED-PASS.*"},
+        {"name": "Known failures: they do not fail the run", "matchedStatuses": ["failed"],
+         "messageRegex": f"(?s){KNOWN_HEAD}.*"},
+        {"name": f"{Verdict.FAIL.value}: {MEANING[Verdict.FAIL]}", "matchedStatuses": ["failed"],
+         "messageRegex": f"(?s)(?!{KNOWN_HEAD}).*(MUST|SHOULD|MAY).*"},
+        {"name": f"{Verdict.UNEXPECTED_PASS.value}: {MEANING[Verdict.UNEXPECTED_PASS]}", "matchedStatuses": ["failed"],
+         "messageRegex": f"(?s).*{re.escape(Verdict.UNEXPECTED_PASS.value)}.*"},
         {"name": "Broken: the harness or the target errored", "matchedStatuses": ["broken", "failed"]},
-    ]
+    ]  # fmt: skip
     (results / "categories.json").write_text(json.dumps(legacy, indent=2), encoding="utf-8")
 
 
@@ -147,10 +156,16 @@ def _global_attachments(results: Path, into: Path) -> list[str]:
     return paths
 
 
-def allure_config(name: str, output: Path, global_attachments: list[str] | None = None) -> dict[str, Any]:
-    """The Allure 3 config of the report: one file, clause results grouped by verdict, then the tests by
-    area; failed steps open, so a failure's counterexample and wire exchange are visible at once."""
-    return {
+def allure_config(
+    name: str,
+    output: Path,
+    global_attachments: list[str] | None = None,
+    resolutions: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The Allure 3 config of the report: one file, results grouped by verdict, clauses and tests apart; failed
+    steps open, so a failure's counterexample and wire exchange are visible at once; the known-issue rules
+    (`resolutions`, from known_issue_rules). The quality gate is added by config_module."""
+    config: dict[str, Any] = {
         "name": name,
         "output": str(output),
         "categories": CATEGORIES,
@@ -160,8 +175,8 @@ def allure_config(name: str, output: Path, global_attachments: list[str] | None 
                 "options": {
                     "reportName": name,
                     "singleFile": True,
-                    # Clause results: clauses > "1 FAIL" > clause; tests: suites > area > test.
-                    "groupBy": ["parentSuite", "verdict", "feature"],
+                    # Clause results: clauses > "1 FAIL" > clause; tests: suites > "1 FAIL" > area > test.
+                    "groupBy": ["parentSuite", VERDICT_LABEL, "feature"],
                     # By name: verdict groups in triage order, clauses by ID within a group.
                     "defaultSortBy": "name,asc",
                     "stepTreeExpansion": "expand_failed_only",
@@ -169,27 +184,83 @@ def allure_config(name: str, output: Path, global_attachments: list[str] | None 
             }
         },
     }
+    if resolutions is not None:
+        config["resolutions"] = resolutions
+    return config
+
+
+KNOWN_ISSUES_FILE = "known-issues.json"
+QUALITY_GATE_FILE = "quality-gate.txt"
+# Allure 3.18's quality gate calls Iterator.prototype.toArray, which Node.js has from version 22 only; on an older
+# Node (20 is still maintained) the gate would crash, so the gate runs with this module preloaded (`--import`,
+# Node 18.19+; on an older Node the gate is "not evaluated" and the report is built all the same).
+_TO_ARRAY = """\
+const iteratorPrototype = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+if (typeof iteratorPrototype.toArray !== "function") {
+  Object.defineProperty(iteratorPrototype, "toArray", {
+    value() { return Array.from(this); }, configurable: true, writable: true,
+  });
+}
+"""
+
+
+def _run_allure(
+    arguments: list[str], tmp: Path, timeout: float, what: str, *, preload: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`allure ARGUMENTS` in the private directory `tmp` (its config beside it), with `preload` the Node shim."""
+    env = dict(os.environ)
+    if preload:
+        shim = tmp / "to-array.mjs"
+        shim.write_text(_TO_ARRAY, encoding="utf-8")
+        env["NODE_OPTIONS"] = " ".join(filter(None, [env.get("NODE_OPTIONS", ""), f"--import={shim.as_uri()}"]))
+    try:
+        return subprocess.run(
+            [str(allure_executable()), *arguments], capture_output=True, text=True, timeout=timeout, cwd=tmp, env=env
+        )
+    except subprocess.TimeoutExpired:
+        raise ReportError(f"allure {what} took over {timeout:.0f} s") from None
+
+
+def quality_gate(config: Path, results: Path, *, timeout: float = 300) -> tuple[bool, str]:
+    """Allure's quality gate over `results` with the report's `config` (config_module): (passed, Allure's
+    words). It fails on new failures only: a KNOWN, NON-STRICT or BLOCKED result does not count."""
+    arguments = ["quality-gate", "--config", str(config), str(results)]
+    gate = _run_allure(arguments, config.parent, timeout, "quality-gate", preload=True)
+    if gate.returncode not in (0, 1):
+        tail = "\n".join((gate.stderr or gate.stdout).strip().splitlines()[-5:])
+        raise ReportError(f"allure quality-gate failed (exit {gate.returncode}):\n{tail}")
+    words = re.sub(r"\x1b\[[0-9;]*m", "", (gate.stderr + gate.stdout)).strip()  # without its colours
+    return gate.returncode == 0, words or "no new failure: every failure is a known issue, or there is none"
 
 
 def build_html(results: Path, output: Path, *, name: str, timeout: float = 300) -> Path:
-    """Build the single-file report from `results` into `output`; returns the index.html path."""
+    """Build the single-file report from `results` into `output`; returns the index.html path. Beside it: the
+    known issues Allure matched (known-issues.json) and the quality gate's outcome (quality-gate.txt, first line
+    "passed", "failed" or "not evaluated"), also on the report's first page; the gate fails on new failures only."""
     # allure runs in a private directory (its config beside it): every path it gets must be absolute.
     results, output = Path(results).resolve(), Path(output).resolve()
     if not results.is_dir() or not any(results.iterdir()):
         raise ReportError(f"no Allure results in {results}: did pytest run with --alluredir {results}?")
-    executable = allure_executable()
-    with tempfile.TemporaryDirectory(prefix="kts-allure-") as tmp:
+    allure_executable()  # installed before anything else, so that a missing npm is the error a user sees
+    with tempfile.TemporaryDirectory(prefix="kts-allure-") as directory:
+        tmp = Path(directory)
         # An explicit config, so an allurerc.* in the working directory cannot change the report.
-        config = Path(tmp) / "allurerc.json"
-        logs = _global_attachments(results, Path(tmp))
-        config.write_text(json.dumps(allure_config(name, output, logs), indent=2), encoding="utf-8")
-        command = [str(executable), "generate", "--config", str(config), "--output", str(output), str(results)]
+        config = tmp / "allurerc.mjs"
+        rules = known_issue_rules(results, output / KNOWN_ISSUES_FILE)
+        config.write_text(config_module(allure_config(name, output, [], rules)), encoding="utf-8")
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp)
-        except subprocess.TimeoutExpired:
-            raise ReportError(f"allure generate took over {timeout:.0f} s on {results}") from None
+            passed, words = quality_gate(config, results, timeout=timeout)
+            outcome = f"{'passed' if passed else 'failed'}\n{words}\n"
+        except ReportError as exc:  # the report is still worth building: it says why the gate is missing
+            outcome = f"not evaluated\n{exc}\n"
+        (tmp / QUALITY_GATE_FILE).write_text(outcome, encoding="utf-8")
+        attachments = [str(tmp / QUALITY_GATE_FILE), *_global_attachments(results, tmp)]
+        config.write_text(config_module(allure_config(name, output, attachments, rules)), encoding="utf-8")
+        arguments = ["generate", "--config", str(config), "--output", str(output), str(results)]
+        done = _run_allure(arguments, tmp, timeout, f"generate on {results}")
     index = output / "index.html"
     if done.returncode != 0 or not index.is_file():
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
         raise ReportError(f"allure generate failed (exit {done.returncode}):\n{tail}")
+    (output / QUALITY_GATE_FILE).write_text(outcome, encoding="utf-8")
     return index

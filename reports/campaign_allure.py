@@ -19,22 +19,16 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.campaign.worker import FAILING, ROW_FIELDS
+from conformance.campaign.worker import ROW_FIELDS
+from conformance.verdicts import ALLURE_STATUS, DEPARTS, MEANING, TRIAGE_ORDER, Verdict
 from models.clauses import Clause, get_clause, kip_url
 from reports.allure import ReportError, write_categories, write_environment
-
-# Private names of reports.clauses, imported so that a campaign result and a run's clause result map a
-# verdict to the same Allure status, severity and sentence.
-from reports.clauses import _MEANING, _SEVERITY, _STATUS, VERDICT_ORDER, verdict_group
+from reports.clauses import SEVERITY
+from reports.known_issues import KNOWN_ISSUE_VERDICTS, mark_verdict, verdict_line
 
 CAMPAIGN_SUITE = "campaign"
 # The row of a task that produced no verdict (conformance.campaign.worker.run_task).
 WHOLE_TASK = "*"
-_TASK_MEANING = {
-    "TIMEOUT": "the task ran past its time budget and was killed before it reported any verdict",
-    "CRASHED": "the task's pytest process ended abnormally (interrupted, an internal or usage error, no tests "
-    "collected, or killed) before any verdict",
-}
 _LINE_MAX = 500
 # What a row needs to be named and placed in the tree (of ROW_FIELDS).
 _REQUIRED = ("task_id", "target", "profile", "machine", "clause", "verdict")
@@ -115,14 +109,21 @@ def _span_ms(row: dict[str, Any]) -> tuple[int, int]:
     return int((finished - seconds) * 1000), int(finished * 1000)
 
 
-def _common_labels(row: dict[str, Any], campaign_id: str, verdict: str) -> list[dict[str, str]]:
+def _verdict(row: dict[str, Any]) -> Verdict | None:
+    """The row's verdict; None for a word this version does not know (a row of another version)."""
+    try:
+        return Verdict.parse(str(row.get("verdict")))
+    except ValueError:
+        return None
+
+
+def _common_labels(row: dict[str, Any], campaign_id: str) -> list[dict[str, str]]:
+    """The labels of every row's result; the verdict label and tag are mark_verdict's."""
     target, profile, machine, _, _ = _identity(row)
     return [
         {"name": "parentSuite", "value": target},
         {"name": "suite", "value": profile},
         {"name": "subSuite", "value": machine},
-        {"name": "verdict", "value": verdict_group(verdict)},
-        {"name": "tag", "value": verdict},
         {"name": "target", "value": target},
         {"name": "profile", "value": profile},
         {"name": "campaign", "value": campaign_id},
@@ -141,8 +142,9 @@ def _task_line(row: dict[str, Any]) -> str:
 def _clause_description(row: dict[str, Any], clause: Clause | None) -> str:
     """The page a reader sees first (Markdown): the verdict and what it means, what the clause says and
     where it comes from, the task, the examples run, and for a failure when and how to replay it."""
-    clause_id, verdict = str(row.get("clause")), str(row.get("verdict"))
-    lines = [f"**{verdict}**: {_MEANING.get(verdict, verdict)}.", ""]
+    clause_id, verdict = str(row.get("clause")), _verdict(row)
+    word = str(row.get("verdict"))
+    lines = [f"**{word}**: {MEANING[verdict]}." if verdict is not None else f"**{word}**.", ""]
     if clause is None:
         lines += [f"*Clause*: `{clause_id}` is not in this version's catalogue (renamed or removed since the run)."]
     else:
@@ -159,7 +161,7 @@ def _clause_description(row: dict[str, Any], clause: Clause | None) -> str:
         f"test(s) naming this clause; {int(row.get('task_examples') or 0)} in the whole task.",
     ]
     counterexample = str(row.get("counterexample") or "")
-    if verdict in FAILING:
+    if verdict in DEPARTS:
         first_failure = row.get("first_failure_s")
         if first_failure is not None:
             lines += ["", f"*First failure* after {float(first_failure):.1f} s of the task."]
@@ -175,7 +177,8 @@ def _clause_description(row: dict[str, Any], clause: Clause | None) -> str:
 
 def clause_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> dict[str, Any]:
     """The Allure result of one campaign row of one clause; attachments are written into `results`."""
-    clause_id, verdict = str(row.get("clause")), str(row.get("verdict"))
+    clause_id, verdict = str(row.get("clause")), _verdict(row)
+    word = str(row.get("verdict"))
     target, profile, machine, _, seed = _identity(row)
     try:
         clause: Clause | None = get_clause(clause_id)
@@ -185,18 +188,18 @@ def clause_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> d
     counterexample = str(row.get("counterexample") or "")
     replay = str(row.get("replay") or "")
     attachments = []
-    if verdict in FAILING:
+    if verdict in DEPARTS:
         if counterexample:
             attachments.append(_attach(results, "counterexample", counterexample))
         if replay:
             attachments.append(_attach(results, "replay", replay + "\n"))
-    labels = [*_common_labels(row, campaign_id, verdict), {"name": "story", "value": clause_id}]
+    labels = [*_common_labels(row, campaign_id), {"name": "story", "value": clause_id}]
     links = []
     if clause is not None:
         labels += [
             {"name": "epic", "value": clause.kip},
             {"name": "feature", "value": clause.area.value},
-            {"name": "severity", "value": _SEVERITY[clause.level]},
+            {"name": "severity", "value": SEVERITY[clause.level]},
         ]
         links.append({"type": "link", "name": clause.kip, "url": kip_url(clause.kip)})
     history = _history_id(row)
@@ -205,9 +208,8 @@ def clause_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> d
         "historyId": history,
         "testCaseId": history,
         "fullName": f"{CAMPAIGN_SUITE}.{target}.{profile}.{machine}.{clause_id}.seed{seed}",
-        "name": f"{verdict}  {clause_id}  [{target}, {profile}, {machine}, seed {seed}]",
-        # An unknown clause has no level and no meaning here: "unknown" rather than a guess.
-        "status": _STATUS.get(verdict, "unknown") if clause is not None else "unknown",
+        "name": f"{word}  {clause_id}  [{target}, {profile}, {machine}, seed {seed}]",
+        "status": ALLURE_STATUS[verdict] if verdict is not None else "unknown",
         "description": _clause_description(row, clause),
         "labels": labels,
         "links": links,
@@ -220,17 +222,21 @@ def clause_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> d
         "start": start,
         "stop": stop,
     }
-    if verdict != "PASS":  # a passed result shows its message as an error block: the description says it
-        message = f"{verdict}: {_MEANING.get(verdict, verdict)}"
+    if verdict is not Verdict.PASS:  # a passed result shows its message as an error block: the description says it
+        message = verdict_line(verdict, clause_id) if verdict is not None else word
         first = _first_line(counterexample, clause_id)
         result["statusDetails"] = {"message": f"{message}\n{first}" if first else message}
+    if verdict is not None:
+        mark_verdict(result, verdict, clause_id if clause is not None and verdict in KNOWN_ISSUE_VERDICTS else None)
+    if clause is None:  # an unknown clause has no level and no meaning here: "unknown" rather than a guess
+        result["status"] = "unknown"
     return result
 
 
 def task_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> dict[str, Any]:
     """The Allure result of a task that timed out or crashed before any verdict ("*" row): broken, with the
     command and the output tail attached."""
-    verdict = str(row.get("verdict"))
+    verdict, word = _verdict(row), str(row.get("verdict"))
     target, profile, machine, _, seed = _identity(row)
     start, stop = _span_ms(row)
     output = str(row.get("counterexample") or "")
@@ -240,35 +246,36 @@ def task_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> dic
         attachments.append(_attach(results, "command and output tail", output))
     if replay:
         attachments.append(_attach(results, "replay", replay + "\n"))
-    meaning = _TASK_MEANING.get(verdict, f"the task ended {str(row.get('status'))!r} before any verdict")
+    meaning = MEANING[verdict] if verdict is not None else f"the task ended {str(row.get('status'))!r}"
     # The counterexample of a "*" row is the command, then the output tail: its last line says why.
     tail = [line.strip() for line in output.splitlines()[1:] if line.strip()]
     last = tail[-1][:_LINE_MAX] if tail else ""
     history = _history_id(row)
-    return {
+    result = {
         "uuid": str(uuid.uuid4()),
         "historyId": history,
         "testCaseId": history,
         "fullName": f"{CAMPAIGN_SUITE}.{target}.{profile}.{machine}.task.seed{seed}",
-        "name": f"{verdict}  task {row.get('task_id')} [{target}, {profile}, {machine}, seed {seed}]",
+        "name": f"{word}  task {row.get('task_id')} [{target}, {profile}, {machine}, seed {seed}]",
         "status": "broken",
         "description": "\n".join(
             [
-                f"**{verdict}**: {meaning}; no clause of this task has a verdict.",
+                f"**{word}**: {meaning}; no clause of this task has a verdict.",
                 "",
                 _task_line(row),
                 "",
                 "*Command and output tail*, *replay*: the attachments below.",
             ]
         ),
-        "statusDetails": {"message": f"{verdict}: {meaning}" + (f"\n{last}" if last else "")},
-        "labels": _common_labels(row, campaign_id, verdict),
+        "statusDetails": {"message": f"{word}: {meaning}" + (f"\n{last}" if last else "")},
+        "labels": _common_labels(row, campaign_id),
         "links": [],
         "parameters": [{"name": "seed", "value": seed}],
         "attachments": attachments,
         "start": start,
         "stop": stop,
     }
+    return mark_verdict(result, verdict) if verdict is not None else result
 
 
 def _joined(values: Iterable[Any]) -> str:
@@ -283,7 +290,8 @@ def _verdict_counts(rows: Iterable[dict[str, Any]]) -> str:
     for row in rows:
         if row.get("clause") != WHOLE_TASK:
             counts[str(row.get("verdict"))] = counts.get(str(row.get("verdict")), 0) + 1
-    order = [*VERDICT_ORDER, *sorted(set(counts) - set(VERDICT_ORDER))]
+    known = [v.value for v in TRIAGE_ORDER]
+    order = [*known, *sorted(set(counts) - set(known))]
     return ", ".join(f"{counts[v]} {v}" for v in order if v in counts) or "none"
 
 

@@ -17,81 +17,42 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from conformance.checks import UNSUPPORTED_PREFIX
+from conformance.verdicts import ALLURE_STATUS, DEPARTS, MEANING, NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, Verdict
 from models.clauses import Level, get_clause, kip_url
+from reports.known_issues import (
+    KNOWN_ISSUE_VERDICTS,
+    allure_key,
+    mark_test_results,
+    mark_verdict,
+    read_result,
+    verdict_line,
+)
 
-# Allure has five statuses; the verdict itself is the result's first word, the `verdict` label (the
-# report's tree groups by it) and a tag.
-_STATUS = {
-    "PASS": "passed",
-    "FAIL": "failed",
-    "UNEXPECTED-PASS": "failed",
-    "KNOWN": "skipped",
-    "NON-STRICT": "skipped",
-    "UNSUPPORTED": "skipped",
-    "N/A": "skipped",
-    "BLOCKED": "unknown",
-}
-_SEVERITY = {Level.MUST: "critical", Level.SHOULD: "normal", Level.MAY: "minor"}
-_MEANING = {
-    "PASS": "the implementation agrees with the reference model on every example",
-    "FAIL": "the implementation departs from the reference model (counterexample below)",
-    "UNEXPECTED-PASS": "expected to fail (expectations file) but passed: the expectation is stale",
-    "KNOWN": "a known failure, listed in the expectations file, reproduced",
-    "NON-STRICT": "a SHOULD clause not met",
-    "UNSUPPORTED": "not checked on this target: it lacks a capability or API version the clause needs, or the "
-    "tests of the clause passed without any check of it running",
-    "N/A": "the clause does not apply to this profile",
-    "BLOCKED": "not checked: every test of the clause stopped at another clause's failure first, or the target "
-    "was lost during the run",
-}
-# The order a reader triages in: what needs action first, what passed last. Group labels carry it as a
-# number because the report sorts groups by name.
-VERDICT_ORDER = ("FAIL", "UNEXPECTED-PASS", "BLOCKED", "KNOWN", "NON-STRICT", "UNSUPPORTED", "N/A", "PASS")
-# Verdicts a test's attachments (counterexample, pin, replay, wire exchanges) are evidence of.
-_WITH_EVIDENCE = {"FAIL", "UNEXPECTED-PASS", "KNOWN", "NON-STRICT"}
+# Allure's severity of a clause's level (as the plugin labels the tests).
+SEVERITY = {Level.MUST: "critical", Level.SHOULD: "normal", Level.MAY: "minor"}
+# Verdicts a test's attachments (counterexample, pin, replay, wire exchanges) are evidence of: the departures.
+_WITH_EVIDENCE = DEPARTS
 CLAUSES_SUITE = "clauses"
 
 
-def verdict_group(verdict: str) -> str:
-    """The tree group of a verdict, e.g. "1 FAIL": numbered so that groups sort in triage order."""
-    rank = VERDICT_ORDER.index(verdict) + 1 if verdict in VERDICT_ORDER else len(VERDICT_ORDER) + 1
-    return f"{rank} {verdict}"
-
-
-def allure_key(nodeid: str) -> tuple[str, str]:
-    """(fullName, name) as allure-pytest writes them for a pytest node ID, e.g.
-    "suites/test_v.py::test_x[3]" -> ("suites.test_v#test_x", "test_x[3]")."""
-    path, *scopes = nodeid.split("::")
-    name = scopes[-1] if scopes else path
-    module = path[:-3] if path.endswith(".py") else path
-    dotted = ".".join([module.replace("/", "."), *scopes[:-1]])
-    return f"{dotted}#{name.split('[', 1)[0]}", name
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # a half-written or foreign file is not evidence; skip it
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _expectations(path: Path | None) -> dict[str, dict[str, str]]:
-    """clause -> its expectations entry (reason, link, test), for the KNOWN clauses' pages."""
+def _expectations(path: Path | None) -> dict[str, list[dict[str, str]]]:
+    """clause -> its expectations entries (reason, link, observable(s), test), for the KNOWN clauses' pages."""
     if path is None or not Path(path).is_file():
         return {}
     import tomllib
 
-    entries = tomllib.loads(Path(path).read_text(encoding="utf-8")).get("expected", [])
-    return {str(e.get("clause")): {k: str(v) for k, v in e.items()} for e in entries if isinstance(e, dict)}
+    found: dict[str, list[dict[str, str]]] = {}
+    for entry in tomllib.loads(Path(path).read_text(encoding="utf-8")).get("expected", []):
+        if isinstance(entry, dict):
+            found.setdefault(str(entry.get("clause")), []).append({k: str(v) for k, v in entry.items()})
+    return found
 
 
 def _test_results(results: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """allure-pytest's results by (fullName, name), this module's own clause results left out."""
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for path in sorted(results.glob("*-result.json")):
-        data = _read_json(path)
+        data = read_result(path)
         if data is None or str(data.get("fullName", "")).startswith(f"{CLAUSES_SUITE}."):
             continue
         found[(str(data.get("fullName", "")), str(data.get("name", "")))] = data
@@ -104,17 +65,17 @@ def _evidence_step(
     """One test's word on one clause: its verdict, the message lines about the clause and, with `attach`,
     copies of the attachments allure-pytest kept for the test (Allure shows an attachment file under one
     result only, so the clause result needs its own copy)."""
-    verdict = test.get("verdicts", {}).get(clause_id, "BLOCKED")
+    verdict = Verdict.parse(test.get("verdicts", {}).get(clause_id, Verdict.BLOCKED.value))
     message = _reason_lines(clause_id, verdict, str(test.get("message") or ""))
-    if verdict == "BLOCKED":
-        stopped = sorted(c for c, v in test.get("verdicts", {}).items() if v in ("FAIL", "KNOWN", "UNEXPECTED-PASS"))
+    if verdict is Verdict.BLOCKED:
+        stopped = sorted(c for c, v in test.get("verdicts", {}).items() if Verdict.parse(v) in _STOPS)
         message = "not reached: the test stopped at " + (", ".join(stopped) or "another failure") + " first"
     if message and test.get("replay"):
         message += f"\nreplay: {test['replay']}"
     finished = float(test.get("finished_at", 0))
     step: dict[str, Any] = {
-        "name": f"{verdict}  {test['nodeid']}",
-        "status": _STATUS.get(verdict, "unknown"),
+        "name": f"{verdict.value}  {test['nodeid']}",
+        "status": ALLURE_STATUS[verdict],
         "start": int((finished - float(test.get("duration", 0))) * 1000),
         "stop": int(finished * 1000),
         "attachments": [_copy_attachment(a, results) for a in (allure_result or {}).get("attachments", [])]
@@ -126,6 +87,11 @@ def _evidence_step(
     return step
 
 
+# The verdicts at which a test stops (its other clauses are then BLOCKED): a failing check, known or not, and a
+# pinned known failure that passed. NON-STRICT does not stop it.
+_STOPS = frozenset({Verdict.FAIL, Verdict.KNOWN, Verdict.UNEXPECTED_PASS})
+
+
 def _copy_attachment(attachment: dict[str, str], results: Path) -> dict[str, str]:
     source = results / attachment["source"]
     copy = f"{uuid.uuid4()}-attachment{source.suffix or '.txt'}"
@@ -134,11 +100,16 @@ def _copy_attachment(attachment: dict[str, str], results: Path) -> dict[str, str
     return {**attachment, "source": copy}
 
 
-def _reason_lines(clause_id: str, verdict: str, message: str, most: int = 5) -> str:
+def _reason_lines(clause_id: str, verdict: Verdict, message: str, most: int = 5) -> str:
     """The lines of a test's message that explain its verdict on one clause: the clause's violations, or
     for UNSUPPORTED and N/A the capability missing. Short, so that a step's attachments stay in view; the
     whole message is the "counterexample" attachment."""
-    marker = UNSUPPORTED_PREFIX if verdict in ("UNSUPPORTED", "N/A") else clause_id
+    if verdict is Verdict.UNSUPPORTED:
+        marker = UNSUPPORTED_PREFIX
+    elif verdict is Verdict.NOT_APPLICABLE:
+        marker = NOT_APPLICABLE_PREFIX
+    else:
+        marker = clause_id
     lines = [line for line in message.splitlines() if marker in line]
     if len(lines) > most:
         lines = [*lines[:most], f"... {len(lines) - most} more: see the counterexample attachment"]
@@ -147,24 +118,26 @@ def _reason_lines(clause_id: str, verdict: str, message: str, most: int = 5) -> 
 
 def _description(
     clause_id: str,
-    verdict: str,
+    verdict: Verdict,
     tests: list[dict[str, Any]],
     evidence: list[dict[str, Any]],
-    known: dict[str, str] | None,
+    known: list[dict[str, str]],
 ) -> str:
     """The clause page a person reads first (Markdown): what the clause says, the verdict and why, the
-    evidence (the expectation's reason, what was observed against what the model expects, where, and the
+    evidence (the expectations' reasons, what was observed against what the model expects, where, and the
     command that replays it) and which tests checked it; each test is a step below with its attachments."""
     clause = get_clause(clause_id)
     lines = [
-        f"**{verdict}**: {_MEANING.get(verdict, verdict)}.",
+        f"**{verdict.value}**: {MEANING[verdict]}.",
         "",
         f"*Clause*: {clause.summary}",
         "",
         f"*Rules*: {', '.join(clause.rules)} ({clause.kip}), level {clause.level.value}.",
     ]
-    if known is not None:
-        lines += ["", f"*Known failure*: {known.get('reason', '')}", "", f"*Upstream*: {known.get('link', '')}"]
+    for entry in known:
+        observables = entry.get("observable") or entry.get("observables")
+        what = f" ({observables})" if observables else ""
+        lines += ["", f"*Known failure*{what}: {entry.get('reason', '')}", "", f"*Upstream*: {entry.get('link', '')}"]
     for test in evidence[:3]:
         # Only a line that names the clause: another clause's violation quoted here would mislead.
         observed = _reason_lines(clause_id, verdict, str(test.get("message", "")), most=1).split("\n", 1)[0]
@@ -183,9 +156,9 @@ def _description(
     return "\n".join(lines)
 
 
-def _message(clause_id: str, verdict: str, evidence: list[dict[str, Any]]) -> str:
+def _message(clause_id: str, verdict: Verdict, evidence: list[dict[str, Any]]) -> str:
     """The first lines a reader sees: the verdict, and for a failure the first counterexample line."""
-    head = f"{verdict}: {_MEANING.get(verdict, verdict)}"
+    head = verdict_line(verdict, clause_id)
     for test in evidence:
         first = _reason_lines(clause_id, verdict, str(test.get("message", "")), most=1).split("\n", 1)[0]
         if first:
@@ -195,19 +168,20 @@ def _message(clause_id: str, verdict: str, evidence: list[dict[str, Any]]) -> st
 
 def clause_result(
     clause_id: str,
-    verdict: str,
+    verdict: Verdict,
     data: dict[str, Any],
     test_results: dict[tuple[str, str], dict[str, Any]],
     results: Path,
-    known: dict[str, str] | None = None,
+    known: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The Allure result of one clause (see the module doc); attachment copies go into `results`; `known`
-    is the clause's expectations entry when the verdict is KNOWN."""
+    is the clause's expectations entries when the verdict is KNOWN."""
     clause = get_clause(clause_id)
+    word = verdict.value
     tests: list[dict[str, Any]] = [t for t in data.get("tests", []) if clause_id in t.get("clauses", [])]
-    evidence = [t for t in tests if t.get("verdicts", {}).get(clause_id) == verdict and t.get("message")]
+    evidence = [t for t in tests if t.get("verdicts", {}).get(clause_id) == word and t.get("message")]
     # The tests that decided the verdict first, so the counterexample is the first step a reader opens.
-    ordered = sorted(tests, key=lambda t: t.get("verdicts", {}).get(clause_id) != verdict)
+    ordered = sorted(tests, key=lambda t: t.get("verdicts", {}).get(clause_id) != word)
     # Attachments only where the test's verdict on this clause is this clause's failure: a BLOCKED or
     # passing test's attachments are about other clauses.
     steps = [
@@ -216,7 +190,7 @@ def clause_result(
             clause_id,
             test_results.get(allure_key(t["nodeid"])),
             results,
-            attach=verdict in _WITH_EVIDENCE and t.get("verdicts", {}).get(clause_id) == verdict,
+            attach=verdict in _WITH_EVIDENCE and t.get("verdicts", {}).get(clause_id) == word,
         )
         for t in ordered
     ]
@@ -227,18 +201,16 @@ def clause_result(
         "historyId": f"clause:{clause_id}",
         "testCaseId": f"clause:{clause_id}",
         "fullName": f"{CLAUSES_SUITE}.{clause_id}",
-        "name": f"{verdict}  {clause_id}: {clause.summary}",
-        "status": _STATUS.get(verdict, "unknown"),
-        "description": _description(clause_id, verdict, tests, evidence, known),
+        "name": f"{word}  {clause_id}: {clause.summary}",
+        "status": ALLURE_STATUS[verdict],
+        "description": _description(clause_id, verdict, tests, evidence, known or []),
         "steps": steps,
         "labels": [
             {"name": "parentSuite", "value": CLAUSES_SUITE},
-            {"name": "verdict", "value": verdict_group(verdict)},
             {"name": "suite", "value": clause.area.value},
             {"name": "epic", "value": clause.kip},
             {"name": "story", "value": clause_id},
-            {"name": "severity", "value": _SEVERITY[clause.level]},
-            {"name": "tag", "value": verdict},
+            {"name": "severity", "value": SEVERITY[clause.level]},
             {"name": "target", "value": str(data.get("target"))},
             {"name": "profile", "value": str(data.get("profile"))},
         ],
@@ -247,24 +219,29 @@ def clause_result(
         "start": min(starts, default=0),
         "stop": max(stops, default=0),
     }
-    if known is not None and known.get("link", "").startswith(("http://", "https://")):
-        result["links"].append({"type": "issue", "name": "known failure upstream", "url": known["link"]})
-    if verdict != "PASS":  # a passed result shows its message as an error block: the description says it
+    for entry in known or []:
+        if entry.get("link", "").startswith(("http://", "https://")):
+            result["links"].append({"type": "issue", "name": "known failure upstream", "url": entry["link"]})
+    if verdict is not Verdict.PASS:  # a passed result shows its message as an error block: the description says it
         # No trace: Allure shows it as one more step, repeating the evidence steps above it in full.
         result["statusDetails"] = {"message": _message(clause_id, verdict, evidence)}
-    return result
+    return mark_verdict(result, verdict, clause_id if verdict in KNOWN_ISSUE_VERDICTS else None)
 
 
 def write_clause_results(verdicts_json: Path, results: Path, expectations: Path | None = None) -> int:
-    """One Allure result per clause of `verdicts_json`; returns how many were written. With the run's
-    `expectations` file a KNOWN clause's page shows the entry's reason and link."""
+    """One Allure result per clause of `verdicts_json`; returns how many were written. First puts each test's
+    verdict on allure-pytest's result for it (reports.allure.mark_test_results: a KNOWN test is a failure marked
+    as a known issue, not an xfail's "skipped"). With the run's `expectations` file a KNOWN clause's page shows
+    its entries' reasons and links."""
     data = json.loads(verdicts_json.read_text(encoding="utf-8"))
     expected = _expectations(expectations)
     results.mkdir(parents=True, exist_ok=True)
+    mark_test_results(results, data)
     test_results = _test_results(results)
     written = 0
-    for clause_id, verdict in data.get("clauses", {}).items():
-        known = expected.get(clause_id) if verdict == "KNOWN" else None
+    for clause_id, word in data.get("clauses", {}).items():
+        verdict = Verdict.parse(word)
+        known = expected.get(clause_id) if verdict is Verdict.KNOWN else None
         result = clause_result(clause_id, verdict, data, test_results, results, known)
         (results / f"{result['uuid']}-result.json").write_text(json.dumps(result), encoding="utf-8")
         written += 1

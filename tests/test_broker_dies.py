@@ -189,6 +189,7 @@ def _gone(pid: int) -> bool:
     return state == "Z"
 
 
+@pytest.mark.e2e
 def test_a_managed_broker_killed_mid_run_fails_the_rest_at_once_naming_its_exit_and_log(
     pytester: pytest.Pytester,
 ) -> None:
@@ -205,6 +206,7 @@ def test_a_managed_broker_killed_mid_run_fails_the_rest_at_once_naming_its_exit_
     assert _gone(_pid_in(lost[0]))
 
 
+@pytest.mark.e2e
 def test_a_broker_the_suite_did_not_start_that_stops_answering_is_named_by_address(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -233,6 +235,7 @@ def _tansu_pid_serving(port: int) -> int | None:
     return None
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="finds the broker's pid through /proc")
 def test_the_cli_run_killed_from_outside_ends_non_zero_with_its_report(tmp_path: Path) -> None:
     """`kafka-conformance run` over real suites; SIGKILL to Tansu once the first test has a result."""

@@ -47,6 +47,7 @@ def test_bad_campaigns_are_one_line_errors(
         task_table(targets, machines, profiles, seeds, budget, suites=SUITES)
 
 
+@pytest.mark.e2e
 def test_one_task_gives_a_row_per_clause_with_the_counterexample_of_a_failure() -> None:
     task = CampaignTask("mutant:lookup-last-match", "list_offsets", "kafka-4.0", 3, 120)
     rows = run_task(task, "test", str(SUITES), {})
@@ -61,6 +62,7 @@ def test_one_task_gives_a_row_per_clause_with_the_counterexample_of_a_failure() 
     assert 0 < failed["examples"] <= failed["task_examples"]
 
 
+@pytest.mark.e2e
 def test_a_task_past_its_budget_is_a_timeout_row_not_a_lost_campaign() -> None:
     task = CampaignTask("model", "all", "kafka-4.0", 1, 1.0)
     rows = run_task(task, "test", str(SUITES), {})
@@ -72,6 +74,7 @@ def test_a_task_past_its_budget_is_a_timeout_row_not_a_lost_campaign() -> None:
         assert rows[0]["verdict"] == "TIMEOUT"
 
 
+@pytest.mark.e2e
 def test_a_small_campaign_on_spark_writes_rows_and_the_matrix_and_resumes(tmp_path: Path) -> None:
     pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
     pytest.importorskip("pyarrow")
@@ -98,6 +101,7 @@ def test_a_small_campaign_on_spark_writes_rows_and_the_matrix_and_resumes(tmp_pa
     assert json.loads((out / "campaign.json").read_text())["campaign_id"] == plan["campaign_id"]
 
 
+@pytest.mark.e2e
 def test_a_campaign_stopped_midway_keeps_its_rows_and_resume_completes_it(tmp_path: Path) -> None:
     pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
     import signal

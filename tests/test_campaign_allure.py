@@ -1,6 +1,7 @@
 """Allure results for a Spark campaign (reports.campaign_allure): rows written by the engine's own
-`write_rows` for fake tasks become one result per clause x task in the clause results' conventions, a
-timed-out task one broken result with its output, an unknown clause an "unknown" result; no Spark needed."""
+`write_rows` for fake tasks become one result per clause x task in the clause results' conventions (a KNOWN
+row a failure marked as a known issue), a timed-out task one broken result with its output, an unknown clause an
+"unknown" result; no Spark needed."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ pytest.importorskip("pyarrow", reason="the campaign extra: pip install 'kafka-ti
 from conformance.campaign.engine import rows_dir, write_rows
 from conformance.campaign.tasks import CampaignTask
 from conformance.campaign.worker import ROW_FIELDS
-from reports.allure import ALLURE_VERSION, DEFAULT_CACHE, ReportError, allure_executable, build_html
+from conformance.verdicts import MEANING, Verdict
+from reports.allure import ALLURE_VERSION, DEFAULT_CACHE, QUALITY_GATE_FILE, ReportError, allure_executable, build_html
 from reports.campaign_allure import write_campaign_results
+from reports.known_issues import KNOWN_ISSUE_LABEL, verdict_line
 
 SEED_1 = CampaignTask("tansu", "list_offsets", "kafka-4.0", 1, 60)
 SEED_2 = CampaignTask("tansu", "list_offsets", "kafka-4.0", 2, 60)
@@ -96,7 +99,8 @@ def test_one_result_per_row_with_the_status_of_its_verdict(campaign_out: Path, t
     assert statuses == {
         "PASS  LO.earliest-is-log-start  [tansu, kafka-4.0, list_offsets, seed 1]": "passed",
         "FAIL  LO.first-ge-target  [tansu, kafka-4.0, list_offsets, seed 1]": "failed",
-        "KNOWN  LO.record-own-timestamp  [tansu, kafka-4.0, list_offsets, seed 1]": "skipped",
+        # A known failure is a failure (marked as a known issue), not "skipped".
+        "KNOWN  LO.record-own-timestamp  [tansu, kafka-4.0, list_offsets, seed 1]": "failed",
         "UNSUPPORTED  LO.max-timestamp-first-record  [tansu, kafka-4.0, list_offsets, seed 1]": "skipped",
         "FAIL  LO.removed-since-the-run  [tansu, kafka-4.0, list_offsets, seed 1]": "unknown",
         "PASS  LO.earliest-is-log-start  [tansu, kafka-4.0, list_offsets, seed 2]": "passed",
@@ -111,7 +115,7 @@ def test_a_clause_result_carries_the_report_labels_and_the_kip(campaign_out: Pat
     failed = _results(results)["FAIL  LO.first-ge-target  [tansu, kafka-4.0, list_offsets, seed 1]"]
     assert _labels(failed) == {
         "parentSuite": "tansu", "suite": "kafka-4.0", "subSuite": "list_offsets", "story": "LO.first-ge-target",
-        "epic": "KIP-79", "feature": "list-offsets", "severity": "critical", "tag": "FAIL", "verdict": "1 FAIL",
+        "epic": "KIP-79", "feature": "list-offsets", "severity": "critical", "tag": "FAIL", "verdict": "01 FAIL",
         "target": "tansu", "profile": "kafka-4.0", "campaign": "c0ffee01",
     }  # fmt: skip
     assert failed["fullName"] == "campaign.tansu.kafka-4.0.list_offsets.LO.first-ge-target.seed1"
@@ -119,7 +123,7 @@ def test_a_clause_result_carries_the_report_labels_and_the_kip(campaign_out: Pat
     assert {p["name"]: p["value"] for p in failed["parameters"]} == {"seed": "1", "examples": "150", "tests": "2"}
     assert (failed["start"], failed["stop"]) == (int((FINISHED_AT - 12.5) * 1000), int(FINISHED_AT * 1000))
     assert failed["statusDetails"]["message"].splitlines() == [
-        "FAIL: the implementation departs from the reference model (counterexample below)",
+        f"FAIL: {MEANING[Verdict.FAIL]}",
         "LO.first-ge-target (MUST, LO-2): offset: observed 0, the reference model expects 2.",
     ]
     assert "smallest offset whose record timestamp is >= target" in failed["description"]
@@ -144,7 +148,18 @@ def test_failures_attach_the_counterexample_and_the_replay(campaign_out: Path, t
     assert _attachment(results, failed, "counterexample") == COUNTEREXAMPLE
     unsupported = pages["UNSUPPORTED  LO.max-timestamp-first-record  [tansu, kafka-4.0, list_offsets, seed 1]"]
     assert unsupported["attachments"] == []
-    assert unsupported["statusDetails"]["message"].startswith("UNSUPPORTED: not checked on this target")
+    assert unsupported["statusDetails"]["message"].startswith(f"UNSUPPORTED: {MEANING[Verdict.UNSUPPORTED]}")
+
+
+def test_a_known_row_is_a_failure_marked_as_a_known_issue_of_its_clause(campaign_out: Path, tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    write_campaign_results(rows_dir(campaign_out), results, campaign_id="c0ffee01")
+    known = _results(results)["KNOWN  LO.record-own-timestamp  [tansu, kafka-4.0, list_offsets, seed 1]"]
+    assert (known["status"], known["statusDetails"]["known"]) == ("failed", True)
+    assert known["statusDetails"]["message"].splitlines()[0] == verdict_line(Verdict.KNOWN, "LO.record-own-timestamp")
+    assert _labels(known)[KNOWN_ISSUE_LABEL] == "LO.record-own-timestamp"
+    failed = _results(results)["FAIL  LO.first-ge-target  [tansu, kafka-4.0, list_offsets, seed 1]"]
+    assert KNOWN_ISSUE_LABEL not in _labels(failed) and "known" not in failed["statusDetails"]
 
 
 def test_a_timed_out_task_is_broken_with_its_command_and_output(campaign_out: Path, tmp_path: Path) -> None:
@@ -223,3 +238,7 @@ def test_allure_builds_a_report_of_the_campaign(
     write_campaign_results(rows_dir(campaign_out), results, campaign_id="c0ffee01")
     index = build_html(results, tmp_path / "report", name="campaign c0ffee01")
     assert index.is_file() and index.stat().st_size > 0
+    # The campaign has new failures (FAIL, TIMEOUT): the quality gate fails; its KNOWN row is a known issue.
+    assert (tmp_path / "report" / QUALITY_GATE_FILE).read_text().startswith("failed\n")
+    known = json.loads((tmp_path / "report" / "known-issues.json").read_text())
+    assert [issue["id"] for issue in known["resolutionIssues"]] == ["LO.record-own-timestamp"]

@@ -1,17 +1,48 @@
-"""The report (reports.clauses, reports.allure): one Allure result per clause whose description tells a
-reader the verdict, the clause, the known failure's reason and the evidence, with the tests' attachments
-on the clause's own page; the config that groups clauses by verdict; the environment block."""
+"""The report (reports.clauses, reports.known_issues, reports.allure): one Allure result per clause whose
+description tells a reader the verdict, the clause, the known failure's reason and the evidence, with the tests'
+attachments on the clause's own page; each test's verdict on allure-pytest's result (a KNOWN test is a failure
+marked as a known issue, not an xfail's "skipped"); the known-issue rules and the quality gate (new failures only);
+the config that groups results by verdict; the environment block."""
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from reports.allure import allure_config, build_html, target_logs, write_environment
-from reports.clauses import allure_key, verdict_group, write_clause_results
+from conformance.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
+from reports.allure import (
+    ALLURE_VERSION,
+    CATEGORIES,
+    DEFAULT_CACHE,
+    QUALITY_GATE_FILE,
+    ReportError,
+    allure_config,
+    allure_executable,
+    build_html,
+    quality_gate,
+    target_logs,
+    write_environment,
+)
+from reports.clauses import write_clause_results
+from reports.known_issues import (
+    KNOWN_ISSUE_LABEL,
+    KNOWN_ISSUE_VERDICTS,
+    TARGET_LOST_GLOBALS,
+    TARGET_LOST_LABEL,
+    allure_key,
+    config_module,
+    known_issue_rules,
+    mark_test_results,
+    verdict_group,
+    verdict_line,
+    verdict_of_test,
+)
 
 
 def test_a_known_clause_page_shows_the_reason_the_observation_and_the_replay(tmp_path: Path) -> None:
@@ -33,18 +64,42 @@ def test_a_known_clause_page_shows_the_reason_the_observation_and_the_replay(tmp
     expectations = tmp_path / "known.toml"
     expectations.write_text('[[expected]]\nclause = "LO.first-ge-target"\nreason = "answers offset 0"\nlink = "none"\n')
     assert write_clause_results(verdicts, tmp_path / "results", expectations) == 2
-    pages = {p["labels"][4]["value"]: p for p in map(json.loads, map(Path.read_text,
-                                                                      (tmp_path / "results").glob("*.json")))}
+    pages = _clause_pages(tmp_path / "results")
     known = pages["LO.first-ge-target"]
     assert known["name"].startswith("KNOWN  LO.first-ge-target: ")
-    assert known["status"] == "skipped"
+    # A failure marked as a known issue of its clause, not "skipped": the first page counts it as a failure.
+    assert known["status"] == "failed" and known["statusDetails"]["known"] is True  # type: ignore[index]
+    assert _labels(known)[KNOWN_ISSUE_LABEL] == "LO.first-ge-target"
+    assert str(known["statusDetails"]["message"]).startswith(  # type: ignore[index]
+        verdict_line(Verdict.KNOWN, "LO.first-ge-target")
+    )
     assert "*Known failure*: answers offset 0" in known["description"]
     assert "observed 0, the reference model expects 2" in known["description"]
     replay = "pytest suites/test_list_offsets.py::test_timestamp_lookup --target tansu"
     assert f"*Replay*: `{replay}`" in known["description"]
     unsupported = pages["LO.record-own-timestamp"]
-    assert "without any check of it running" in unsupported["description"]
+    assert unsupported["status"] == "skipped"
+    assert MEANING[Verdict.UNSUPPORTED] in str(unsupported["description"])
     assert "Known failure" not in unsupported["description"]
+
+
+def test_every_entry_of_a_known_clause_is_on_its_page(tmp_path: Path) -> None:
+    """Expectations name an observable each: a clause with two departures has two entries, both shown."""
+    verdicts, results = _run_dir(tmp_path, {"LO.latest-is-high-watermark": "KNOWN"}, "")
+    expectations = tmp_path / "known.toml"
+    expectations.write_text(
+        '[[expected]]\nclause = "LO.latest-is-high-watermark"\nobservable = "list-offsets.leader-epoch"\n'
+        'reason = "epoch -1"\nlink = "https://example.org/issues/1"\n'
+        '[[expected]]\nclause = "LO.latest-is-high-watermark"\nobservable = "list-offsets.timestamp"\n'
+        'reason = "a clock reading"\nlink = "none: not reported upstream yet"\n'
+    )
+    write_clause_results(verdicts, results, expectations)
+    page = _clause_pages(results)["LO.latest-is-high-watermark"]
+    assert "*Known failure* (list-offsets.leader-epoch): epoch -1" in str(page["description"])
+    assert "*Known failure* (list-offsets.timestamp): a clock reading" in str(page["description"])
+    assert [link["url"] for link in page["links"] if link["type"] == "issue"] == [  # type: ignore[attr-defined]
+        "https://example.org/issues/1"
+    ]
 
 
 # --- clause results carry their evidence (reports.clauses) -------------------------------------------
@@ -62,7 +117,7 @@ def _run_dir(tmp_path: Path, verdicts: dict[str, str], message: str) -> tuple[Pa
     (results / "l1-attachment.txt").write_text("tansu broker 0.6.0\n")
     (results / "t1-result.json").write_text(json.dumps({
         "uuid": "t1", "name": "test_timestamp_lookup", "fullName": "suites.test_list_offsets#test_timestamp_lookup",
-        "status": "failed", "labels": [{"name": "parentSuite", "value": "suites"}],
+        "status": "failed", "testCaseId": "tc-lookup", "labels": [{"name": "parentSuite", "value": "suites"}],
         "attachments": [
             {"name": "counterexample", "source": "c1-attachment.txt", "type": "text/plain"},
             {"name": "last requests and responses (wire)", "source": "w1-attachment.txt", "type": "text/plain"},
@@ -102,7 +157,8 @@ def test_a_failed_clause_holds_its_own_copies_of_the_tests_attachments(tmp_path:
     pages = _clause_pages(results)
     fail = pages["LO.not-found-minus-one"]
     assert fail["status"] == "failed"
-    assert _labels(fail)["verdict"] == "1 FAIL"
+    assert _labels(fail)["verdict"] == "01 FAIL"
+    assert "known" not in fail["statusDetails"]  # type: ignore[operator]
     assert "observed 0, the reference model expects -1" in str(fail["statusDetails"])  # first lines a reader sees
     (step,) = fail["steps"]  # type: ignore[misc]
     assert step["name"] == f"FAIL  {_TEST}"
@@ -120,7 +176,7 @@ def test_a_failed_clause_holds_its_own_copies_of_the_tests_attachments(tmp_path:
         }[attachment["name"]]).read_text()
     assert "Global Attachments" in str(fail["description"])
     blocked = pages["LO.record-own-timestamp"]
-    assert blocked["status"] == "unknown"
+    assert blocked["status"] == ALLURE_STATUS[Verdict.BLOCKED] == "broken"
     (step,) = blocked["steps"]  # type: ignore[misc]
     assert step["attachments"] == []  # the test's attachments are about the clause that failed
     assert step["statusDetails"]["message"].startswith("not reached: the test stopped at LO.not-found-minus-one")
@@ -136,7 +192,7 @@ def test_an_unsupported_clause_names_the_missing_capability_and_a_pass_shows_no_
     pages = _clause_pages(results)
     unsupported = pages["IDX.retention-prefix-rule"]
     assert unsupported["status"] == "skipped"
-    assert _labels(unsupported)["verdict"] == "6 UNSUPPORTED"
+    assert _labels(unsupported)["verdict"] == "08 UNSUPPORTED"
     assert "UNSUPPORTED: retention, clock-control" in str(unsupported["statusDetails"])
     assert unsupported["steps"][0]["attachments"] == []  # type: ignore[index]
     passed = pages["VAL.createtime-response-minus-one"]
@@ -166,8 +222,10 @@ def test_allure_key_matches_allure_pytest_names(nodeid: str, key: tuple[str, str
 
 
 def test_verdict_groups_sort_in_triage_order() -> None:
+    # The report sorts groups by name, as text: "10 PASS" must not come before "2 ...".
     groups = sorted(verdict_group(v) for v in ("PASS", "KNOWN", "FAIL", "N/A", "BLOCKED", "UNEXPECTED-PASS"))
     assert [g.split(" ", 1)[1] for g in groups] == ["FAIL", "UNEXPECTED-PASS", "BLOCKED", "KNOWN", "N/A", "PASS"]
+    assert sorted(verdict_group(v) for v in Verdict) == [verdict_group(v) for v in TRIAGE_ORDER]
 
 
 # --- the report's config and environment (reports.allure) --------------------------------------------
@@ -200,15 +258,20 @@ def test_the_config_groups_clauses_by_verdict_and_puts_the_target_log_on_the_fir
 def test_build_html_runs_allure_generate_with_the_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A stand-in `allure` records its arguments and the config it was given, and writes index.html."""
     _, results = _run_dir(tmp_path, {"LO.not-found-minus-one": "FAIL"}, "")
-    seen = tmp_path / "seen.json"
+    seen, gate_env = tmp_path / "seen.json", tmp_path / "gate-node-options.txt"
     fake = tmp_path / "allure"
     fake.write_text(
         f"#!{sys.executable}\n"
-        "import json, sys, pathlib\n"
+        "import json, os, sys, pathlib\n"
         "args = sys.argv[1:]\n"
-        "config = json.loads(pathlib.Path(args[args.index('--config') + 1]).read_text())\n"
+        "module = pathlib.Path(args[args.index('--config') + 1]).read_text()\n"
+        "config = json.loads(module.split('const config = ', 1)[1].split(';\\n', 1)[0])\n"
+        "if args[0] == 'quality-gate':\n"
+        f"    pathlib.Path({str(gate_env)!r}).write_text(os.environ.get('NODE_OPTIONS', ''))\n"
+        "    print('The number of failed tests 1 exceeds the allowed threshold value 0'); sys.exit(1)\n"
         "logs = [pathlib.Path(p).read_text() for p in config['globalAttachments']]\n"
-        f"pathlib.Path({str(seen)!r}).write_text(json.dumps({{'args': args, 'config': config, 'logs': logs}}))\n"
+        f"pathlib.Path({str(seen)!r}).write_text(json.dumps({{'args': args, 'config': config, 'logs': logs,\n"
+        "    'gate': 'qualityGate' in module}))\n"
         "out = pathlib.Path(args[args.index('--output') + 1]); out.mkdir(parents=True, exist_ok=True)\n"
         "(out / 'index.html').write_text('<html></html>')\n"
     )
@@ -221,5 +284,230 @@ def test_build_html_runs_allure_generate_with_the_config(tmp_path: Path, monkeyp
     recorded = json.loads(seen.read_text())
     assert recorded["args"][0] == "generate" and recorded["args"][-1] == str(results)
     assert recorded["config"]["name"] == "Kafka timestamp conformance: tansu"
-    assert recorded["logs"] == ["tansu broker 0.6.0\n"]
-    assert [Path(p).name for p in recorded["config"]["globalAttachments"]] == ["tansu-log.txt"]
+    assert recorded["gate"], "the config module sets the quality gate"
+    assert "--import=file:" in gate_env.read_text()  # the quality gate's Node 20 shim
+    # The quality gate's outcome first, then the target's log, on the report's first page.
+    assert recorded["logs"][0].startswith("failed\nThe number of failed tests 1")
+    assert recorded["logs"][1:] == ["tansu broker 0.6.0\n"]
+    assert [Path(p).name for p in recorded["config"]["globalAttachments"]] == [QUALITY_GATE_FILE, "tansu-log.txt"]
+    assert (tmp_path / "report" / QUALITY_GATE_FILE).read_text().startswith("failed\n")
+
+
+# --- each test's verdict on allure-pytest's result (reports.allure.mark_test_results) -----------------
+
+
+def _pytest_result(results: Path, uuid: str, nodeid: str, status: str, message: str = "") -> Path:
+    """A result as allure-pytest writes it (a parametrized test's cases share one testCaseId)."""
+    full_name, name = allure_key(nodeid)
+    result: dict[str, Any] = {
+        "uuid": uuid, "name": name, "fullName": full_name, "status": status, "testCaseId": f"tc-{full_name}",
+        "labels": [{"name": "parentSuite", "value": "suites"}, {"name": "tag", "value": "LO-2"}],
+    }  # fmt: skip
+    if message:
+        result["statusDetails"] = {"message": message, "trace": "..."}
+    path = results / f"{uuid}-result.json"
+    path.write_text(json.dumps(result))
+    return path
+
+
+def _test(nodeid: str, verdicts: dict[str, str], message: str = "") -> dict[str, Any]:
+    return {"nodeid": nodeid, "clauses": list(verdicts), "verdicts": verdicts, "message": message}
+
+
+_KNOWN_VIOLATION = "LO.first-ge-target (MUST, LO-2): offset: observed 0, the reference model expects 2."
+
+
+@pytest.fixture
+def marked(tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """allure-pytest's results of one run, after mark_test_results: by result name."""
+    results = tmp_path / "results"
+    results.mkdir()
+    lookup = "suites/test_list_offsets.py::test_timestamp_lookup"
+    _pytest_result(results, "k", lookup, "skipped", "XFAIL known failure")
+    _pytest_result(results, "s", "suites/test_validation.py::test_producer_set_lat_flag", "passed")
+    _pytest_result(results, "f0", "suites/test_v.py::test_after[0]", "failed", "ClauseViolation: VAL.range (MUST)")
+    _pytest_result(results, "f1", "suites/test_v.py::test_after[1]", "skipped", "XFAIL")
+    _pytest_result(results, "u", "suites/test_v.py::test_bounds", "skipped", "Skipped: UNSUPPORTED: clock-control")
+    _pytest_result(results, "b", "suites/test_v.py::test_lost", "failed", "TARGET LOST")
+    _pytest_result(results, "p", "suites/test_v.py::test_ok", "passed")
+    data = {"tests": [
+        _test(lookup, {"LO.not-found-minus-one": "BLOCKED", "LO.first-ge-target": "KNOWN"},
+              f"Falsifying example: ...\n{_KNOWN_VIOLATION}\nreplay: ..."),
+        _test("suites/test_validation.py::test_producer_set_lat_flag",
+              {"VAL.lat-flag-error-text": "NON-STRICT", "VAL.lat-flag-accepted-on-createtime": "PASS"}),
+        _test("suites/test_v.py::test_after[0]", {"VAL.range-before-after": "FAIL"}, "VAL.range-before-after: x"),
+        _test("suites/test_v.py::test_after[1]", {"VAL.range-before-after": "KNOWN"}, "VAL.range-before-after: y"),
+        _test("suites/test_v.py::test_bounds", {"VAL.range-before-after": "UNSUPPORTED"}),
+        _test("suites/test_v.py::test_lost", {"VAL.range-before-after": "BLOCKED"}, "TARGET LOST"),
+        _test("suites/test_v.py::test_ok", {"VAL.range-before-after": "PASS"}),
+    ]}  # fmt: skip
+    assert mark_test_results(results, data) == 7
+    assert mark_test_results(results, data) == 7  # idempotent: a second report build changes nothing more
+    return {r["name"]: r for r in map(json.loads, map(Path.read_text, results.glob("*-result.json")))}
+
+
+def test_a_known_test_is_a_failure_marked_as_a_known_issue_not_an_xfail_skip(marked: dict[str, Any]) -> None:
+    known = marked["test_timestamp_lookup"]
+    assert known["status"] == "failed"
+    assert known["statusDetails"]["known"] is True
+    # The verdict first (naming the clause it is a known issue of), then the clause's violation, once.
+    assert known["statusDetails"]["message"].splitlines() == [
+        verdict_line(Verdict.KNOWN, "LO.first-ge-target"),
+        _KNOWN_VIOLATION,
+    ]
+    labels = _labels(known)
+    assert (labels["verdict"], labels[KNOWN_ISSUE_LABEL]) == (verdict_group(Verdict.KNOWN), "LO.first-ge-target")
+    assert {(x["name"], x["value"]) for x in known["labels"]} >= {("tag", "LO-2"), ("tag", "KNOWN")}
+
+
+def test_a_non_strict_test_that_pytest_passed_is_a_known_failure_too(marked: dict[str, Any]) -> None:
+    non_strict = marked["test_producer_set_lat_flag"]
+    assert (non_strict["status"], non_strict["statusDetails"]["known"]) == ("failed", True)
+    assert non_strict["statusDetails"]["message"] == verdict_line(Verdict.NON_STRICT, "VAL.lat-flag-error-text")
+
+
+def test_new_failures_and_the_other_verdicts_keep_pytests_status(marked: dict[str, Any]) -> None:
+    new = marked["test_after[0]"]
+    assert new["status"] == "failed" and "known" not in new["statusDetails"]
+    assert _labels(new)["verdict"] == verdict_group(Verdict.FAIL) and KNOWN_ISSUE_LABEL not in _labels(new)
+    assert marked["test_after[1]"]["status"] == "failed"  # the KNOWN case of the same parametrized test
+    assert (marked["test_bounds"]["status"], _labels(marked["test_bounds"])["verdict"]) == (
+        "skipped",
+        verdict_group(Verdict.UNSUPPORTED),
+    )
+    assert marked["test_lost"]["status"] == "broken"  # BLOCKED: not decided
+    assert marked["test_ok"]["status"] == "passed" and "statusDetails" not in marked["test_ok"]
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "shown"),
+    [
+        ({Verdict.KNOWN, Verdict.FAIL}, Verdict.FAIL),  # something new is never hidden behind a known failure
+        ({Verdict.KNOWN, Verdict.UNEXPECTED_PASS}, Verdict.UNEXPECTED_PASS),
+        ({Verdict.KNOWN, Verdict.BLOCKED, Verdict.PASS}, Verdict.KNOWN),  # what it blocked came after it
+        ({Verdict.NON_STRICT, Verdict.PASS}, Verdict.NON_STRICT),
+        ({Verdict.UNSUPPORTED, Verdict.PASS}, Verdict.UNSUPPORTED),
+        ({Verdict.NOT_APPLICABLE, Verdict.PASS}, Verdict.NOT_APPLICABLE),
+        (set(), None),
+    ],
+)
+def test_a_tests_verdict_is_its_most_urgent_clause_verdict(verdicts: set[Verdict], shown: Verdict | None) -> None:
+    assert verdict_of_test(verdicts) is shown
+
+
+# --- known issues and the quality gate (reports.allure) -------------------------------------------------
+
+
+def test_the_known_issue_rules_match_the_known_case_and_not_a_new_failure_of_the_same_test(
+    marked: dict[str, Any], tmp_path: Path
+) -> None:
+    resolutions = known_issue_rules(tmp_path / "results", tmp_path / "known-issues.json")
+    assert resolutions["knownIssuesPath"] == str(tmp_path / "known-issues.json")
+    rules = {rule["issue"]["id"]: rule for rule in resolutions["rules"]}
+    assert set(rules) == {"LO.first-ge-target", "VAL.lat-flag-error-text", "VAL.range-before-after"}
+    rule = rules["VAL.range-before-after"]
+    assert rule["resolution"] == "issue" and rule["testCaseId"] == ["tc-suites.test_v#test_after"]
+    assert rule["comment"] == MEANING[Verdict.KNOWN]
+    # Allure checks the rule by test case ID (shared by test_after[0] and [1]) and by the message (JavaScript
+    # RegExp; this one is the same in Python's re).
+    assert re.search(rule["messageRegexp"], marked["test_after[1]"]["statusDetails"]["message"])
+    assert not re.search(rule["messageRegexp"], marked["test_after[0]"]["statusDetails"]["message"])
+    # Every issue type has its tracker URL template (Allure refuses the config otherwise).
+    for issue in resolutions["rules"]:
+        template = resolutions["links"][issue["issue"]["type"]]["urlTemplate"]
+        assert template.startswith("https://") and template.count("%s") == 1
+
+
+def test_a_known_failures_message_is_not_taken_for_a_violation_by_the_categories(marked: dict[str, Any]) -> None:
+    (fail,) = [c for c in CATEGORIES if c["name"].startswith(f"{Verdict.FAIL.value}: ")]
+    by_message = [m["message"] for m in fail["matchers"] if "message" in m]
+    assert by_message, "a failed result without a verdict label is classified by its message"
+    assert re.search(by_message[0], "ClauseViolation: LO.first-ge-target (MUST, LO-2): observed 0")
+    assert not re.search(by_message[0], marked["test_timestamp_lookup"]["statusDetails"]["message"])
+
+
+def test_the_quality_gate_counts_new_failures_only() -> None:
+    module = config_module(allure_config("r", Path("/out")))
+    not_new = json.loads(module.split("const notNew = new Set(", 1)[1].split(");", 1)[0])
+    failing = {v.value for v, status in ALLURE_STATUS.items() if status in ("failed", "broken")}
+    assert set(not_new) == failing - {v.value for v in FAILS_RUN} == {"KNOWN", "NON-STRICT", "BLOCKED"}
+    assert {v.value for v in KNOWN_ISSUE_VERDICTS} == {"KNOWN", "NON-STRICT"}
+    assert "maxFailures: 0" in module and module.rstrip().endswith("export default config;")
+
+
+def _cached_allure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only an allure already installed (KTS_ALLURE or the cache): with npm hidden, allure_executable cannot
+    reach the registry, so a test never downloads anything."""
+    monkeypatch.setattr(shutil, "which", lambda name, *args, **kwargs: None)
+    try:
+        allure_executable()
+    except ReportError:
+        cached = DEFAULT_CACHE / f"allure-{ALLURE_VERSION}"
+        pytest.skip(f"no allure without the network: neither KTS_ALLURE nor {cached} holds one")
+
+
+def test_a_lost_target_is_a_global_error_and_counts_for_the_gate(tmp_path: Path) -> None:
+    verdicts, results = _run_dir(tmp_path, {"LO.not-found-minus-one": "BLOCKED"}, "TARGET LOST: tansu exited")
+    data = json.loads(verdicts.read_text())
+    data["target_lost"] = ["tansu (pid 7, 127.0.0.1:9092) exited with signal 9"]
+    data["tests"][0]["target_lost"] = "tansu (pid 7, 127.0.0.1:9092) exited with signal 9\nlog tail ..."
+    verdicts.write_text(json.dumps(data))
+    write_clause_results(verdicts, results)
+    test = json.loads((results / "t1-result.json").read_text())
+    assert test["status"] == "broken"
+    assert _labels(test)[TARGET_LOST_LABEL] == "tansu (pid 7, 127.0.0.1:9092) exited with signal 9"
+    errors = json.loads((results / TARGET_LOST_GLOBALS).read_text())["errors"]
+    assert errors == [{"message": "TARGET LOST: tansu (pid 7, 127.0.0.1:9092) exited with signal 9"}]
+    assert f'label(tr, "{TARGET_LOST_LABEL}") !== undefined' in config_module(allure_config("r", Path("/out")))
+
+
+def _run_of(tmp_path: Path, case: str) -> Path:
+    """The results directory of a run with a KNOWN clause and, per `case`, a new failure or a target lost."""
+    other = {"known only": "PASS", "a new failure": "FAIL", "target lost": "BLOCKED"}[case]
+    verdicts, results = _run_dir(tmp_path, {"LO.first-ge-target": "KNOWN", "LO.not-found-minus-one": other},
+                                 _KNOWN_VIOLATION)  # fmt: skip
+    if case == "target lost":
+        data = json.loads(verdicts.read_text())
+        data["target_lost"] = ["tansu exited with signal 9"]
+        data["tests"][0]["target_lost"] = "tansu exited with signal 9"
+        verdicts.write_text(json.dumps(data))
+    write_clause_results(verdicts, results)
+    return results
+
+
+def test_allure_shows_known_failures_as_known_issues_and_its_gate_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real Allure 3 over a run with a known failure only: the clause's result and the test's are in the
+    known-issues file Allure writes, and the quality gate passes."""
+    _cached_allure(monkeypatch)
+    results = _run_of(tmp_path, "known only")
+    assert build_html(results, tmp_path / "report", name="r").is_file()
+    assert (tmp_path / "report" / QUALITY_GATE_FILE).read_text().startswith("passed\n")
+    known = json.loads((tmp_path / "report" / "known-issues.json").read_text())
+    issues = {issue["id"]: issue for issue in known["resolutionIssues"]}
+    assert set(issues) == {"LO.first-ge-target"}
+    names = sorted(r["name"] for r in issues["LO.first-ge-target"]["testResults"].values())
+    assert names == ["KNOWN  LO.first-ge-target: " + _summary("LO.first-ge-target"), "test_timestamp_lookup"]
+
+
+@pytest.mark.parametrize("case", ["a new failure", "target lost"])
+def test_allures_quality_gate_fails_on_a_new_failure_or_a_lost_target(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Allure's own quality gate with the report's config, beside a known failure that it does not count."""
+    _cached_allure(monkeypatch)
+    results = _run_of(tmp_path, case)
+    config = tmp_path / "allurerc.mjs"
+    rules = known_issue_rules(results, tmp_path / "known-issues.json")
+    config.write_text(config_module(allure_config("r", tmp_path / "report", [], rules)))
+    passed, words = quality_gate(config, results)
+    # One new failed result: the test's (FAIL; or the test the target was lost in), and for a FAIL its clause's.
+    expected = 2 if case == "a new failure" else 1
+    assert not passed and f"failed tests {expected} exceeds the allowed threshold value 0" in words, words
+
+
+def _summary(clause_id: str) -> str:
+    from models.clauses import get_clause
+
+    return get_clause(clause_id).summary

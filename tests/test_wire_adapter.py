@@ -60,6 +60,7 @@ def test_bad_target_choices_are_one_line_errors() -> None:
         check_target("kafak", "kafka-4.0")
 
 
+@pytest.mark.e2e
 def test_an_unreachable_broker_is_a_usage_error_naming_the_fix_within_the_timeout() -> None:
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
