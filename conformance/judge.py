@@ -55,9 +55,11 @@ def judge(evidence: Evidence, entries: tuple[Expectation, ...]) -> Judgement:
     """The verdicts of one test (see the module doc)."""
     ev = evidence
     if ev.skipped is not None:
+        # A clause the profile does not have is N/A whatever stopped the test (catalogue data, never a
+        # missing capability); the others are what the skip says.
         verdict = Verdict.NOT_APPLICABLE if ev.skipped.startswith(NOT_APPLICABLE_PREFIX) else Verdict.UNSUPPORTED
-        return Judgement({cid: verdict for cid in ev.clauses}, failed=False, skipped=True, known=False,
-                         summary=ev.skipped)  # fmt: skip
+        verdicts = {cid: verdict if cid in ev.in_profile else Verdict.NOT_APPLICABLE for cid in ev.clauses}
+        return Judgement(verdicts, failed=False, skipped=True, known=False, summary=ev.skipped)
     raised = {v.clause_id for v in ev.raised}
     covered = {v.clause_id for v, _ in ev.covered}
     lenient = {v.clause_id for v in ev.lenient}
@@ -76,6 +78,8 @@ def judge(evidence: Evidence, entries: tuple[Expectation, ...]) -> Judgement:
         ]
         if found:
             verdicts[cid] = found[0]
+        elif cid not in ev.in_profile:
+            verdicts[cid] = Verdict.NOT_APPLICABLE
         elif ev.unsupported is not None and not broke:
             verdicts[cid] = Verdict.UNSUPPORTED
         elif broke:

@@ -92,6 +92,10 @@ class Clause:
     summary: str
     # The SEMANTICS §11 test vectors that restate this clause (TV-xx); a test of the vector names both.
     vectors: tuple[str, ...] = ()
+    # Where a clause no suite test checks against implementations is checked instead (CLIENT_AND_CODEC_SUITES
+    # or MODEL_TESTS), and why no broker answer can show it ("" for a clause the suites check).
+    checked_elsewhere: str = ""
+    elsewhere_reason: str = ""
 
 
 # --- profile selections (predicates on Profile fields, in PROFILES order) ---------------------------
@@ -107,6 +111,10 @@ V2 = _where(lambda p: p.max_magic == 2)
 # CNV-1: Produce v0-v2 (legacy magic on the produce path) still served (removed in 4.0)
 LEGACY_PRODUCE = _where(lambda p: p.produce_versions[0] < 3)
 LEGACY_PRODUCE_V2 = _where(lambda p: p.produce_versions[0] < 3 and p.max_magic == 2)
+# CON-1 / CNV-3: v0/v1 records can be stored, and so served as stored: a format below v2 is honoured
+# (< IBP 3.0), or v2 does not exist. From 3.0 every produce is stored as v2 (KIP-724) and 4.0 serves no
+# conversion (KIP-896), so a consumer of such a broker is never served a v0/v1 record it wrote.
+LEGACY_STORED = _where(lambda p: p.honours_message_format_version or p.max_magic < 2)
 # IDX-*: the time index exists (KIP-33, 0.10.1+)
 INDEXED = _where(lambda p: p.index_granularity is not IndexGranularity.NONE)
 PER_APPEND_INDEX = _where(lambda p: p.index_granularity is IndexGranularity.PER_APPEND)
@@ -127,6 +135,11 @@ NO_RECORD_ERRORS = _where(lambda p: p.record_errors is RecordErrorsStyle.NONE)
 ALL_RECORD_ERRORS = _where(lambda p: p.record_errors is RecordErrorsStyle.ALL)
 LEGACY_ALL_RECORD_ERRORS = _where(
     lambda p: p.record_errors is RecordErrorsStyle.ALL and p.produce_versions[0] < 3
+)
+# VAL-7: a side left at Long.MAX_VALUE prints wrapped only where each side has its own bound (KIP-937); a
+# symmetric difference of Long.MAX_VALUE rejects nothing, so no message prints it.
+BOUNDS_PRINTED_WRAPPED = _where(
+    lambda p: p.record_errors is RecordErrorsStyle.ALL and p.range_rule is RangeRule.BEFORE_AFTER
 )
 TEXT_0_10 = _where(lambda p: p.error_text is _Text.V0_10)
 TEXT_0_11 = _where(lambda p: p.error_text is _Text.V0_11)
@@ -186,10 +199,179 @@ def _clause(
     vectors: tuple[str, ...] = (),
 ) -> Clause:
     area = _AREA_BY_PREFIX[id.split(".", 1)[0]]
-    return Clause(id, area, rules, kip, level, profiles, summary, vectors)
+    where, why = _ELSEWHERE.get(id, ("", ""))
+    return Clause(id, area, rules, kip, level, profiles, summary, vectors, where, why)
 
 
 MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
+
+# --- clauses checked outside the suites (issue 11) ----------------------------------------------------
+# A clause that no suite test checks against implementations says where it is checked instead and why no
+# broker answer can show it. `conformance.coverage` lists these beside the clauses the suites declare; a
+# clause in neither list is a gap (tests/test_clause_coverage.py).
+
+CLIENT_AND_CODEC_SUITES = "client and codec suites (issue 13)"
+MODEL_TESTS = "the model's own tests (tests/)"
+
+_CODEC_LAYOUT = (
+    "byte layout a codec writes and reads; the suites decode a broker's bytes with the model's own codec, so "
+    "a layout fault shows there as an undecodable answer or under the consumer-view (CON.*) clause of the "
+    "record read, not as this clause"
+)
+_CLIENT_API = "behaviour of a client library's API (the Java producer or consumer), which no broker answer holds"
+_INDEX_INTERNAL = (
+    "internal to the time index (its entries, their offsets and when they are written); a broker shows only "
+    "the lookup answers, which the LO.* and IDX.segment-search-first-ge checks compare"
+)
+_NO_DIVERGENCE = (
+    "needs a replica whose log diverges from the new leader's (an unclean election or a lost acks=1 append); "
+    "with acks=all, which is how every target is driven, replicas never diverge (tests/test_cluster.py, "
+    "tests/test_log_properties.py check the model)"
+)
+_HW_BELOW_LEO = (
+    "needs a high watermark below the log end offset at the moment of the request (a follower lagging behind "
+    "an acks=1 append, or a leader just elected); acks=all produces leave none to a client "
+    "(tests/test_audit_log.py, tests/test_cluster.py check the model)"
+)
+_REPLICA_STATE = (
+    "compares replicas' internal index and segment files; through the protocol it shows only as lookups after "
+    "a failover, which REP.lookups-agree-after-failover checks"
+)
+_ELSEWHERE: dict[str, tuple[str, str]] = {
+    # FMT: how a codec writes and reads bytes
+    "FMT.legacy-entry-framing": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.v0-no-timestamp": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.legacy-type-bit": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.v1-uncompressed-own-timestamp": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.v1-wrapper-relative-offsets": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.v1-inner-type-bit-ignored": (
+        CLIENT_AND_CODEC_SUITES,
+        "a reader's rule; a broker serves v1 wrappers only as stored, and what a consumer reads from them is "
+        "CON.v1-wrapper-createtime-inner / CON.v1-wrapper-lat-wrapper-value",
+    ),
+    "FMT.writer-rejects-below-minus-one": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
+    "FMT.v2-header-layout": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.v2-type-never-none": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.v2-record-delta": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.v2-delete-horizon-base": (
+        CLIENT_AND_CODEC_SUITES,
+        "only the log cleaner sets the delete-horizon flag, and no target lets the suite run compaction; the "
+        "codec reads such batches",
+    ),
+    "FMT.v2-lat-reads-max": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
+    "FMT.v2-lat-deltas-kept": (
+        CLIENT_AND_CODEC_SUITES,
+        "a reader's rule (clearing bit 3); the broker's side, keeping the deltas when it stamps in place, is "
+        "CMP.lat-inplace-v2-keeps-base",
+    ),
+    "FMT.set-max-timestamp-keeps-base": (
+        CLIENT_AND_CODEC_SUITES,
+        "the record-layer operation itself; what a broker writes with it is CMP.lat-inplace-v2-keeps-base",
+    ),
+    "FMT.offset-of-max-first-occurrence": (
+        MODEL_TESTS,
+        "a batch-level derived value; a broker shows it only as the MAX_TIMESTAMP answer, which "
+        "LO.max-timestamp-first-record checks",
+    ),
+    # VAL: client-side and response versions without the fields
+    "VAL.error-text-legacy": (
+        MODEL_TESTS,
+        "the text exists only in the broker's exception: 0.10 serves Produce v0-v2, whose responses carry "
+        "no error_message or record_errors",
+    ),
+    "VAL.no-record-errors-legacy": (
+        MODEL_TESTS,
+        "0.10 serves Produce v0-v2, whose responses have no record_errors or error_message field: no answer "
+        "can depart",
+    ),
+    "VAL.legacy-first-failing-batch": (
+        MODEL_TESTS,
+        "which errors a v0/v1 set reports is visible only in record_errors (Produce v8+), and v0/v1 sets can "
+        "only be sent with Produce v0-v2; that nothing of the set is written is VAL.whole-batch-rejected",
+    ),
+    "VAL.producer-future-exceptions": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
+    "VAL.record-metadata-timestamp": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
+    # CMP: what the broker keeps of the producer's compressed bytes
+    "CMP.same-codec-in-place": (
+        MODEL_TESTS,
+        "in place or rebuilt with the same codec decodes to the same records; the stored size and the "
+        "compressed bytes are not part of what the suites' decoded view compares",
+    ),
+    "CMP.level-does-not-recompress": (
+        MODEL_TESTS,
+        "a recompression with the same codec decodes to the same records; only the compressed bytes differ, "
+        "which the suites' decoded view does not compare",
+    ),
+    "CMP.lat-v0-target-max-minus-one": (
+        MODEL_TESTS,
+        "a v0 batch has no timestamp: fetched, it reads -1 whatever the append's max was, and a segment "
+        "without timestamps is dated by its mtime, the same append time; the max is internal",
+    ),
+    "CMP.offset-of-max-batch-last": (
+        MODEL_TESTS,
+        "the offset the leader pairs with an append's max is internal (segment max and time-index entry); "
+        "lookups and MAX_TIMESTAMP answers show only its effect, checked under LO.*",
+    ),
+    "CMP.offset-of-max-exact-record": (
+        MODEL_TESTS,
+        "the offset the leader pairs with an append's max is internal (segment max and time-index entry); "
+        "lookups answer the same record either way",
+    ),
+    # IDX: index internals, truncation
+    "IDX.entry-layout": (MODEL_TESTS, _INDEX_INTERNAL),
+    "IDX.append-rejects-regressions": (MODEL_TESTS, _INDEX_INTERNAL),
+    "IDX.entry-offset-batch-last": (MODEL_TESTS, _INDEX_INTERNAL),
+    "IDX.interval-per-append": (MODEL_TESTS, _INDEX_INTERNAL),
+    "IDX.interval-per-batch": (MODEL_TESTS, _INDEX_INTERNAL),
+    "IDX.entry-on-roll": (MODEL_TESTS, _INDEX_INTERNAL),
+    "IDX.follower-index-from-headers": (MODEL_TESTS, _REPLICA_STATE),
+    "IDX.max-after-truncation": (MODEL_TESTS, _NO_DIVERGENCE),
+    "IDX.truncation-drops-entries": (MODEL_TESTS, _NO_DIVERGENCE),
+    "IDX.roll-jitter": (
+        MODEL_TESTS,
+        "the jitter is a random draw per segment, so a broker's roll points can be bounded but not predicted "
+        "or compared with the model's; the window itself is checked on the model",
+    ),
+    "IDX.roll-never-empty": (
+        MODEL_TESTS,
+        "an empty segment rolled or kept holds the same (no) offsets, so retention, lookups and fetches answer "
+        "the same either way",
+    ),
+    "IDX.retention-needs-high-watermark": (
+        MODEL_TESTS,
+        "the high watermark equals the log end offset after every acks=all produce, and deleting an empty "
+        "active segment moves no offset a client can read",
+    ),
+    # LO: what the Implementation protocol cannot ask or arrange
+    "LO.visibility-cap-le-hw": (MODEL_TESTS, _HW_BELOW_LEO),
+    "LO.fresh-leader-not-available": (MODEL_TESTS, _HW_BELOW_LEO),
+    "LO.replica-capped-at-leo": (
+        MODEL_TESTS,
+        "a replica or debug request (replica_id >= 0 or -2) is a follower's, not a client's; the suites speak "
+        "as a consumer (tests/test_audit_log.py checks the model)",
+    ),
+    "LO.max-timestamp-ignores-log-start": (
+        MODEL_TESTS,
+        "needs DeleteRecords to move the log start offset inside a segment; retention moves it to a segment "
+        "boundary, below which MAX_TIMESTAMP cannot answer",
+    ),
+    "LO.client-rejects-negative-target": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
+    "LO.client-null-when-not-found": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
+    "LO.client-min-version": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
+    # CNV, REP, CON
+    "CNV.down-convert-drops-control": (
+        CLIENT_AND_CODEC_SUITES,
+        "control batches come only from transaction markers, which no target lets the suite write; the "
+        "converter itself is checked on crafted batches",
+    ),
+    "REP.replica-index-agrees": (MODEL_TESTS, _REPLICA_STATE),
+    "REP.replica-segments-agree": (MODEL_TESTS, _REPLICA_STATE),
+    "CON.v1-wrapper-v0-inner": (
+        CLIENT_AND_CODEC_SUITES,
+        "a broker refuses to store a v1 wrapper holding v0 messages (VAL-9 magic check), so none is ever "
+        "served; a reader meets one only in old data, which the codec suites read",
+    ),
+}
 
 # --- the catalogue ------------------------------------------------------------------------------
 
@@ -200,13 +382,15 @@ _FORMAT: tuple[Clause, ...] = (
     _clause("FMT.v0-no-timestamp", ("FMT-2", "FMT-5", "FMT-14"), "KIP-32", MUST, ALL,
             "A v0 message has no timestamp field (14-byte overhead) and reads as timestamp -1 with "
             "NoTimestampType; a v0 batch reports max timestamp -1."),
-    _clause("FMT.v1-timestamp-field", ("FMT-3",), "KIP-32", MUST, ALL,
+    # Checked through a broker's Produce path, which takes v0/v1 only where legacy produce is served: a 4.x profile
+    # cannot exercise it (N/A, not UNSUPPORTED); the codec suites of issue 13 check the format itself.
+    _clause("FMT.v1-timestamp-field", ("FMT-3",), "KIP-32", MUST, LEGACY_PRODUCE,
             "A v1 message carries an int64 timestamp at byte 6 inside the CRC32, so a decoder rejects "
             "a v1 message whose timestamp or type bit changed without recomputing the CRC."),
     _clause("FMT.legacy-type-bit", ("FMT-4",), "KIP-32", MUST, ALL,
             "Bit 3 (0x08) of v1 attributes is the timestamp type (0 CreateTime, 1 LogAppendTime); a v0 "
             "message reports NoTimestampType whatever bit 3 holds."),
-    _clause("FMT.zstd-requires-v2", ("FMT-4",), "KIP-110", MUST, V2,
+    _clause("FMT.zstd-requires-v2", ("FMT-4",), "KIP-110", MUST, LEGACY_PRODUCE_V2,
             "The zstd codec (id 4) is only valid in v2 batches; a v0/v1 message with codec 4 is "
             "rejected."),
     _clause("FMT.v1-uncompressed-own-timestamp", ("FMT-6", "FMT-14"), "KIP-32", MUST, ALL,
@@ -278,8 +462,8 @@ _VALIDATION: tuple[Clause, ...] = (
             "Before 3.6 a CreateTime record is rejected iff |ts - now| > "
             "message.timestamp.difference.max.ms, the bound itself being accepted."),
     _clause("VAL.symmetric-long-min-accepted", ("VAL-5",), "KIP-32", SHOULD, SYMMETRIC,
-            "Under the symmetric rule Long.MIN_VALUE is never rejected, because its absolute distance "
-            "overflows to a negative number."),
+            "Under the symmetric rule a timestamp exactly Long.MIN_VALUE ms from now (ts = now + "
+            "Long.MIN_VALUE) is never rejected: Java's abs() of that distance stays negative."),
     _clause("VAL.bounds-fallback-to-difference", ("VAL-6",), "KIP-937", MUST, DIFFERENCE_FALLBACK,
             "In 3.6-3.9 a before or after bound that is unset or Long.MAX_VALUE falls back to "
             "message.timestamp.difference.max.ms, independently per side."),
@@ -305,7 +489,7 @@ _VALIDATION: tuple[Clause, ...] = (
     _clause("VAL.error-offset-from-request", ("VAL-7",), "KIP-467", MUST, ALL_RECORD_ERRORS,
             "The <offset> in an out-of-range message is the record's offset as sent in the request "
             "(relative), not the offset the log would have assigned."),
-    _clause("VAL.error-bounds-wraparound", ("VAL-7",), "KIP-467", SHOULD, ALL_RECORD_ERRORS,
+    _clause("VAL.error-bounds-wraparound", ("VAL-7",), "KIP-467", SHOULD, BOUNDS_PRINTED_WRAPPED,
             "The printed bounds use 64-bit wraparound, so with after = Long.MAX_VALUE the upper bound "
             "now + after prints as a large negative number."),
     _clause("VAL.lat-flag-rejected-on-lat-topic", ("VAL-8",), "KIP-32", MUST, ALL,
@@ -674,18 +858,18 @@ _REPLICATION: tuple[Clause, ...] = (
 )
 
 _CONSUMER_VIEW: tuple[Clause, ...] = (
-    _clause("CON.v0-no-timestamp", ("CON-1", "FMT-5"), "KIP-32", MUST, ALL,
+    _clause("CON.v0-no-timestamp", ("CON-1", "FMT-5"), "KIP-32", MUST, LEGACY_STORED,
             "A consumer reads a v0 record with timestamp -1 and NoTimestampType."),
-    _clause("CON.v1-uncompressed-own", ("CON-1", "FMT-6"), "KIP-32", MUST, ALL,
+    _clause("CON.v1-uncompressed-own", ("CON-1", "FMT-6"), "KIP-32", MUST, LEGACY_STORED,
             "A consumer reads an uncompressed v1 record with its own timestamp field and its own bit-3 "
             "type."),
-    _clause("CON.v1-wrapper-createtime-inner", ("CON-1", "FMT-7"), "KIP-32", MUST, ALL,
+    _clause("CON.v1-wrapper-createtime-inner", ("CON-1", "FMT-7"), "KIP-32", MUST, LEGACY_STORED,
             "A consumer reads an inner record of a CreateTime v1 wrapper with its own stored timestamp "
             "and type CreateTime."),
-    _clause("CON.v1-wrapper-lat-wrapper-value", ("CON-1", "FMT-7"), "KIP-32", MUST, ALL,
+    _clause("CON.v1-wrapper-lat-wrapper-value", ("CON-1", "FMT-7"), "KIP-32", MUST, LEGACY_STORED,
             "A consumer reads every inner record of a LogAppendTime v1 wrapper with the wrapper's "
             "timestamp and type LogAppendTime."),
-    _clause("CON.v1-wrapper-v0-inner", ("CON-1", "FMT-7"), "KIP-32", MUST, ALL,
+    _clause("CON.v1-wrapper-v0-inner", ("CON-1", "FMT-7"), "KIP-32", MUST, LEGACY_STORED,
             "A consumer reads a v0 inner record of a v1 wrapper with timestamp -1 and the wrapper's "
             "type."),
     _clause("CON.v2-createtime-base-plus-delta", ("CON-1", "FMT-11"), "KIP-98", MUST, V2,
@@ -756,6 +940,8 @@ def coverage(
 
 __all__ = [
     "CLAUSES",
+    "CLIENT_AND_CODEC_SUITES",
+    "MODEL_TESTS",
     "Area",
     "Clause",
     "Level",

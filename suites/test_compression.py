@@ -116,7 +116,6 @@ def test_createtime_storage(
     "CMP.lat-rebuild-v1-inner-now",
     "CMP.lat-inplace-v2-keeps-base",
     "CMP.lat-rebuild-v2-base-first-source",
-    "CMP.lat-v0-target-max-minus-one",
 )
 @pytest.mark.requires(Capability.LOG_APPEND_TIME)
 @given(data=draws())

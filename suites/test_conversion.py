@@ -177,3 +177,34 @@ def test_legacy_requests_refused(
         twin.produce(topic, good, produce_version=produce_version_for(MAGIC_V2, profile))
         got, want = twin.fetch(topic, fetch_version=data.draw(st.integers(0, 3), label="fetch version"))
         check_fetch(got, want, config=config, profile=profile, stored_clause="CNV.no-conversion")
+
+
+@pytest.mark.clause("CNV.down-convert-zstd-unsupported")
+@pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2, Capability.ZSTD)
+@given(data=draws())
+@suite_settings(10)
+def test_zstd_not_down_converted(
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
+) -> None:
+    """CNV-5 (TV-27): a fetch below v4 (magic 0/1) that reaches a zstd batch fails with
+    UNSUPPORTED_COMPRESSION_TYPE (76), "Down-conversion of zstandard-compressed batches is not supported";
+    the batches before it are not served either. (test_down_conversion meets zstd only now and then.)"""
+    data = recorded(data)
+    twin = Twin(impl, reference_factory)
+    config = TopicConfig(after_max_ms=lifted_after(twin, profile))
+    topic = unique_topic("zstd-down")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
+    others = tuple(c for c in producible_codecs(impl.capabilities) if c is not Codec.ZSTD)
+    for _ in range(data.draw(st.integers(0, 2), label="batches before the zstd one")):
+        sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=others))
+        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(profile))
+        check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
+    sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=(Codec.ZSTD,)))
+    observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(profile))
+    check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
+    fetch_version = data.draw(st.sampled_from((3, 2, 1, 0)), label="fetch version")
+    got, want = twin.fetch(topic, fetch_version=fetch_version)
+    check_fetch(got, want, config=config, profile=profile, stored_clause="CNV.down-convert-zstd-unsupported",
+                context=f"fetch v{fetch_version}")

@@ -5,23 +5,10 @@ Each example produces to a fresh topic of the shared implementation and to the r
 same broker clocks (CLOCK_CONTROL: exact bound probing needs the broker's `now`), and compares the
 answers, then what a fetch shows (nothing written on rejection: VAL-9).
 
-Validation clauses not covered here, and why:
-- VAL.range-long-min-is-future, VAL.symmetric-long-min-accepted, VAL.below-minus-one-range-checked,
-  VAL.below-minus-one-rebuild-fails: values below -1 are not producible by the strategies' ordinary
-  producers; test_compression covers the rebuild of such values where the codec allows it (not yet).
-- VAL.error-text-legacy, VAL.no-record-errors-legacy: 0.10 responses carry no text to compare through the
-  protocol's ProduceResponse other than the code, which test_range_check compares.
-- VAL.error-offset-from-request, VAL.error-bounds-wraparound: compared implicitly with the whole text
-  (VAL.error-text-*), not separately.
-- VAL.timestamp-error-wins, VAL.first-failure-per-record, VAL.invalid-record-summary-text,
-  VAL.corrupt-inner-crc, VAL.legacy-first-failing-batch: need magic-mismatched or CRC-corrupted inner
-  messages, which the strategies do not craft yet.
-- VAL.duplicate-returns-cached-max, VAL.validation-before-dedup: idempotent retries need a sequence
-  strategy (IDEMPOTENCE); not written yet.
-- VAL.producer-future-exceptions, VAL.record-metadata-timestamp: client-side behaviour, not observable
-  through the broker protocol.
-- VAL.produce-v3-one-v2-batch, VAL.idempotent-needs-v2, VAL.difference-config-removed: request-level
-  checks and config existence; the first is covered by test_conversion's legacy-on-v3 test.
+Record-error kinds and message fields are test_record_errors'; Long.MIN_VALUE, timestamps below -1 and
+corrupt batches test_produce_edges'; idempotent retries test_idempotence's. The validation clauses no suite
+checks (client-side behaviour, fields older responses lack) say where they are checked instead
+(`kafka-conformance clauses --coverage`).
 """
 
 from __future__ import annotations

@@ -239,3 +239,30 @@ def test_coverage_against_another_rule_list() -> None:
     assert untested == {"LO-10": UNTESTABLE["LO-10"]}
     uncovered, _ = coverage(clauses=[get_clause("LO.first-ge-target")])
     assert "VAL-4" in uncovered and "LO-2" not in uncovered
+
+
+def test_legacy_consumer_view_only_where_legacy_records_are_stored() -> None:
+    """CON-1 / CNV-3 (issue 11): from 3.0 every produce is stored as v2 and 4.0 converts nothing, so the
+    consumer-view clauses of v0/v1 records are N/A there (catalogue data, not UNSUPPORTED)."""
+    legacy = ("CON.v0-no-timestamp", "CON.v1-uncompressed-own", "CON.v1-wrapper-createtime-inner",
+              "CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-v0-inner")
+    for cid in legacy:
+        assert get_clause(cid).profiles == ("kafka-0.10.0", "kafka-0.10", "kafka-2.8"), cid
+    assert "kafka-4.0" in get_clause("CON.v2-lat-max-timestamp").profiles
+
+
+def test_wrapped_bounds_only_where_each_side_has_its_own_bound() -> None:
+    """VAL-7: a Long.MAX_VALUE side prints wrapped only under KIP-937's before/after configs."""
+    assert get_clause("VAL.error-bounds-wraparound").profiles == ("kafka-3.9", "kafka-4.0", "kafka-4.1")
+
+
+def test_checked_elsewhere_is_catalogue_data() -> None:
+    """Issue 11: a clause no suite checks says where it is checked instead and why (conformance.coverage)."""
+    from models.clauses import CLIENT_AND_CODEC_SUITES, MODEL_TESTS
+
+    elsewhere = [c for c in CLAUSES if c.checked_elsewhere]
+    assert elsewhere and all(c.checked_elsewhere in (CLIENT_AND_CODEC_SUITES, MODEL_TESTS) for c in elsewhere)
+    assert all(c.elsewhere_reason for c in elsewhere)
+    assert not any(c.elsewhere_reason for c in CLAUSES if not c.checked_elsewhere)
+    assert get_clause("LO.client-min-version").checked_elsewhere == CLIENT_AND_CODEC_SUITES
+    assert get_clause("LO.first-ge-target").checked_elsewhere == ""

@@ -180,6 +180,9 @@ def test_a_pinned_entry_that_covered_nothing_is_unexpected_pass_and_the_rest_kee
 def test_skipped_tests_are_unsupported_or_not_applicable() -> None:
     assert set(judge(evidence(skipped="UNSUPPORTED: clock-control"), ()).verdicts.values()) == {Verdict.UNSUPPORTED}
     assert set(judge(evidence(skipped="N/A: x not in kafka-0.10"), ()).verdicts.values()) == {Verdict.NOT_APPLICABLE}
+    # A clause outside the profile is N/A even where a missing capability stopped the test.
+    j = judge(evidence(skipped="UNSUPPORTED: produce-legacy", in_profile=frozenset({FIRST})), ())
+    assert j.verdicts == {LATEST: Verdict.NOT_APPLICABLE, FIRST: Verdict.UNSUPPORTED}
 
 
 # ------------------------------------------------------------------------------------ the run

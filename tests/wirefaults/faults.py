@@ -6,6 +6,7 @@ topics; it returns how many fields it changed (0: this answer is passed on byte 
 
 Each names the clauses whose tests can see it (`clauses`: the run's `--clauses`) and the rule it breaks.
 Chosen so that Tansu 0.6.0 does not already show the same departure (suites/expectations/tansu.toml):
+its timestamp lookups search its own append clock, so a wrong lookup offset is already a known departure there;
 Tansu closes the connection on MAX_TIMESTAMP (-3) and never applies LogAppendTime, so the bugs "MAX_TIMESTAMP
 answers the last record holding the max", "log_append_time off by one on LogAppendTime topics" and "the
 LogAppendTime bit cleared on fetch" have nothing to act on there; their mirror images on CreateTime topics
@@ -27,6 +28,7 @@ from .topics import TopicBook
 __all__ = [
     "FAULTS",
     "CreateTimeAnswersLogAppendTime",
+    "EarliestAnswersNextOffset",
     "Fault",
     "LatestIsHighWatermarkMinusOne",
     "LeaderEpochUnknown",
@@ -38,6 +40,7 @@ __all__ = [
 
 PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
 LATEST = -1
+EARLIEST = -2
 NO_LEADER_EPOCH = -1
 NO_TIMESTAMP = -1
 
@@ -109,6 +112,24 @@ class LookupAnswersNextOffset(Fault):
         changed = 0
         for target, answer in _answered(request, response):
             if target >= 0 and answer.offset >= 0:
+                answer.offset += 1
+                changed += 1
+        return changed
+
+
+class EarliestAnswersNextOffset(Fault):
+    name = "earliest-next-offset"
+    summary = "ListOffsets EARLIEST (-2) answers the log start offset + 1"
+    rules = "LO-5"
+    api_key = LIST_OFFSETS
+    clauses = ("LO.earliest-is-log-start",)
+
+    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
+        if version < 1:
+            return 0
+        changed = 0
+        for target, answer in _answered(request, response):
+            if target == EARLIEST and answer.offset >= 0:
                 answer.offset += 1
                 changed += 1
         return changed
@@ -211,9 +232,13 @@ class LogAppendTimeBitOnCreateTime(_FetchedBatchFault):
         return batch.attributes | TIMESTAMP_TYPE_MASK, batch.max_timestamp
 
 
+# Not in FAULTS: LookupAnswersNextOffset. Tansu's timestamp lookup searches its own append times, not the records'
+# timestamps (probed: records stamped now+5, +1, +9, +3 in four batches; target now+4 answers offset 1, a target
+# past every record answers 0 or 1), so tansu.toml must cover any offset under the lookup clauses and an off-by-one
+# there is indistinguishable from Tansu's own departure. It stays for targets whose lookups are right.
 FAULTS: tuple[Fault, ...] = (
     LatestIsHighWatermarkMinusOne(),
-    LookupAnswersNextOffset(),
+    EarliestAnswersNextOffset(),
     LeaderEpochUnknown(),
     CreateTimeAnswersLogAppendTime(),
     MaxTimestampOfLastRecord(),
