@@ -14,7 +14,7 @@ import os
 import shutil
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -165,6 +165,18 @@ def _print_coverage(rule_ids: Sequence[str], source: str, out: TextIO) -> int:
     return EXIT_CHECK_FAILED if uncovered else EXIT_OK
 
 
+def _print_clause_coverage(out: TextIO) -> int:
+    """Issue 11: per clause, the suite tests that declare it, or where else it is checked and why, or that
+    nothing checks it (exit 1 then; conformance.coverage)."""
+    from .coverage import CoverageStatus, clause_coverage, format_coverage, with_status
+
+    rows = clause_coverage()
+    print("", file=out)
+    print(format_coverage(rows), end="", file=out)
+    gaps = with_status(rows, CoverageStatus.UNCHECKED) + with_status(rows, CoverageStatus.CONFLICT)
+    return EXIT_CHECK_FAILED if gaps else EXIT_OK
+
+
 def _add_clauses_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the clauses as a JSON list")
     parser.add_argument(
@@ -174,8 +186,9 @@ def _add_clauses_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--coverage",
         action="store_true",
-        help="list SEMANTICS rules no clause covers and those deliberately untested; exit 1 if any "
-        "rule is uncovered",
+        help="list SEMANTICS rules no clause covers and those deliberately untested, then per clause the "
+        "suite tests that declare it, or where else it is checked and why; exit 1 if any rule is uncovered "
+        "or any clause left unchecked",
     )
     parser.add_argument(
         "--semantics",
@@ -190,7 +203,8 @@ def _run_clauses(args: argparse.Namespace, out: TextIO) -> int:
             raise UsageError("--coverage checks the whole catalogue: drop --profile/--area")
         if args.semantics is not None:
             return _print_coverage(_read_semantics(args.semantics), args.semantics, out)
-        return _print_coverage(RULE_IDS, "models/rules.py", out)
+        rules_code = _print_coverage(RULE_IDS, "models/rules.py", out)
+        return max(rules_code, _print_clause_coverage(out))
     selected: Sequence[Clause] = CLAUSES
     if args.profile is not None:
         profile = _check_profile(args.profile)
@@ -219,18 +233,23 @@ def _add_mutants_arguments(parser: argparse.ArgumentParser) -> None:
         "--hypothesis-profile",
         default="ci",
         choices=["fast", "ci", "dev", "thorough"],
-        help="Hypothesis budget: fast (default tox run), ci (derandomized), dev, thorough",
+        help="Hypothesis budget: ci (default: derandomized; the first pass without shrinking, then the killing "
+        "test shrunk), fast (the default tox run), dev, thorough",
     )
     parser.add_argument("--jobs", type=int, default=None, help="mutants run in parallel (default: up to 2)")
     parser.add_argument("--out", default="reports/out", help="where mutants.md and mutants.json go")
-    parser.add_argument("--suites", default="suites", help="the suites directory (default suites)")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a stopped run: keep the rows in --out of the same profile and Hypothesis profile",
+    )
+    parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
 
 
 def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
-    from pathlib import Path
-
     from .adapters.mutants import MUTANTS
-    from .mutation import KILLED, default_jobs, run_kill_table, write_reports
+    from .launcher import LauncherError, suites_dir
+    from .mutation import KILLED, KillResult, KillTable, default_jobs, run_kill_table
 
     if args.list:
         for mutant in sorted(MUTANTS.values(), key=lambda m: m.id):
@@ -243,17 +262,47 @@ def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
         unknown = [m for m in only if m not in MUTANTS]
         if unknown:
             raise UsageError(f"unknown mutants {', '.join(unknown)}: `{PROG} mutants --list` shows them")
-    if not Path(args.suites).is_dir():
-        raise UsageError(f"suites directory {args.suites!r} not found: run from the project root or pass --suites")
-    results = run_kill_table(
-        profile=profile,
-        hypothesis_profile=args.hypothesis_profile,
-        only=only,
-        jobs=args.jobs or default_jobs(),
-        suites=args.suites,
-    )
-    write_reports(results, Path(args.out), profile=profile, hypothesis_profile=args.hypothesis_profile)
-    out.write((Path(args.out) / "mutants.md").read_text(encoding="utf-8"))
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError(f"--jobs {args.jobs}: give at least 1")
+    try:
+        suites = suites_dir(args.suites)
+    except LauncherError as exc:
+        raise UsageError(str(exc)) from None
+    table = KillTable(Path(args.out), profile=profile, hypothesis_profile=args.hypothesis_profile)
+    if args.resume:
+        try:
+            table.load()
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    def progress(result: KillResult, done: int, total: int) -> None:
+        how = f"by {', '.join(result.killed_by)} in {result.killer}" if result.status == KILLED else result.detail
+        first = f", first failure after {result.seconds_to_first_failure:.1f} s" if result.killer else ""
+        out.write(f"[{done}/{total}] {result.mutant}: {result.status} {how}{first} ({result.wall_seconds:.1f} s)\n")
+        out.flush()
+
+    with _sigterm_as_interrupt():
+        try:
+            results = run_kill_table(
+                table, only=only, jobs=args.jobs or default_jobs(), suites=suites, on_row=progress
+            )
+        except LauncherError as exc:
+            raise UsageError(str(exc)) from None
+        except KeyboardInterrupt:  # every finished row is on disk already
+            out.write(
+                f"\nstopped: {len(table.rows)} finished row(s) kept in {table.out_dir}; run the same command with "
+                "--resume to continue\n"
+            )
+            return EXIT_CHECK_FAILED
+    table.write()
+    out.write("\n" + table.markdown())
+    summary = table.summary()
+    if summary["median_seconds_to_first_failure"] is not None:
+        out.write(
+            f"\ntime to first failure: median {summary['median_seconds_to_first_failure']:.2f} s, "
+            f"max {summary['max_seconds_to_first_failure']:.2f} s "
+            f"({summary['killed']} of {summary['mutants']} killed)\n"
+        )
     bad = [r for r in results if r.status != KILLED]
     if bad:
         out.write(f"\n{len(bad)} mutant(s) not killed: {', '.join(r.mutant for r in bad)}\n")
@@ -261,10 +310,28 @@ def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a CI runner cancelling the job, `kill PID`) stops a long command as Ctrl-C does: it stops its
+    pytest runs and keeps what finished."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 # --- run ------------------------------------------------------------------------------------------
-
-_VERDICT_ORDER = ("FAIL", "UNEXPECTED-PASS", "KNOWN", "NON-STRICT", "PASS", "BLOCKED", "UNSUPPORTED", "N/A")
-
 
 def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -277,6 +344,13 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
         help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
+    )
+    parser.add_argument(
+        "--wire-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds any one network operation may take against a broker (env KTS_WIRE_TIMEOUT; default 10)",
     )
     parser.add_argument("--expectations", default=os.environ.get("KTS_EXPECTATIONS"), help="known failures (TOML)")
     parser.add_argument(
@@ -294,55 +368,96 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
     parser.add_argument("--out", default="reports/out", help="where the report, verdicts and logs go")
-    parser.add_argument("--suites", default="suites", help="the suites directory (default suites)")
+    parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (results still written)")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
 
 
-def _run_run(args: argparse.Namespace, out: TextIO) -> int:
-    """The main job: the suites against one target, Allure results and the single-file HTML report, and a
-    clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
-    NON-STRICT), 1 when a clause FAILs or an expectation is stale, 2 on bad input."""
-    import subprocess
+def _wire_timeout(args: argparse.Namespace) -> float:
+    raw = args.wire_timeout if args.wire_timeout is not None else os.environ.get("KTS_WIRE_TIMEOUT", "10")
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise UsageError(f"KTS_WIRE_TIMEOUT={raw!r} is not a number: set it to seconds, e.g. 10") from None
+    if not seconds > 0:
+        raise UsageError(f"--wire-timeout {raw}: give a positive number of seconds, e.g. --wire-timeout 10")
+    return seconds
 
+
+def _check_run_inputs(args: argparse.Namespace, wire_timeout: float) -> Path:
+    """Everything `run` can check before pytest starts, each problem one usage error; the suites directory."""
+    from .expectations import ExpectationsError, load_expectations
     from .faults import check_fault_options
+    from .launcher import LauncherError, suites_dir
     from .targets import TargetError, check_target
 
     _check_profile(args.profile)
     try:
         check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
         check_fault_options(args.target, args.fault_hook, args.allow_disruptive)
-    except TargetError as exc:
+        suites = suites_dir(args.suites)
+    except (TargetError, LauncherError) as exc:
         raise UsageError(str(exc)) from None
-    if not Path(args.suites).is_dir():
-        raise UsageError(f"suites directory {args.suites!r} not found: run from the project root or pass --suites")
-    if args.expectations and not Path(args.expectations).is_file():
-        raise UsageError(f"expectations file {args.expectations} does not exist: fix the path or drop --expectations")
+    if args.expectations:
+        try:
+            load_expectations(args.expectations)
+        except ExpectationsError as exc:
+            raise UsageError(f"{exc} (fix the file, or drop --expectations)") from None
+    for cid in filter(None, (c.strip() for c in (args.clauses or "").split(","))):
+        if cid not in {c.id for c in CLAUSES}:
+            raise UsageError(f"--clauses: unknown clause {cid!r}: `{PROG} clauses` lists the IDs")
+    if args.target == "broker":
+        from .adapters.wire import check_reachable
+
+        try:
+            check_reachable(args.bootstrap_servers, timeout=wire_timeout)
+        except TargetError as exc:
+            raise UsageError(str(exc)) from None
+    return suites
+
+
+def _run_run(args: argparse.Namespace, out: TextIO) -> int:
+    """The main job: the suites against one target, Allure results and the single-file HTML report, and a
+    clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
+    NON-STRICT), 1 when a clause FAILs or an expectation is stale, 2 on bad input."""
+    import shlex
+
+    from .launcher import SuitesRun, pytest_command, run_streaming
+
+    wire_timeout = _wire_timeout(args)
+    suites = _check_run_inputs(args, wire_timeout)
     root = Path(args.out)
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
     root.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pytest", args.suites, "-p", "conformance.plugin", "-p", "no:cacheprovider"]
     simulated = args.target == "model" or args.target.startswith("mutant:")
     budget = args.hypothesis_profile or ("ci" if simulated else "broker")
-    cmd += ["--target", args.target, "--profile", args.profile, "--hypothesis-profile", budget]
-    cmd += ["--alluredir", str(results), "--clean-alluredir", "--verdicts-json", str(verdicts)]
-    cmd += ["--log-dir", str(root / "logs"), "-q", "-rfE"]
-    if args.bootstrap_servers:
-        cmd += ["--bootstrap-servers", args.bootstrap_servers]
-    if args.expectations:
-        cmd += ["--expectations", args.expectations]
-    if args.clauses:
-        cmd += ["--clauses", args.clauses]
-    if args.fault_hook:
-        cmd += ["--fault-hook", args.fault_hook]
-    if args.allow_disruptive:
-        cmd += ["--allow-disruptive"]
-    if args.draft_expectations:
-        cmd += ["--draft-expectations", args.draft_expectations]
-    cmd += args.pytest_args
-    out.write(f"$ {' '.join(cmd[2:])}\n")
+    color = ("--color=yes",) if out.isatty() else ()
+    run = SuitesRun(
+        target=args.target,
+        profile=args.profile,
+        hypothesis_profile=budget,
+        suites=suites,
+        clauses=tuple(filter(None, (c.strip() for c in (args.clauses or "").split(",")))),
+        expectations=args.expectations,
+        bootstrap_servers=args.bootstrap_servers,
+        wire_timeout=wire_timeout,
+        fault_hook=args.fault_hook,
+        allow_disruptive=args.allow_disruptive,
+        draft_expectations=args.draft_expectations,
+        verdicts_json=verdicts,
+        alluredir=results,
+        log_dir=root / "logs",
+        extra=("-rfE", *color, *args.pytest_args),
+    )
+    cmd = pytest_command(run)
+    out.write(f"$ {shlex.join(['pytest', *cmd[3:]])}\n")
     out.flush()
-    code = subprocess.run(cmd, check=False).returncode
+    finished = run_streaming(cmd, out)
+    if finished.exit_messages:
+        # pytest.exit(): the run could not start (e.g. a managed broker that did not come up). Its message
+        # names the cause and the fix; the class that carried it is no news to a user.
+        raise UsageError(finished.exit_messages[0].removeprefix(f"{PROG}: "))
+    code = finished.returncode
     if code in (3, 4):  # internal error or usage error: pytest has said why
         return EXIT_USAGE
     if results.is_dir():
@@ -375,13 +490,16 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _verdict_counts(data: dict[str, object]) -> str:
-    """'27 KNOWN, 12 PASS, ...' in the order of _VERDICT_ORDER."""
+    """'27 KNOWN, 12 PASS, ...' in triage order (conformance.verdicts.TRIAGE_ORDER)."""
+    from .verdicts import TRIAGE_ORDER
+
     clauses = data.get("clauses", {})
     assert isinstance(clauses, dict)
     counts: dict[str, int] = {}
     for verdict in clauses.values():
         counts[str(verdict)] = counts.get(str(verdict), 0) + 1
-    return ", ".join(f"{counts[v]} {v}" for v in _VERDICT_ORDER if v in counts)
+    order = [v.value for v in TRIAGE_ORDER] + sorted(set(counts) - {v.value for v in TRIAGE_ORDER})
+    return ", ".join(f"{counts[v]} {v}" for v in order if v in counts)
 
 
 def _print_verdict_summary(data: dict[str, object], out: TextIO) -> None:

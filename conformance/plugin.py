@@ -832,9 +832,16 @@ def replay_command(item: pytest.Item) -> str:
     """One command that replays this test exactly: same target (and its address, expectations and hooks),
     profile, Hypothesis profile and seed."""
     config = item.config
-    args = [
-        "pytest",
-        item.nodeid,
+    nodeid = item.nodeid
+    args = ["pytest"]
+    if Path.cwd().resolve() != config.rootpath.resolve():
+        # Run from elsewhere (an installed package, `kafka-conformance` from any directory): the test by its
+        # absolute path, the same rootdir (node ids and pins read suites/...) and the plugin loaded by name.
+        path, _, rest = nodeid.partition("::")
+        nodeid = f"{config.rootpath / path}::{rest}" if rest else str(config.rootpath / path)
+        args += ["--rootdir", str(config.rootpath), "-p", "conformance.plugin"]
+    args += [
+        nodeid,
         "--target",
         config.getoption("--target"),
         "--profile",
@@ -873,7 +880,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
             f"  {hit} test(s) failed for that reason (their clauses are BLOCKED, not judged); "
             "the verdicts below cover only what ran before"
         )
-    statuses = state.entry_statuses() if state.results else []
+    statuses = state.entry_statuses()
     stale = [
         (e, s)
         for e, s in zip(state.expectations, statuses, strict=True)

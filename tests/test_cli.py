@@ -156,3 +156,112 @@ def test_python_dash_m_conformance() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert {d["area"] for d in json.loads(result.stdout)} == {"consumer-view"}
+
+
+# --- the launcher and `kafka-conformance run` ---------------------------------------------------------------
+
+
+def test_launcher_finds_the_installed_suites_and_pins_node_ids_to_their_parent(tmp_path: Path) -> None:
+    from conformance.launcher import SuitesRun, pytest_command, suites_dir
+
+    suites = suites_dir()
+    assert (suites / "__init__.py").is_file() and any(suites.glob("test_*.py"))
+    cmd = pytest_command(
+        SuitesRun("model", "kafka-4.0", "ci", tests=("suites/test_smoke.py",), wire_timeout=2.5, maxfail=1)
+    )
+    assert cmd[:3] == [sys.executable, "-m", "pytest"]
+    assert cmd[3] == str(suites / "test_smoke.py")
+    assert cmd[cmd.index("--rootdir") + 1] == str(suites.parent)
+    assert cmd[cmd.index("-p") + 1] == "conformance.plugin"
+    assert cmd[cmd.index("--wire-timeout") + 1] == "2.5" and cmd[cmd.index("--maxfail") + 1] == "1"
+    # Run from elsewhere, pytest still names the tests suites/test_x.py::..., as expectations files pin them.
+    listed = subprocess.run(
+        [*pytest_command(SuitesRun("model", "kafka-4.0", "fast")), "--collect-only"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    ids = [line for line in listed.stdout.splitlines() if "::" in line]
+    assert ids and all(i.startswith("suites/test_") for i in ids), ids[:3]
+
+
+def test_collect_lists_each_test_with_its_clauses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.launcher import SuitesRun, collect
+
+    monkeypatch.chdir(tmp_path)
+    tests = collect(SuitesRun("model", "kafka-4.0", "fast"))
+    assert tests and all(t.nodeid.startswith("suites/") and t.clauses for t in tests)
+    assert any("LO.first-ge-target" in t.clauses for t in tests)
+
+
+def test_run_streaming_turns_a_pytest_exit_banner_into_a_message() -> None:
+    import io
+
+    from conformance.launcher import run_streaming
+
+    script = (
+        "import sys; sys.stdout.write('collected 1 item\\n..'); sys.stdout.flush();"
+        "print('\\n!!!!! _pytest.outcomes.Exit: kafka-conformance: cannot start tansu: reinstall it !!!!!');"
+        "sys.stdout.write('..'); sys.stdout.flush(); print('! mid-line, no banner !'); print('! Exit: x');"
+        "raise SystemExit(4)"
+    )
+    out = io.StringIO()
+    finished = run_streaming([sys.executable, "-c", script], out)
+    assert finished.returncode == 4
+    assert finished.exit_messages == ("kafka-conformance: cannot start tansu: reinstall it",)
+    assert out.getvalue() == "collected 1 item\n..\n..! mid-line, no banner !\n! Exit: x\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["--target", "nope"], ["unknown target 'nope'", "--target"]),
+        (["--target", "broker"], ["--bootstrap-servers"]),
+        (["--target", "model", "--clauses", "LO.no-such-clause"], ["LO.no-such-clause", "clauses"]),
+        (["--target", "model", "--wire-timeout", "0"], ["--wire-timeout", "positive"]),
+        (["--target", "model", "--suites", "/nonexistent/suites"], ["/nonexistent/suites", "--suites"]),
+    ],
+)
+def test_run_bad_input_is_one_line(capsys: pytest.CaptureFixture[str], argv: list[str], needles: list[str]) -> None:
+    _assert_usage_error(*_run(capsys, "run", *argv, "--no-html"), *needles)
+
+
+def test_run_unreachable_broker_is_one_line_within_the_wire_timeout(capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = ["run", "--target", "broker", "--bootstrap-servers", f"127.0.0.1:{port}", "--wire-timeout", "3"]
+    code, out, err = _run(capsys, *argv, "--no-html")
+    _assert_usage_error(code, out, err, f"127.0.0.1:{port}", "3 s", "--bootstrap-servers")
+    assert "Exit" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [("garbage [[", "not valid TOML"), ('[[expected]]\nclause = "LO.first-ge-target"\n', "entry 1")],
+)
+def test_run_malformed_expectations_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, needle: str
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text, encoding="utf-8")
+    argv = ["run", "--target", "model", "--expectations", str(bad), "--no-html", "--out", str(tmp_path / "out")]
+    _assert_usage_error(*_run(capsys, *argv), str(bad), needle, "--expectations")
+
+
+def test_run_says_a_pytest_exit_in_one_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A target that cannot start stops pytest with pytest.exit(); the user reads the message, not the class."""
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    (suites / "__init__.py").write_text("", encoding="utf-8")
+    (suites / "test_exit.py").write_text(
+        "import pytest\n\n\ndef test_target_cannot_start():\n"
+        "    pytest.exit('kafka-conformance: tansu did not start: see its log', returncode=4)\n",
+        encoding="utf-8",
+    )
+    argv = ["run", "--target", "model", "--suites", str(suites), "--no-html", "--out", str(tmp_path / "out")]
+    code, out, err = _run(capsys, *argv)
+    assert code == 2
+    assert err.strip().splitlines() == ["kafka-conformance: error: tansu did not start: see its log"]
+    assert "_pytest.outcomes" not in out + err and "Exit:" not in out + err

@@ -9,20 +9,28 @@ the implementation's own answers.
 
 from __future__ import annotations
 
+import json
 import pickle
+import time
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from conformance import mutation
 from conformance.adapters.model import ModelFactory
 from conformance.adapters.mutants import MUTANTS, Mutant, MutantFactory
 from conformance.checks import CheckRecord, ClauseViolation, check_equal, recording
 from conformance.implementation import Implementation
+from conformance.launcher import CollectedTest, SuitesRun
+from conformance.mutation import CRASHED, KILLED, KillResult, KillTable, order_tests, run_kill_table
 from conformance.observables import Obs
 from models.clauses import CLAUSES
 from models.cluster import ProduceResponse
+from models.codec import v2_crc
 from models.config import TopicConfig
-from models.constants import Codec, TimestampType
+from models.constants import LONG_MAX, LONG_MIN, Codec, IsolationLevel, TimestampType
 from models.errors import ConfigError
 from models.records import RecordSpec, build_legacy, build_v2
 
@@ -449,3 +457,342 @@ def test_witness_kills_mutant_on_a_declared_clause(mutant_id: str) -> None:
 def test_witness_passes_against_the_model(mutant_id: str) -> None:
     profile = _profile_for(mutant_id)
     WITNESSES[mutant_id](ModelFactory(profile=profile).build(), ModelFactory(profile=profile).build())
+
+
+# ------------------------------------------------------------------------ the kill table (conformance.mutation)
+
+LOOKUP = "LO.first-ge-target"
+MACHINE = CollectedTest("suites/test_stateful.py::test_machine", (LOOKUP, *(f"VAL.c{i}" for i in range(20))))
+WIDE = CollectedTest("suites/test_list_offsets.py::test_lookup", (LOOKUP, "LO.not-found-minus-one"))
+DIRECT = CollectedTest("suites/test_list_offsets.py::test_direct", (LOOKUP,))
+OTHER = CollectedTest("suites/test_validation.py::test_range", ("VAL.range-before-after",))
+
+
+def _kill_row(mutant: str, profile: str, hypothesis_profile: str, status: str = KILLED) -> KillResult:
+    row = KillResult(mutant, profile, hypothesis_profile, [LOOKUP], status=status, tests_run=1, wall_seconds=2.0)
+    if status == KILLED:
+        row.killed_by, row.killer, row.seconds_to_first_failure = [LOOKUP], DIRECT.nodeid, 1.5
+        row.counterexample_lines, row.shrunk, row.replay = 3, True, "pytest ..."
+    return row
+
+
+def test_the_most_direct_tests_run_first_and_the_state_machine_last() -> None:
+    assert order_tests([MACHINE, OTHER, WIDE, DIRECT], [LOOKUP]) == [DIRECT.nodeid, WIDE.nodeid, MACHINE.nodeid]
+    assert order_tests([MACHINE, WIDE], [LOOKUP, "LO.not-found-minus-one"]) == [WIDE.nodeid, MACHINE.nodeid]
+    assert order_tests([OTHER], [LOOKUP]) == []
+
+
+def test_ci_finds_the_kill_without_shrinking_then_shrinks_only_the_killing_test(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first failure of another clause does not end the search; the first kill does; its test alone is
+    replayed at ci (with shrinking) for the counterexample."""
+    calls: list[SuitesRun] = []
+
+    def run_pass(runner: object, run: SuitesRun, timeout_s: float) -> mutation._Pass:
+        calls.append(run)
+        first = run.tests[0]
+        if len(calls) == 1:  # the first test fails, on a clause the mutant does not declare: pytest stops there
+            verdicts = {"LO.not-found-minus-one": "FAIL", LOOKUP: "BLOCKED"}
+            return mutation._Pass(1, "", [{"nodeid": first, "verdicts": verdicts, "finished_at": time.time()}])
+        if len(calls) == 2:
+            message = "Falsifying example: test(\n    data=...,\n    more=...,\n    rest=...,\n)"
+            return mutation._Pass(1, "", [{"nodeid": first, "verdicts": {LOOKUP: "FAIL"}, "finished_at": time.time(),
+                                           "message": message, "replay": "pytest A --hypothesis-profile broker"}])
+        return mutation._Pass(1, "", [{"nodeid": first, "verdicts": {LOOKUP: "FAIL"}, "finished_at": time.time(),
+                                       "message": "Falsifying example: test(\n    data=...,\n)",
+                                       "replay": "pytest A --hypothesis-profile ci"}])  # fmt: skip
+
+    monkeypatch.setattr(mutation._Runner, "run_pass", run_pass)
+    result = mutation.run_mutant("m", [LOOKUP], [MACHINE, WIDE, OTHER, DIRECT], profile="kafka-4.0",
+                                 hypothesis_profile="ci")  # fmt: skip
+    assert [(c.tests, c.hypothesis_profile, c.maxfail) for c in calls] == [
+        ((DIRECT.nodeid, WIDE.nodeid, MACHINE.nodeid), "broker", 1),
+        ((WIDE.nodeid, MACHINE.nodeid), "broker", 1),
+        ((WIDE.nodeid,), "ci", None),
+    ]
+    assert result.status == KILLED and result.killer == WIDE.nodeid and result.killed_by == [LOOKUP]
+    assert result.other_clauses == ["LO.not-found-minus-one"]
+    assert result.shrunk and result.counterexample_lines == 2 and result.replay == "pytest A --hypothesis-profile ci"
+    assert result.seconds_to_first_failure is not None and 0 <= result.seconds_to_first_failure <= result.wall_seconds
+
+
+def test_a_stopped_kill_table_keeps_its_finished_rows_and_resume_runs_the_rest(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    ids = sorted(MUTANTS)[:3]
+    ran: list[str] = []
+    stopping = [True]
+
+    def run_mutant(runner: object, mutant: str, declared: object, tests: object, *, profile: str,
+                   hypothesis_profile: str) -> KillResult:  # fmt: skip
+        if stopping[0] and mutant != ids[0]:
+            raise mutation.Interrupted(mutant)  # Ctrl-C while the second mutant runs
+        ran.append(mutant)
+        return _kill_row(mutant, profile, hypothesis_profile)
+
+    monkeypatch.setattr(mutation, "collect", lambda run: [])
+    monkeypatch.setattr(mutation._Runner, "run_mutant", run_mutant)
+    table = KillTable(tmp_path, profile="kafka-4.0", hypothesis_profile="ci")
+    with pytest.raises(KeyboardInterrupt):
+        run_kill_table(table, only=ids, jobs=1)
+    data = json.loads((tmp_path / "mutants.json").read_text(encoding="utf-8"))
+    assert [r["mutant"] for r in data["results"]] == [ids[0]]
+    assert data["summary"]["median_seconds_to_first_failure"] == 1.5
+    assert f"`{ids[0]}`" in (tmp_path / "mutants.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mutants.json", "mutants.md"]  # no temporary files left
+
+    ran.clear()
+    stopping[0] = False
+    resumed = KillTable(tmp_path, profile="kafka-4.0", hypothesis_profile="ci")
+    resumed.load()
+    rows = run_kill_table(resumed, only=ids, jobs=1)
+    assert ran == ids[1:]
+    assert [r.mutant for r in rows] == ids
+    assert len(json.loads((tmp_path / "mutants.json").read_text(encoding="utf-8"))["results"]) == 3
+
+    elsewhere = KillTable(tmp_path, profile="kafka-4.0", hypothesis_profile="fast")
+    elsewhere.load()
+    assert not elsewhere.rows  # rows of another Hypothesis budget are no part of this table
+
+
+def test_resume_runs_crashed_rows_again(tmp_path: Path) -> None:
+    table = KillTable(tmp_path, profile="kafka-4.0", hypothesis_profile="ci")
+    table.add(_kill_row("a", "kafka-4.0", "ci"))
+    table.add(_kill_row("b", "kafka-4.0", "ci", status=CRASHED))
+    resumed = KillTable(tmp_path, profile="kafka-4.0", hypothesis_profile="ci")
+    resumed.load()
+    assert resumed.finished("a", "kafka-4.0") and not resumed.finished("a", "kafka-3.9")
+    assert not resumed.finished("b", "kafka-4.0")
+
+
+def test_a_real_mutant_is_killed_and_timed(tmp_path: Path) -> None:
+    table = KillTable(tmp_path, profile="kafka-4.0", hypothesis_profile="fast")
+    (row,) = run_kill_table(table, only=["lookup-last-match"], jobs=1)
+    assert row.status == KILLED and LOOKUP in row.killed_by, row
+    assert row.killer is not None and row.killer.startswith("suites/test_")
+    assert row.seconds_to_first_failure is not None and 0 < row.seconds_to_first_failure <= row.wall_seconds
+    assert "lookup-last-match" in (tmp_path / "mutants.md").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------ issue 11: witnesses of the
+# mutants of the clauses the suites newly check (helper H4; appended, see WITNESSES.update below)
+
+_SMALL_SEGMENTS = {"segment_bytes": 1}  # one batch per segment
+
+
+def _h4(clause: str, observable: Obs, run: Callable[[Implementation], object]) -> Witness:
+    def witness(impl: Implementation, ref: Implementation) -> None:
+        check_equal(clause, observable, run(impl), run(ref), clause)
+
+    return witness
+
+
+def _h4_error(clause: str, build: Callable[[int], list[object]], version: int = 9, **config: object) -> Witness:
+    """Produce what `build(now)` returns on a topic of `config` and compare the error names."""
+
+    def run(i: Implementation) -> str:
+        now = _setup(i, **config)
+        return i.produce(T, 0, build(now), produce_version=version).error.name  # type: ignore[arg-type]
+
+    return _h4(clause, Obs.PRODUCE_ERROR, run)
+
+
+def _h4_log_start(
+    clause: str, clocks_and_stamps: tuple[tuple[int | None, int | None], ...], tick_at: int, **config: object
+) -> Witness:
+    """One-record batches, each sent with the leader clock at now+c (c None: unchanged) and stamped now+s (s
+    None: no timestamp); then every clock to now+tick_at and a retention tick; compare the log start."""
+
+    def run(i: Implementation) -> int:
+        now = _setup(i, retention_ms=DAY, **config)
+        for clock, stamp in clocks_and_stamps:
+            if clock is not None:
+                i.set_clock(i.leader(T, 0), now + clock)
+            _produce_v2(i, -1 if stamp is None else now + stamp)
+        for broker in i.brokers():
+            i.set_clock(broker, now + tick_at)
+        i.retention_tick()
+        return i.fetch(T, 0, 0, fetch_version=12).log_start_offset
+
+    return _h4(clause, Obs.LOG_START_OFFSET, run)
+
+
+def _h4_lookup(clause: str, setup: Callable[[Implementation, int], None], target: Callable[[int], int],
+               version: int = 9, **config: object) -> Witness:
+    def run(i: Implementation) -> object:
+        now = _setup(i, **config)
+        setup(i, now)
+        return _lookup(i, target(now), version)
+
+    return _h4(clause, Obs.LIST_OFFSETS_OFFSET, run)
+
+
+def _h4_read_committed(i: Implementation) -> object:
+    now = _setup(i)
+    _produce_v2(i, now - 10)
+    a = i.list_offsets(T, 0, -1, version=9, isolation=IsolationLevel.READ_COMMITTED)
+    return a.error.name, a.offset
+
+
+def _h4_untimed_then_timed(i: Implementation, now: int) -> None:
+    _produce_v2(i, -1)
+    _produce_v2(i, now - 100)
+
+
+def _h4_untimed_then_future(i: Implementation, now: int) -> None:
+    _produce_v2(i, -1)
+    _produce_v2(i, now + 1000)
+    i.set_clock(i.leader(T, 0), now + HOUR)
+
+
+def _h4_deleted(i: Implementation, now: int) -> None:
+    _produce_v2(i, now - 2 * DAY)
+    _produce_v2(i, now)
+    i.retention_tick()
+
+
+def _h4_v0(i: Implementation, now: int) -> None:
+    _produce_v2(i, now - 100)
+    i.set_clock(i.leader(T, 0), now + 1000)
+
+
+def _h4_ties(i: Implementation, now: int) -> None:
+    _produce_v2(i, now)
+    _produce_v2(i, now)
+
+
+def _h4_sparse_index(i: Implementation, now: int) -> None:
+    _produce_v2(i, now - 300, now - 200)  # the first append writes no index entry (IDX-4)
+    _produce_v2(i, now - 100)  # entry (now - 100, 2)
+
+
+def _h4_keyed(now: int, *records: tuple[bytes | None, int]) -> list[object]:
+    return [build_v2([RecordSpec(timestamp=now + d, key=k, value=b"v") for k, d in records])]
+
+
+def _h4_messages(i: Implementation) -> tuple[str | None, ...]:
+    now = _setup(i, before_max_ms=1000, after_max_ms=LONG_MAX)
+    _produce_v2(i, now)
+    return tuple(e.message for e in _produce_v2(i, now, now - 5000).record_errors)
+
+
+def _h4_summary(i: Implementation) -> str | None:
+    now = _setup(i, compacted=True)
+    return i.produce(T, 0, _h4_keyed(now, (None, 0)), produce_version=9).error_message  # type: ignore[arg-type]
+
+
+def _h4_corrupt_v2(now: int) -> list[object]:
+    batch = build_v2(_specs(now - 10))
+    return [replace(batch, max_timestamp=batch.max_timestamp + 1, crc=v2_crc(batch))]
+
+
+def _h4_zstd_v1(now: int) -> list[object]:
+    (wrapper,) = build_legacy(_specs(now - 10, now - 5), magic=1, codec=Codec.GZIP)
+    attributes = (wrapper.message.attributes & ~0x07) | Codec.ZSTD.value
+    return [replace(wrapper, message=replace(wrapper.message, attributes=attributes))]
+
+
+def _h4_idempotent(now: int, *deltas: int) -> list[object]:
+    batch = build_v2(_specs(*(now + d for d in deltas)))
+    return [replace(batch, producer_id=1 << 30, producer_epoch=0, base_sequence=0, crc=None)]
+
+
+def _h4_duplicate(i: Implementation) -> int:
+    now = _setup(i)
+    i.produce(T, 0, _h4_idempotent(now, -10), produce_version=9)  # type: ignore[arg-type]
+    return i.produce(T, 0, _h4_idempotent(now, -10), produce_version=9).log_append_time  # type: ignore[arg-type]
+
+
+def _h4_retry_late(i: Implementation) -> str:
+    now = _setup(i, before_max_ms=HOUR)
+    i.produce(T, 0, _h4_idempotent(now, -HOUR + 1000), produce_version=9)  # type: ignore[arg-type]
+    i.set_clock(i.leader(T, 0), now + 5000)
+    return i.produce(T, 0, _h4_idempotent(now, -HOUR + 1000), produce_version=9).error.name  # type: ignore[arg-type]
+
+
+def _h4_wrapper(i: Implementation) -> int:
+    now = _setup(i, message_format_magic=1, compression_type="gzip")
+    i.produce(T, 0, build_legacy(_specs(now - 50, now - 10), magic=1), produce_version=2)
+    return i.fetch(T, 0, 0, fetch_version=4).batches[0].max_timestamp
+
+
+def _h4_rebuilt_base(i: Implementation) -> int:
+    now = _setup(i, compression_type="gzip")
+    _produce_v2(i, now - 10, now - 50)
+    return i.fetch(T, 0, 0, fetch_version=12).batches[0].base_timestamp  # type: ignore[union-attr]
+
+
+_ROLLS = ((None, -10_000), (None, -5000), (None, -1000))
+
+WITNESSES.update({
+    "read-committed-no-stable-offset": _h4("LO.read-committed-lso", Obs.LIST_OFFSETS_OFFSET, _h4_read_committed),
+    "max-timestamp-empty-answers-log-end": _h4_lookup("LO.max-timestamp-capped", lambda i, now: None, lambda now: -3),
+    "lookup-searches-every-segment": _h4_lookup("LO.first-qualifying-segment", _h4_untimed_then_timed,
+                                                lambda now: now - 100, **_SMALL_SEGMENTS),
+    "untimed-segment-dated-now": _h4_lookup("IDX.largest-timestamp-mtime", _h4_untimed_then_future,
+                                            lambda now: now + 500, **_SMALL_SEGMENTS),
+    "lookup-searches-deleted-segments": _h4_lookup("LO.search-from-log-start", _h4_deleted, lambda now: now - 2 * DAY,
+                                                   retention_ms=DAY, **_SMALL_SEGMENTS),
+    "old-format-searched": _h4_lookup("LO.unsupported-for-message-format", lambda i, now: None, lambda now: 0,
+                                      version=1, message_format_magic=0),
+    "list-offsets-v0-searches-timestamps": _h4_lookup("LO.v0-segment-offsets", _h4_v0, lambda now: now + 500,
+                                                      version=0),
+    "earliest-capped-at-high-watermark": _h4_lookup("LO.cap-exempts-earliest", lambda i, now: None, lambda now: -2),
+    "max-timestamp-latest-tie": _h4_lookup("LO.max-timestamp-earliest-on-ties", _h4_ties, lambda now: -3),
+    "time-index-lookup-rounds-up": _h4_lookup("IDX.lookup-largest-le-target", _h4_sparse_index, lambda now: now - 250,
+                                              index_interval_bytes=1),
+    "first-record-error-decides": _h4_error("VAL.timestamp-error-wins",
+                                            lambda now: _h4_keyed(now, (None, 0), (b"k", -5000)),
+                                            compacted=True, before_max_ms=1000),
+    "every-failure-per-record": _h4_error("VAL.first-failure-per-record", lambda now: _h4_keyed(now, (None, -5000)),
+                                          compacted=True, before_max_ms=1000),
+    "invalid-record-summary-plain": _h4("VAL.invalid-record-summary-text", Obs.PRODUCE_ERROR_MESSAGE, _h4_summary),
+    "error-text-log-offset": _h4("VAL.error-offset-from-request", Obs.PRODUCE_RECORD_ERROR_MESSAGES, _h4_messages),
+    "error-bounds-saturated": _h4("VAL.error-bounds-wraparound", Obs.PRODUCE_RECORD_ERROR_MESSAGES, _h4_messages),
+    "negative-timestamps-exempt": _h4_error("VAL.range-long-min-is-future",
+                                            lambda now: [build_v2(_specs(LONG_MIN))]),
+    "symmetric-distance-exact": _h4_error("VAL.symmetric-long-min-accepted",
+                                          lambda now: [build_v2(_specs(now + LONG_MIN))], difference_max_ms=HOUR),
+    "negative-timestamps-rejected": _h4_error("VAL.below-minus-one-range-checked", lambda now: [build_v2(_specs(-2))]),
+    "rebuild-clamps-negative-timestamps": _h4_error("VAL.below-minus-one-rebuild-fails",
+                                                    lambda now: [build_v2(_specs(-2))], compression_type="gzip"),
+    "crc-not-verified": _h4_error("FMT.v2-crc-coverage", _h4_corrupt_v2),
+    "zstd-accepted-below-v2": _h4_error("FMT.zstd-requires-v2", _h4_zstd_v1, version=2),
+    "duplicate-answered-as-new": _h4("VAL.duplicate-returns-cached-max", Obs.PRODUCE_LOG_APPEND_TIME, _h4_duplicate),
+    "dedup-before-validation": _h4("VAL.validation-before-dedup", Obs.PRODUCE_ERROR, _h4_retry_late),
+    "idempotence-dropped-on-old-format": _h4_error("VAL.idempotent-needs-v2", lambda now: _h4_idempotent(now, -10),
+                                                   message_format_magic=1),
+    "v1-wrapper-first-timestamp": _h4("FMT.v1-wrapper-timestamp-is-max", Obs.BATCH_MAX_TIMESTAMP, _h4_wrapper),
+    "rebuilt-base-is-min": _h4("FMT.v2-base-is-first-record", Obs.BATCH_BASE_TIMESTAMP, _h4_rebuilt_base),
+    "roll-by-wall-clock": _h4_log_start("IDX.roll-by-first-batch", _ROLLS, DAY - 7000, segment_ms=1000),
+    "roll-age-absolute": _h4_log_start("IDX.future-first-timestamp-blocks-roll",
+                                       ((None, 0), (5000, None), (10_000, None)), DAY + 1, segment_ms=1000),
+    "untimed-segment-never-ages": _h4_log_start("IDX.roll-by-age-without-timestamps",
+                                                ((None, None), (5000, None), (10_000, None)), DAY + 7000,
+                                                segment_ms=1000),
+    "time-index-full-one-late": _h4_log_start("IDX.full-index-forces-roll",
+                                              ((None, -5000), (None, -4000), (None, -3000), (None, -2000)),
+                                              DAY - 3500, segment_index_bytes=24, index_interval_bytes=1),
+    "compaction-lag-ignored-for-roll": _h4_log_start("IDX.compacted-roll-max-lag", _ROLLS, DAY - 7000,
+                                                     compacted=True, retention_deletes=True,
+                                                     max_compaction_lag_ms=1000),
+})
+WITNESS_PROFILES.update({
+    "old-format-searched": "kafka-2.8",
+    "list-offsets-v0-searches-timestamps": "kafka-2.8",
+    "symmetric-distance-exact": "kafka-2.8",
+    "zstd-accepted-below-v2": "kafka-3.9",
+    "idempotence-dropped-on-old-format": "kafka-2.8",
+    "v1-wrapper-first-timestamp": "kafka-2.8",
+})
+
+
+def _h4_zstd_fetch(i: Implementation) -> str:
+    now = _setup(i)
+    _produce_v2(i, now - 10, codec=Codec.ZSTD)
+    return i.fetch(T, 0, 0, fetch_version=3).error.name
+
+
+WITNESSES["zstd-down-converted"] = _h4("CNV.down-convert-zstd-unsupported", Obs.FETCH_ERROR, _h4_zstd_fetch)
+WITNESS_PROFILES["zstd-down-converted"] = "kafka-3.9"

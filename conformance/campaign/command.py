@@ -20,7 +20,19 @@ import uuid
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..launcher import LauncherError
+from ..launcher import suites_dir as _installed_suites
+from ..mutation import KILLED, SURVIVED, WRONG_CLAUSE
+from ..verdicts import KILLS, words
 from .tasks import ALL, CampaignError, CampaignTask, task_table
+
+
+def suites_dir(override: str | None) -> Path:
+    """The suites directory (`--suites`, else the installed package), a CampaignError naming the fix."""
+    try:
+        return _installed_suites(override)
+    except LauncherError as exc:
+        raise CampaignError(str(exc)) from None
 
 EXIT_OK, EXIT_TASKS_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -34,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--master", default=os.environ.get("KTS_SPARK_MASTER", "local[2]"), help="Spark master URL")
     parser.add_argument("--out", default=None, help="output directory (default reports/out/campaign-<id>)")
     parser.add_argument("--resume", action="store_true", help="skip the tasks whose rows are already in --out")
-    parser.add_argument("--suites", default="suites", help="the suites directory (default suites)")
+    parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
     parser.add_argument(
         "--audit",
         action="store_true",
@@ -79,8 +91,8 @@ def mutant_kills(matrix: Any) -> dict[tuple[str, str], str]:
             continue
         declared = set(MUTANTS[target.removeprefix("mutant:")].clauses)
         failing = {c for c in matrix.clauses if getattr(matrix.cells.get((c, (target, profile))), "verdict", "")
-                   in ("FAIL", "NON-STRICT")}  # fmt: skip
-        kills[(target, profile)] = "KILLED" if failing & declared else "WRONG-CLAUSE" if failing else "SURVIVED"
+                   in words(KILLS)}  # fmt: skip
+        kills[(target, profile)] = KILLED if failing & declared else WRONG_CLAUSE if failing else SURVIVED
     return kills
 
 
@@ -94,7 +106,7 @@ def parse_budget(text: str) -> float:
 def _expectations(args: argparse.Namespace, targets: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for target in targets:
-        default = Path(args.suites) / "expectations" / f"{target}.toml"
+        default = suites_dir(args.suites) / "expectations" / f"{target}.toml"
         if default.is_file():
             found[target] = str(default.resolve())
     for entry in args.expectations:
@@ -115,7 +127,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     if not (targets and machines and profiles):
         raise CampaignError("--targets, --machines and --profiles each need at least one name")
     tasks = task_table(
-        targets, machines, profiles, args.seeds, parse_budget(args.budget), suites=Path(args.suites),
+        targets, machines, profiles, args.seeds, parse_budget(args.budget), suites=suites_dir(args.suites),
         hypothesis_profile=args.hypothesis_profile,
     )  # fmt: skip
     expectations = _expectations(args, targets)
@@ -151,7 +163,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     out_stream.write(f"spark session started in {time.monotonic() - began:.1f} s\n")
     try:
         progress = run_campaign(
-            tasks, out, master=args.master, campaign_id=campaign_id, suites=Path(args.suites),
+            tasks, out, master=args.master, campaign_id=campaign_id, suites=suites_dir(args.suites),
             expectations=expectations, resume=args.resume, log=out_stream, spark=spark,
         )  # fmt: skip
         if args.audit:
@@ -249,13 +261,13 @@ def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[Campai
     (out / "tasks.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     kills = mutant_kills(matrix)
     if kills:
-        killed = sum(1 for v in kills.values() if v == "KILLED")
+        killed = sum(1 for v in kills.values() if v == KILLED)
         table = ["| Mutant | Profile | Result |", "|---|---|---|"]
         table += [f"| {t} | {p} | {v} |" for (t, p), v in sorted(kills.items())]
         (out / "mutants.md").write_text(
             f"# Mutants killed: {killed} of {len(kills)}\n\n" + "\n".join(table) + "\n", encoding="utf-8"
         )
-        survivors = sorted(t for (t, _), v in kills.items() if v != "KILLED")
+        survivors = sorted(t for (t, _), v in kills.items() if v != KILLED)
         log.write(f"mutants killed: {killed} of {len(kills)}" + (f"; not: {', '.join(survivors)}" if survivors else "")
                   + f" ({out / 'mutants.md'})\n")  # fmt: skip
     for column, counts in summary_counts(matrix).items():

@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..launcher import SuitesRun, pytest_command
+from ..verdicts import DEPARTS, words
 from .tasks import CampaignTask, suite_paths
 
 ROW_FIELDS = (
@@ -45,8 +47,8 @@ ROW_FIELDS = (
     "finished_at",
 )
 
-# Verdicts that say the clause was shown not to hold.
-FAILING = {"FAIL", "KNOWN", "NON-STRICT", "UNEXPECTED-PASS"}
+# Verdicts that say the clause was shown not to hold (known or not): the row's first failure.
+_DEPARTS = frozenset(words(DEPARTS))
 
 
 def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: dict[str, str]) -> list[dict[str, Any]]:
@@ -54,16 +56,20 @@ def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: di
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="kts-task-") as scratch:
         verdicts = Path(scratch) / "verdicts.json"
-        cmd = [
-            sys.executable, "-m", "pytest", *suite_paths(task.machine, Path(suites)),
-            "-p", "conformance.plugin", "-p", "no:cacheprovider", "-q",
-            "--target", task.target, "--profile", task.profile,
-            "--hypothesis-profile", task.hypothesis_profile, f"--hypothesis-seed={task.seed}",
-            "--verdicts-json", str(verdicts), "--log-dir", str(Path(scratch) / "logs"), "--count-examples",
-        ]  # fmt: skip
-        known = expectations.get(task.target)
-        if known:
-            cmd += ["--expectations", known]
+        cmd = pytest_command(
+            SuitesRun(
+                target=task.target,
+                profile=task.profile,
+                hypothesis_profile=task.hypothesis_profile,
+                suites=Path(suites),
+                tests=tuple(suite_paths(task.machine, Path(suites))),
+                expectations=expectations.get(task.target) or None,
+                hypothesis_seed=task.seed,
+                verdicts_json=verdicts,
+                log_dir=Path(scratch) / "logs",
+                count_examples=True,
+            )
+        )
         env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
         env.pop("CI", None)  # the task's own Hypothesis profile, not the CI default
         # Examples are counted through Hypothesis' observability callbacks; without line coverage (which
@@ -128,7 +134,7 @@ def _rows(
     rows = []
     for clause, verdict in sorted(data.get("clauses", {}).items()):
         named = [t for t in tests if clause in t.get("verdicts", {})]
-        failing = [t for t in named if t["verdicts"][clause] in FAILING]
+        failing = [t for t in named if t["verdicts"][clause] in _DEPARTS]
         first = min(failing, key=lambda t: t.get("finished_at", 0), default=None)
         rows.append(
             _row(
