@@ -19,7 +19,10 @@ ahead of the broker's clock stays an hour ahead. Where the suite sets the clocks
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeVar
 
@@ -53,11 +56,10 @@ class Recorder:
     reading of the test (`anchor`, noted by the suites' twin)."""
 
     def __init__(self, data: st.DataObject) -> None:
-        global _last, _active
         self._data = data
         self.drawn: list[tuple[str | None, Any]] = []
         self.anchor: int | None = None
-        _last = _active = self
+        _log().started(self)
 
     def draw(self, strategy: st.SearchStrategy[T], label: str | None = None) -> T:
         value = self._data.draw(strategy, label=label)
@@ -98,12 +100,11 @@ class Replaying:
     """One run of a pinned example."""
 
     def __init__(self, replay: Replay) -> None:
-        global _active, _last
         self.replay = replay
         self._next = 0
         self.shift = 0
         self._clock_seen = False
-        _active = _last = self
+        _log().started(self)
 
     @property
     def drawn(self) -> list[tuple[str | None, Any]]:
@@ -133,7 +134,7 @@ class Replaying:
 def note_clock(now: int) -> None:
     """A broker clock reading of the running test (the suites' twin calls this): the first one anchors a
     recording, or sets how far a replay's timestamps move."""
-    active = _active
+    active = _log().active
     if isinstance(active, Recorder) and active.anchor is None:
         active.anchor = now
     elif isinstance(active, Replaying) and not active._clock_seen:
@@ -177,12 +178,35 @@ def recorded(data: Draws) -> Draws:
     return Recorder(data)
 
 
-_last: Recorder | Replaying | None = None
-_active: Recorder | Replaying | None = None
+@dataclass
+class DrawLog:
+    """The draws of one test: the example drawing now (`active`, which a clock reading anchors) and the last
+    one (`last`: Hypothesis runs the failing, shrunk example last, so a failure's pin comes from it). The plugin
+    opens one per test with `drawing`; outside a test each context has its own."""
+
+    active: Recorder | Replaying | None = None
+    last: Recorder | Replaying | None = None
+
+    def started(self, example: Recorder | Replaying) -> None:
+        self.active = self.last = example
 
 
-def take_last_recorder() -> Recorder | Replaying | None:
-    """The recorder of the most recent example of this process, and forget it (the plugin, on failure)."""
-    global _last
-    recorder, _last = _last, None
-    return recorder
+_current: ContextVar[DrawLog | None] = ContextVar("kafka_conformance_draws", default=None)
+
+
+def _log() -> DrawLog:
+    log = _current.get()
+    if log is None:
+        log = DrawLog()
+        _current.set(log)
+    return log
+
+
+@contextmanager
+def drawing(log: DrawLog) -> Iterator[DrawLog]:
+    """Route the draws made inside the block (this thread and context) to `log`."""
+    token = _current.set(log)
+    try:
+        yield log
+    finally:
+        _current.reset(token)

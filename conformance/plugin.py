@@ -40,7 +40,7 @@ from models.profiles import Profile, get_profile, narrow_versions
 
 from .adapters.model import ModelFactory
 from .checks import CheckRecord, ClauseViolation, recording
-from .draws import PinExhausted, take_last_recorder
+from .draws import DrawLog, PinExhausted, drawing
 from .expectations import Expectation, ExpectationsError, coverer, load_expectations, parse_example, plain
 from .faults import fault_options
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
@@ -51,6 +51,7 @@ from .verdicts import NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, EntryStatus, Ve
 
 _state_key = pytest.StashKey[RunState]()
 _record_key = pytest.StashKey[CheckRecord]()
+_draws_key = pytest.StashKey[DrawLog]()
 _health_key = pytest.StashKey["TargetHealth"]()
 
 # Hypothesis profiles (issue 3): `ci` is derandomized with a fixed budget, `fast` the same with a
@@ -546,7 +547,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     entries = item.config.stash[_state_key].expectations
     record = CheckRecord(cover=coverer(entries, item.nodeid))
     item.stash[_record_key] = record
-    with recording(record):
+    item.stash[_draws_key] = draws = DrawLog()
+    with recording(record), drawing(draws):
         return (yield)
 
 
@@ -754,7 +756,8 @@ class _Collector:
 def _pin_entry(item: pytest.Item, violations: list[ClauseViolation], clause_ids: tuple[str, ...]) -> str:
     """The expectations entries that pin this failure (the drawn values of the last, i.e. failing and
     shrunk, example), one per (clause, observable) that departed, for a user who records it as known."""
-    recorder = take_last_recorder()
+    draws = item.stash.get(_draws_key, None)
+    recorder = draws.last if draws is not None else None
     if recorder is None or not recorder.drawn:
         return ""
     lines = ["To record this failure as known, add to the target's expectations file (fill in reason and link):"]
@@ -810,7 +813,6 @@ def _draft_expectations(item: pytest.Item, pin: str) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     item.config.stash[_state_key].running = item.nodeid
-    take_last_recorder()  # a recorder belongs to the test that made it
     # After the skip marks (N/A stays N/A), before any fixture talks to the target: a lost target is not
     # asked again, so each remaining test fails at once with the cause.
     health = item.config.stash.get(_health_key, None)
