@@ -21,6 +21,8 @@ An entry covers a violation when the clause and the observable are its own and e
   producer wrote it); "last-batch-base-plus-one" (LATEST one past the last batch's base offset). A check
   that does not know the value (e.g. in another test) is not covered.
 With `test`, it covers violations in that test only, unless `scope = "run"` widens it to every test.
+`scope = "audit"` makes an entry audit mode's only (a departure only a whole topic's records show, e.g. the
+leader epoch of stored batches); the suites never match it and never call it stale.
 Any violation no entry covers is FAIL, even inside a clause that has known departures.
 
 A failing run prints the entry to paste (section "pin" of the pytest report): the suites draw through
@@ -64,6 +66,7 @@ class Expectation:
     expected: Any = _ANY
     observed_is: str | None = None
     whole_run: bool = False  # scope = "run": a pinned entry that also covers the departure in other tests
+    audit_only: bool = False  # scope = "audit": audit mode's (nodeid None) only
     index: int = 0  # 1-based position in its file (how a report names it)
 
     @property
@@ -73,6 +76,8 @@ class Expectation:
     def covers(self, violation: ClauseViolation, nodeid: str | None) -> bool:
         """Whether this entry describes `violation`, seen in test `nodeid`."""
         if violation.clause_id != self.clause or violation.observable not in self.observables:
+            return False
+        if self.audit_only and nodeid is not None:
             return False
         if self.test is not None and not self.whole_run and nodeid != self.test:
             return False
@@ -96,6 +101,8 @@ class Expectation:
             parts.append(f"observed is {self.observed_is}")
         if self.test is not None:
             parts.append(f"in {self.test}" + (" (pinned there, covers every test)" if self.whole_run else ""))
+        if self.audit_only:
+            parts.append("(audit mode only)")
         return f"entry {self.index}: " + " ".join(parts)
 
 
@@ -215,8 +222,10 @@ def _entry(entry: dict[str, Any], where: str, clause_ids: set[str], index: int) 
             f"{where}: 'observed_is' names a value a check knows: one of {', '.join(map(repr, FACTS))}"
         )
     scope = entry.get("scope", "test")
-    if scope not in ("test", "run"):
-        raise ExpectationsError(f"{where}: 'scope' must be \"test\" (the default) or \"run\"")
+    if scope not in ("test", "run", "audit"):
+        raise ExpectationsError(f"{where}: 'scope' must be \"test\" (the default), \"run\" or \"audit\"")
+    if scope == "audit" and "test" in entry:
+        raise ExpectationsError(f"{where}: 'scope = \"audit\"' is audit mode's only: it takes no 'test'")
     if scope == "run" and "test" not in entry:
         raise ExpectationsError(f"{where}: 'scope = \"run\"' widens an entry with a 'test'; without one it is wide")
     for key in ("observed", "expected"):
@@ -233,6 +242,7 @@ def _entry(entry: dict[str, Any], where: str, clause_ids: set[str], index: int) 
         expected=entry.get("expected", _ANY),
         observed_is=entry.get("observed_is"),
         whole_run=scope == "run",
+        audit_only=scope == "audit",
         index=index,
     )
 

@@ -68,6 +68,10 @@ def test_scope_a_test_entry_covers_that_test_only_unless_widened() -> None:
     assert scoped.covers(v, TEST) and not scoped.covers(v, "suites/test_x.py::test_other")
     wide = entry(FIRST, Obs.LIST_OFFSETS_OFFSET, test=TEST, example="data=1", whole_run=True)
     assert wide.covers(v, "suites/test_x.py::test_other")
+    audit = entry(FIRST, Obs.LIST_OFFSETS_OFFSET, audit_only=True)
+    assert audit.covers(v, None) and not audit.covers(v, TEST)
+    assert entry_statuses((audit,), [RunRecord(TEST, frozenset({(FIRST, "list-offsets.offset")}), frozenset(),
+                                               frozenset())]) == [EntryStatus.NOT_EXERCISED]
     assert entry(FIRST, Obs.LIST_OFFSETS_OFFSET).covers(v, "anything")
 
 
