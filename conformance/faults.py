@@ -20,6 +20,8 @@ import subprocess
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import TargetError
+
 HOOK_TIMEOUT = 120.0
 
 
@@ -53,7 +55,6 @@ def fault_options() -> list[tuple[str, dict[str, Any]]]:
 
 def check_fault_options(target: str, fault_hook: str | None, allow_disruptive: bool) -> None:
     """A fault hook only for --target broker, only with --allow-disruptive, and only if it can run."""
-    from .targets import TargetError
 
     if fault_hook is None:
         return
@@ -69,7 +70,6 @@ def check_fault_options(target: str, fault_hook: str | None, allow_disruptive: b
 
 def check_fault_hook(command: str) -> None:
     """Reject a hook that cannot run at all before anything starts (a usage error, one line)."""
-    from .targets import TargetError
 
     try:
         argv = shlex.split(command)

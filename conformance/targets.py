@@ -18,14 +18,13 @@ from pathlib import Path
 from models.profiles import PROFILES
 
 from .adapters.model import ModelFactory
+from .errors import TargetError
+from .faults import check_fault_options
 from .implementation import ImplementationFactory
+from .managed.failovers import register_failover, unregister_failover
 
 MANAGED = ("tansu", "noida", "rdkafka-mock")
 WIRE = (*MANAGED, "broker")
-
-
-class TargetError(ValueError):
-    """A target name or profile that cannot be resolved or started; the message names the fix."""
 
 
 def known_targets() -> list[str]:
@@ -93,8 +92,6 @@ def open_target(
     `fault_hook` (target `broker` only, with `allow_disruptive`): a command that moves a partition
     leader on the user's cluster (`conformance.faults.FaultHook`)."""
     _check_profile(profile)
-    from .faults import check_fault_options
-
     check_fault_options(name, fault_hook, allow_disruptive)
     if name not in WIRE:
         yield resolve_target(name, profile), []
@@ -144,25 +141,3 @@ def open_target(
         yield WireFactory(bootstrap=broker.bootstrap, profile=profile, target=name, timeout=timeout), [
             Path(broker.log_path)
         ]
-
-
-# Leader moves of in-process clusters, by bootstrap address: a factory names one by its address, so it
-# stays picklable (ARCHITECTURE.md: factories are built inside Spark tasks).
-_failovers: dict[str, object] = {}
-
-
-def register_failover(cluster: object) -> str:
-    bootstrap = cluster.bootstrap  # type: ignore[attr-defined]
-    _failovers[bootstrap] = cluster
-    return str(bootstrap)
-
-
-def unregister_failover(key: str) -> None:
-    _failovers.pop(key, None)
-
-
-def failover_cluster(key: str) -> object:
-    try:
-        return _failovers[key]
-    except KeyError:
-        raise TargetError(f"no managed cluster at {key} in this process to move leaders on") from None

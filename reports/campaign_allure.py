@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.campaign.worker import ROW_FIELDS
+from conformance.campaign.rows import ROW_FIELDS
 from conformance.verdicts import ALLURE_STATUS, DEPARTS, MEANING, TRIAGE_ORDER, Verdict
 from models.clauses import Clause, get_clause, kip_url
 from reports.allure import ReportError, write_categories, write_environment

@@ -16,8 +16,8 @@ import pytest
 pytest.importorskip("pyarrow", reason="the campaign extra: pip install 'kafka-timestamp-conformance[campaign]'")
 
 from conformance.campaign.engine import rows_dir, write_rows
+from conformance.campaign.rows import ROW_FIELDS
 from conformance.campaign.tasks import CampaignTask
-from conformance.campaign.worker import ROW_FIELDS
 from conformance.verdicts import MEANING, Verdict
 from reports.allure import ALLURE_VERSION, DEFAULT_CACHE, QUALITY_GATE_FILE, ReportError, allure_executable, build_html
 from reports.campaign_allure import write_campaign_results

@@ -45,7 +45,10 @@ from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile, get_profile
 from models.validator import RecordError
 
+from ..errors import TargetError
+from ..faults import FaultHook
 from ..implementation import Capability, Implementation, UnsupportedOperation
+from ..managed.failovers import failover_cluster
 from ..wire.client import UnsupportedVersion, WireClient
 from ..wire.connection import WireError
 
@@ -135,7 +138,7 @@ class WireFactory:
     profile: str = "kafka-4.0"
     target: str = "broker"
     timeout: float = 10.0
-    failover: str | None = None  # an in-process managed cluster (conformance.targets.register_failover)
+    failover: str | None = None  # an in-process managed cluster (conformance.managed.failovers)
     admin: str | None = None  # the same, creating topics where CreateTopics is not offered
     fault_hook: str | None = None  # the user's command that moves leaders (conformance.faults)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
@@ -148,15 +151,11 @@ class WireFactory:
         return self.target
 
     def build(self) -> WireImplementation:
-        from ..targets import failover_cluster
-
         move: Callable[[str, int, int], None] | None = None
         admin: TopicAdmin | None = None
         if self.failover is not None:
             move = failover_cluster(self.failover).set_leader  # type: ignore[attr-defined]
         elif self.fault_hook is not None:
-            from ..faults import FaultHook
-
             move = FaultHook(self.fault_hook).move_leader
         if self.admin is not None:
             admin = failover_cluster(self.admin)  # type: ignore[assignment]
@@ -182,8 +181,6 @@ class WireFactory:
 def check_reachable(bootstrap: str, *, timeout: float = 10.0) -> None:
     """Fail fast, in one line, when nothing that speaks Kafka answers at `bootstrap` (WireError's text
     names the address and the fix)."""
-    from ..targets import TargetError
-
     try:
         client = WireClient(bootstrap, timeout=timeout)
         try:

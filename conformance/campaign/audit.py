@@ -863,7 +863,7 @@ def _row(task: AuditTask, campaign_id: str, seed: int, **fields: Any) -> dict[st
 
 
 def audit_rows(results: Sequence[AuditResult], task: AuditTask, *, campaign_id: str, seed: int) -> list[dict[str, Any]]:
-    """The audits of one target as campaign rows (conformance.campaign.worker.ROW_FIELDS), one per clause
+    """The audits of one target as campaign rows (conformance.campaign.rows.ROW_FIELDS), one per clause
     and topic: the matrix and the Allure results show audits beside the Hypothesis tasks (suite "audit").
     A row's counterexample lists its disagreements, those no entry covers first, each with its observables."""
     rows = []

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from .rows import ROW_FIELDS
 from .tasks import CampaignTask
-from .worker import ROW_FIELDS, run_task
+from .worker import run_task
 
 
 class SparkUnavailable(RuntimeError):

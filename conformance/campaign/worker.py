@@ -7,7 +7,7 @@ there), Hypothesis runs with the task's seed (profile `dev`, random and without 
 its budget the whole process group is killed and the task is reported TIMEOUT; a child that dies is
 CRASHED; neither stops the campaign.
 
-Rows (one per clause, or one for a task that produced no verdicts): see `ROW_FIELDS`.
+Rows (one per clause, or one for a task that produced no verdicts): see `conformance.campaign.rows.ROW_FIELDS`.
 """
 
 from __future__ import annotations
@@ -26,26 +26,6 @@ from typing import Any
 from ..launcher import SuitesRun, pytest_command
 from ..verdicts import DEPARTS, words
 from .tasks import CampaignTask, suite_paths
-
-ROW_FIELDS = (
-    "campaign_id",
-    "task_id",
-    "target",
-    "machine",
-    "profile",
-    "seed",
-    "clause",
-    "verdict",
-    "status",  # ok (pytest ran to the end), timeout, crashed
-    "tests",  # tests of this task that named the clause
-    "examples",  # Hypothesis examples those tests ran
-    "task_examples",  # Hypothesis examples the whole task ran
-    "counterexample",  # the failure message with Hypothesis' draws (FAIL, KNOWN, ...), else ""
-    "replay",  # the command that replays that failure exactly
-    "first_failure_s",  # seconds from the task's start to the end of the first test failing the clause
-    "task_seconds",
-    "finished_at",
-)
 
 # Verdicts that say the clause was shown not to hold (known or not): the row's first failure.
 _DEPARTS = frozenset(words(DEPARTS))
