@@ -28,7 +28,6 @@ from conformance.checks import check_equal
 from conformance.draws import Draws, draws, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from conformance.observables import Obs
-from models.clauses import get_clause
 from models.config import TopicConfig
 from models.constants import MAGIC_V1, MAGIC_V2
 from models.profiles import Profile
@@ -58,20 +57,23 @@ SCENARIOS = {
 }
 
 
-@pytest.mark.clause(*SCENARIOS.values())
+@pytest.mark.parametrize(
+    "scenario",
+    # One test per roll rule, each tagged with its own clause: every rule gets its share of the examples (a
+    # drawn rule left the compaction lag undrawn at a small budget), and a profile without it reads N/A.
+    [pytest.param(scenario, marks=pytest.mark.clause(clause), id=clause) for scenario, clause in SCENARIOS.items()],
+)
 @pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
 @given(data=draws())
-@suite_settings(50)
+@suite_settings(20)
 def test_segment_boundaries_through_retention(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
+    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws, scenario: str
 ) -> None:
     """IDX-9/IDX-1: one-record batches spread over several segment.ms, rolled by the drawn rule; then the
     clocks move so that retention's frontier falls among the records, and the log start offset after the tick
     (the first kept segment's base offset) must be the model's."""
     data = recorded(data)
     twin = Twin(impl, reference_factory)
-    scenarios = [s for s, clause in SCENARIOS.items() if profile.name in get_clause(clause).profiles]
-    scenario = data.draw(st.sampled_from(scenarios), label="what rolls the segments")
     clause = SCENARIOS[scenario]
     segment_ms = data.draw(st.sampled_from((10 * MINUTE, HOUR)), label="segment.ms")
     retention = data.draw(st.sampled_from((30 * MINUTE, 2 * HOUR)), label="retention.ms")
