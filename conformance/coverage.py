@@ -55,8 +55,15 @@ def _suite_modules(package: str) -> list[ModuleType]:
 
 
 def _clause_marks(function: object) -> list[str]:
+    """The clause marks of a test function, and of its `pytest.param(..., marks=...)` parameter sets (a test
+    parametrized by scenario tags each case with its own clause)."""
     ids: list[str] = []
-    for mark in getattr(function, "pytestmark", []):
+    marks = list(getattr(function, "pytestmark", []))
+    for mark in list(marks):
+        if getattr(mark, "name", None) == "parametrize" and len(mark.args) > 1:
+            for case in mark.args[1]:
+                marks.extend(getattr(case, "marks", ()))
+    for mark in marks:
         if getattr(mark, "name", None) == "clause":
             ids.extend(str(a) for a in mark.args)
     return ids
