@@ -127,7 +127,7 @@ class Cluster:
     leadership, bumps the leader epoch and truncates diverging replicas (IDX-14).
 
     The seams below (`log_class` and the four produce-path methods) are identities here. They exist so
-    that a seeded fault (conformance/adapters/mutants.py) overrides one step of the leader's produce
+    that a seeded fault (conformance/adapters/mutants/) overrides one step of the leader's produce
     path, the way a real implementation gets one step wrong, without restating the rest of it."""
 
     log_class: ClassVar[type[PartitionLog]] = PartitionLog
@@ -265,17 +265,9 @@ class Cluster:
         outcome = self.post_validate(part, outcome, batches, now)
         # VAL-12: duplicate detection runs after validation, so a retried duplicate that is now out of
         # range is rejected above instead of being de-duplicated here.
-        # Only an idempotent producer's batch can be a duplicate: skip listing the log otherwise.
-        idempotent = any(isinstance(b, DefaultBatch) and b.producer_id >= 0 for b in outcome.batches)
-        duplicate = find_duplicate(log.batches(), outcome.batches) if idempotent else None
-        if duplicate is not None:
-            return ProduceResponse(
-                ErrorCode.NONE,
-                base_offset=duplicate.base_offset,
-                # The cached batch's MaxTimestamp, even on a CreateTime topic (VAL-12).
-                log_append_time=duplicate.max_timestamp,
-                log_start_offset=log.log_start_offset,
-            )
+        duplicate_answer = self.duplicate_answer(part, outcome.batches, now)
+        if duplicate_answer is not None:
+            return duplicate_answer
         log.append(
             outcome.batches,
             now=now,
@@ -314,6 +306,23 @@ class Cluster:
     ) -> ValidatedAppend:
         """What is stored and answered: the validator's outcome."""
         return outcome
+
+    def duplicate_answer(self, part: Partition, batches: Sequence[AnyBatch], now: int) -> ProduceResponse | None:
+        """VAL-12: the answer to an idempotent retry of a batch already in the leader's log (None for a new
+        append): the cached batch's base offset and MaxTimestamp, even on a CreateTime topic."""
+        # Only an idempotent producer's batch can be a duplicate: skip listing the log otherwise.
+        if not any(isinstance(b, DefaultBatch) and b.producer_id >= 0 for b in batches):
+            return None
+        log = part.replicas[part.leader]
+        duplicate = find_duplicate(log.batches(), batches)
+        if duplicate is None:
+            return None
+        return ProduceResponse(
+            ErrorCode.NONE,
+            base_offset=duplicate.base_offset,
+            log_append_time=duplicate.max_timestamp,
+            log_start_offset=log.log_start_offset,
+        )
 
     def produce_bytes(
         self, topic: str, index: int, data: bytes, *, produce_version: int | None = None
@@ -438,15 +447,22 @@ class Cluster:
         batches = log.fetch(offset)
         if not replica:
             batches = tuple(b for b in batches if b.base_offset < log.high_watermark)
-        error, view = fetch_view(
+        error, view = self.fetch_view(part, batches, fetch_version=fetch_version, replica=replica, fetch_offset=offset)
+        return FetchResponse(error, view, log.high_watermark, log.log_start_offset)
+
+    def fetch_view(
+        self, part: Partition, batches: Sequence[AnyBatch], *, fetch_version: int, replica: bool, fetch_offset: int
+    ) -> tuple[ErrorCode, tuple[AnyBatch, ...]]:
+        """CNV-2, CNV-5, CNV-7: what a fetch at `fetch_version` shows of the stored `batches`: down-converted
+        where the profile has it, UNSUPPORTED_COMPRESSION_TYPE for a zstd batch a consumer cannot read."""
+        return fetch_view(
             batches,
             fetch_version=fetch_version,
             profile=self.profile,
             config=part.config,
             replica=replica,
-            fetch_offset=offset,
+            fetch_offset=fetch_offset,
         )
-        return FetchResponse(error, view, log.high_watermark, log.log_start_offset)
 
     def list_offsets(
         self,

@@ -56,9 +56,10 @@ def search_by_timestamp(log: PartitionLog, target: int) -> tuple[int, int, int] 
     search only it (IDX-8) from the log start offset. Returns (timestamp, offset, epoch) or None.
     Edge [DERIVED]: a first such segment whose largestTimestamp is its mtime (no timestamps) yields
     None even if a later segment holds a match."""
-    for segment in log.segments:
-        if segment.largest_timestamp() >= target:
-            return segment.find_offset_by_timestamp(target, log.log_start_offset)
+    for segment in log.segments_searched_for(target):
+        found = segment.find_offset_by_timestamp(target, log.timestamp_search_start())
+        if found is not None:
+            return found
     return None
 
 

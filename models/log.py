@@ -143,7 +143,17 @@ class Segment:
             base = self._loaded_roll_base()
             if base is not None and base >= 0:
                 return _wrap64(incoming_max_timestamp - base)
+        return self._age_without_roll_base(now)
+
+    def _age_without_roll_base(self, now: int) -> int:
+        """IDX-9: a segment without a timestamp roll base (records without timestamps, or 0.10.0's
+        wall-clock rule) ages by the broker clock since its creation."""
         return _wrap64(now - self.created)
+
+    def _roll_ms(self, config: TopicConfig) -> int:
+        """IDX-9: how long a segment may wait before a time roll: segment.ms, or on a compacted topic
+        min(max.compaction.lag.ms, segment.ms) (KIP-354)."""
+        return max_segment_ms(config)
 
     def should_roll(
         self,
@@ -160,7 +170,7 @@ class Segment:
         (IDX-1), or when the incoming last offset does not fit the int32 relative range."""
         reached_roll_ms = (
             self.time_waited_for_roll(now, incoming_max_timestamp, profile.roll_base)
-            > max_segment_ms(config) - self.jitter
+            > self._roll_ms(config) - self.jitter
         )
         return (
             self.size > config.segment_bytes - incoming_size
@@ -213,8 +223,14 @@ class Segment:
         if self.bytes_since_last_index_entry > index_interval_bytes:
             self.offset_index.append(last_offset, position)
             if self.time_indexed:
-                self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+                self.time_index.maybe_append(self.max_timestamp, self._time_index_entry_offset(last_offset + 1))
             self.bytes_since_last_index_entry = 0
+
+    def _time_index_entry_offset(self, next_offset: int) -> int:
+        """IDX-2: a time-index entry written on append (IDX-4) or roll pairs the segment max with the offset
+        of the batch holding it (`offset_of_max_timestamp`), not with `next_offset`, the offset after
+        what is stored (KIP-33's wording, DIS-2)."""
+        return self.offset_of_max_timestamp
 
     def _raise_max(self, timestamp: int, offset: int) -> None:
         # IDX-5: strictly greater only, so ties keep the earliest batch (IDX-2).
@@ -275,7 +291,7 @@ class Segment:
         full check: this is what the reserved slot of IDX-1 is for."""
         if self.time_indexed:
             self.time_index.maybe_append(
-                self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True
+                self.max_timestamp, self._time_index_entry_offset(self.next_offset()), skip_full_check=True
             )
 
     def truncate_to(self, offset: int, now: int) -> int:
@@ -544,15 +560,38 @@ class PartitionLog:
         self.segments.append(new)
         return new
 
+    # ------------------------------------------------------------------ timestamp search (LO-2)
+
+    def segments_searched_for(self, target: int) -> tuple[Segment, ...]:
+        """LO-2: the segments a timestamp lookup for `target` searches: only the first (offset order) whose
+        largestTimestamp (IDX-6) is >= target, or none. A later segment is not searched even when that one
+        holds no match (a segment without timestamps, dated by its mtime)."""
+        for segment in self.segments:
+            if segment.largest_timestamp() >= target:
+                return (segment,)
+        return ()
+
+    def timestamp_search_start(self) -> int:
+        """LO-2: a timestamp lookup searches from the log start offset (IDX-8's starting offset)."""
+        return self.log_start_offset
+
     # ------------------------------------------------------------------ retention (IDX-10)
 
-    def _retention_breached(self, segment: Segment, now: int) -> bool:
-        # IDX-10: strict `now - largestTimestamp > retention.ms` (0.10.1+), or the file mtime (0.10.0).
+    def _retention_reference(self, segment: Segment) -> int:
+        """IDX-10: the time a segment's age is measured from: its largest timestamp (0.10.1+, IDX-6),
+        or its file's mtime (0.10.0)."""
         if self.profile.retention_basis is RetentionBasis.MTIME:
-            reference = segment.last_modified
-        else:
-            reference = segment.largest_timestamp()
-        return _wrap64(now - reference) > self.config.retention_ms
+            return segment.last_modified
+        return segment.largest_timestamp()
+
+    def _retention_breached(self, segment: Segment, now: int) -> bool:
+        # IDX-10: strict `now - reference > retention.ms`.
+        return _wrap64(now - self._retention_reference(segment)) > self.config.retention_ms
+
+    def _shields_later_segments(self, segment: Segment) -> bool:
+        """IDX-10 prefix rule: a segment retention keeps (not breached) ends the walk, so it shields every
+        later segment, breached or not."""
+        return True
 
     def deletable_segments(self, now: int) -> int:
         """IDX-10: how many of the oldest segments time-based retention would delete: the prefix of
@@ -568,9 +607,12 @@ class PartitionLog:
             if is_last and segment.is_empty():
                 break
             upper = self.log_end_offset if is_last else self.segments[i + 1].base_offset
-            if self.high_watermark < upper or not self._retention_breached(segment, now):
+            if self.high_watermark < upper:
                 break
-            count += 1
+            if self._retention_breached(segment, now):
+                count = i + 1
+            elif self._shields_later_segments(segment):
+                break
         return count
 
     def delete_retention_breached_segments(self, now: int) -> int:

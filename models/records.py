@@ -310,24 +310,26 @@ class LegacyBatch:
         out: list[ConsumerRecord] = []
         for offset, entry in zip(self.inner_offsets(), wrapper.inner, strict=True):
             inner = entry.message
-            # FMT-7: the wrapper's type wins; LogAppendTime reads the wrapper timestamp, otherwise the
-            # inner message's own stored value; an inner v0 message reads -1 either way.
-            if inner.magic == MAGIC_V0:
-                ts = NO_TIMESTAMP
-            elif ts_type is TimestampType.LOG_APPEND_TIME:
-                ts = wrapper.stored_timestamp
-            else:
-                ts = inner.stored_timestamp
             out.append(
                 ConsumerRecord(
                     offset=offset,
-                    timestamp=ts,
+                    timestamp=self.inner_timestamp(inner),
                     timestamp_type=ts_type,
                     key=inner.key,
                     value=inner.value,
                 )
             )
         return tuple(out)
+
+    def inner_timestamp(self, inner: LegacyMessage) -> int:
+        """FMT-7: the timestamp an inner message of this compressed wrapper reads: the wrapper's type wins;
+        LogAppendTime reads the wrapper timestamp, otherwise the inner message's own stored value; an
+        inner v0 message reads -1 either way."""
+        if inner.magic == MAGIC_V0:
+            return NO_TIMESTAMP
+        if self.message.own_timestamp_type is TimestampType.LOG_APPEND_TIME:
+            return self.message.stored_timestamp
+        return inner.stored_timestamp
 
     def offset_of_max_timestamp(self) -> int:
         if self.magic == MAGIC_V0:

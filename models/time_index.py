@@ -73,8 +73,7 @@ class TimeIndex:
                 f"attempt to append a timestamp ({timestamp}) to the time index below the last one "
                 f"({self._timestamps[-1]})"
             )
-        last_timestamp, _ = self.last_entry()
-        if timestamp <= last_timestamp:
+        if not self._supersedes_last_entry(timestamp, offset):
             return False
         if len(self._timestamps) >= self.max_entries:
             # Only reachable with skip_full_check on an index already holding max_entries entries;
@@ -83,6 +82,13 @@ class TimeIndex:
         self._timestamps.append(timestamp)
         self._offsets.append(offset)
         return True
+
+    def _supersedes_last_entry(self, timestamp: int, offset: int) -> bool:
+        """IDX-3: a new entry is written only when its timestamp is strictly greater than the last
+        entry's (the empty index's last entry is (-1, base_offset)), so equal timestamps keep the
+        earliest offset."""
+        last_timestamp, _ = self.last_entry()
+        return timestamp > last_timestamp
 
     def lookup(self, target: int) -> tuple[int, int]:
         """IDX-7: the entry with the largest timestamp <= target, or (-1, base_offset) if none."""

@@ -96,14 +96,14 @@ def task_table(
 
 
 def profile_for(target: str, profile: str) -> str:
-    """The profile a target runs under: a mutant seeded into behaviour that exists only in some versions
-    (e.g. the 3.6-3.9 fallback to the difference config, down-conversion before 4.0) runs under its first
-    declared profile when the chosen one lacks it, as `kafka-conformance mutants` does."""
+    """The profile a target runs under: a mutant runs under the chosen profile when its fault can be
+    seeded there and all its declared clauses apply, else under its own profile (the first main profile
+    where they do, derived from the clauses: `Mutant.profile`), as `kafka-conformance mutants` does."""
     if not target.startswith("mutant:"):
         return profile
     from ..adapters.mutants import MUTANTS
 
     mutant = MUTANTS.get(target.removeprefix("mutant:"))
-    if mutant is not None and mutant.profiles and profile not in mutant.profiles:
-        return mutant.profiles[0]
+    if mutant is not None and not mutant.runs_under(profile):
+        return mutant.profile
     return profile
