@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from conformance.checks import NOT_GIVEN, check_equal
-from conformance.draws import note_clock
+from conformance.draws import Draws, note_clock, recorded
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from conformance.observables import Obs
 from models.cluster import FetchResponse, ProduceResponse
@@ -75,6 +76,29 @@ def unique_topic(prefix: str) -> str:
 
 
 # ------------------------------------------------------------------------------------ the twin
+
+
+@dataclass(frozen=True)
+class Suite:
+    """What every suite test starts from (the `suite` fixture, suites/conftest.py): the implementation under
+    test, the reference model's factory and the profile with the API versions both sides serve. Each example
+    takes its draws and a fresh twin from it (`start`), so no test repeats the preamble."""
+
+    impl: Implementation
+    reference_factory: ImplementationFactory
+    profile: Profile
+
+    def draws(self, data: Draws) -> Draws:
+        """The example's draws, recorded (or replayed from a pin: conformance.draws)."""
+        return recorded(data)
+
+    def twin(self) -> Twin:
+        """The implementation and a fresh reference model, driven side by side."""
+        return Twin(self.impl, self.reference_factory)
+
+    def start(self, data: Draws) -> tuple[Draws, Twin]:
+        return self.draws(data), self.twin()
+
 
 
 class Twin:
@@ -494,6 +518,7 @@ def magic_ok(magic: int, profile: Profile) -> bool:
 __all__ = [
     "LEGACY_PRODUCE_VERSION",
     "MAGIC_V1",
+    "Suite",
     "Twin",
     "bounds",
     "check_fetch",

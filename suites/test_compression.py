@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from conformance.observables import Obs
 from models.config import TopicConfig, target_magic
 from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
@@ -30,6 +30,7 @@ from models.records import AnyBatch, DefaultBatch, LegacyBatch
 from strategies.configs import compression_types
 
 from .helpers import (
+    Suite,
     Twin,
     accepted_timestamps,
     batch_header,
@@ -78,35 +79,41 @@ def _unbounded(twin: Twin, config_type: TimestampType, compression: str, profile
 )
 @given(data=draws())
 @suite_settings(40)
-def test_createtime_storage(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_createtime_storage(suite: Suite, data: Draws) -> None:
     """CMP-1/2/5: on a CreateTime topic the stored codec is the topic's (or the producer's), and every record
     keeps its timestamp whether the batch stayed in place or was rebuilt (TV-17, TV-18, TV-22)."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    compression = data.draw(st.sampled_from(_topic_compression(impl.capabilities, profile)), label="compression")
-    config = _unbounded(twin, TimestampType.CREATE_TIME, compression, profile)
+    data, twin = suite.start(data)
+    compression = data.draw(
+        st.sampled_from(_topic_compression(suite.impl.capabilities, suite.profile)), label="compression"
+    )
+    config = _unbounded(twin, TimestampType.CREATE_TIME, compression, suite.profile)
     topic = unique_topic("cmp-ct")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = accepted_timestamps(now, config, profile, mistakes=False)
-    magics, codecs = producible_magics(twin, profile), producible_codecs(impl.capabilities)
+    ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
+    magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
     check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies", context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
 
     def record_clause(stored: AnyBatch) -> str:
         if stored.magic == MAGIC_V0:
             return "CON.v0-no-timestamp"
-        if _in_place(sent, stored, config, profile):
+        if _in_place(sent, stored, config, suite.profile):
             return "CMP.inplace-createtime-untouched"
         return "CMP.rebuild-createtime-copies"
 
-    check_fetch(got, want, config=config, profile=profile, stored_clause="CMP.topic-codec-recompresses",
-                record_clause=record_clause, context=context)
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="CMP.topic-codec-recompresses",
+        record_clause=record_clause,
+        context=context,
+    )
 
 
 @pytest.mark.clause(
@@ -120,40 +127,46 @@ def test_createtime_storage(
 @pytest.mark.requires(Capability.LOG_APPEND_TIME)
 @given(data=draws())
 @suite_settings(40)
-def test_log_append_time_storage(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_log_append_time_storage(suite: Suite, data: Draws) -> None:
     """CMP-3/4/6: on a LogAppendTime topic every stored v1/v2 record reads the append's now; below the
     consumer view, in place keeps v2 BaseTimestamp and v1 inner values, a rebuild writes now into v1 inner
     messages and the first source timestamp into v2 BaseTimestamp (TV-19, TV-20, TV-21)."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    compression = data.draw(st.sampled_from(_topic_compression(impl.capabilities, profile)), label="compression")
-    config = _unbounded(twin, TimestampType.LOG_APPEND_TIME, compression, profile)
+    data, twin = suite.start(data)
+    compression = data.draw(
+        st.sampled_from(_topic_compression(suite.impl.capabilities, suite.profile)), label="compression"
+    )
+    config = _unbounded(twin, TimestampType.LOG_APPEND_TIME, compression, suite.profile)
     topic = unique_topic("cmp-lat")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = accepted_timestamps(now, config, profile)
-    magics, codecs = producible_magics(twin, profile), producible_codecs(impl.capabilities)
+    ts = accepted_timestamps(now, config, suite.profile)
+    magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
     check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
 
     def record_clause(stored: AnyBatch) -> str:
         if isinstance(stored, LegacyBatch) and stored.magic == MAGIC_V1 and not stored.is_compressed:
             return "CMP.lat-v1-uncompressed-overwrites"
         return "CMP.lat-every-record-reads-now"
 
-    check_fetch(got, want, config=config, profile=profile, stored_clause="CMP.topic-codec-recompresses",
-                record_clause=record_clause, context=context)
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="CMP.topic-codec-recompresses",
+        record_clause=record_clause,
+        context=context,
+    )
     # Below the consumer view: what the broker kept of the producer's values (SHOULD clauses), where the
     # same batches were served (a KNOWN difference above lets the test go on with other ones).
     if [batch_header(b) for b in got.batches] != [batch_header(b) for b in want.batches]:
         return
     for obs, exp in zip(got.batches, want.batches, strict=True):
-        in_place = _in_place(sent, exp, config, profile)
+        in_place = _in_place(sent, exp, config, suite.profile)
         if isinstance(exp, DefaultBatch) and isinstance(obs, DefaultBatch):
             clause = "CMP.lat-inplace-v2-keeps-base" if in_place else "CMP.lat-rebuild-v2-base-first-source"
             check_equal(clause, Obs.BATCH_BASE_TIMESTAMP, obs.base_timestamp, exp.base_timestamp, context)
@@ -172,23 +185,27 @@ def test_log_append_time_storage(
 @pytest.mark.requires(Capability.COMPRESSION)
 @given(data=draws())
 @suite_settings(15)
-def test_uncompressed_into_compressed_topic(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_uncompressed_into_compressed_topic(suite: Suite, data: Draws) -> None:
     """CMP-1/5 (TV-18): an uncompressed batch sent to a topic with a compression.type is stored with the
     topic's codec, one batch, timestamps kept and header max = the largest."""
-    data = recorded(data)
-    codec = data.draw(st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)), label='codec')
-    twin = Twin(impl, reference_factory)
-    config = _unbounded(twin, TimestampType.CREATE_TIME, codec.name.lower(), profile)
+    data = suite.draws(data)
+    codec = data.draw(st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)), label="codec")
+    twin = suite.twin()
+    config = _unbounded(twin, TimestampType.CREATE_TIME, codec.name.lower(), suite.profile)
     topic = unique_topic("cmp-recompress")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    magics = tuple(m for m in producible_magics(twin, profile) if m in (MAGIC_V1, MAGIC_V2))
-    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
+    magics = tuple(m for m in producible_magics(twin, suite.profile) if m in (MAGIC_V1, MAGIC_V2))
+    ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=(Codec.NONE,), min_records=2))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies")
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-    check_fetch(got, want, config=config, profile=profile, stored_clause="CMP.topic-codec-recompresses",
-                record_clause=lambda b: "CMP.rebuild-createtime-copies")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="CMP.topic-codec-recompresses",
+        record_clause=lambda b: "CMP.rebuild-createtime-copies",
+    )

@@ -14,16 +14,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from models.config import TopicConfig
 from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
-from models.profiles import Profile
 from models.records import AnyBatch
 
 from .helpers import (
     LEGACY_PRODUCE_VERSION,
-    Twin,
+    Suite,
     accepted_timestamps,
     check_fetch,
     check_produce,
@@ -49,32 +48,30 @@ from .helpers import (
 @pytest.mark.requires(Capability.PRODUCE_LEGACY)
 @given(data=draws())
 @suite_settings(40)
-def test_up_conversion(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_up_conversion(suite: Suite, data: Draws) -> None:
     """CNV-1/3/4 (TV-21, TV-22): v0/v1 batches sent with Produce v0-v2 are stored in the topic's format
     (where honoured, else v2); v0 records read -1/CreateTime or now/LogAppendTime, v1 records keep theirs."""
-    data = recorded(data)
+    data = suite.draws(data)
     lat = data.draw(st.booleans(), label='lat')
     produce_version = data.draw(st.integers(0, 2), label='produce_version')
-    twin = Twin(impl, reference_factory)
+    twin = suite.twin()
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
-    fmt_choices = tuple(m for m in (MAGIC_V0, MAGIC_V1, MAGIC_V2) if m <= profile.max_magic)
+    fmt_choices = tuple(m for m in (MAGIC_V0, MAGIC_V1, MAGIC_V2) if m <= suite.profile.max_magic)
     fmt = data.draw(st.sampled_from(fmt_choices), label="format magic")
     config = TopicConfig(
         timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
         message_format_magic=fmt,
-        after_max_ms=lifted_after(twin, profile),
+        after_max_ms=lifted_after(twin, suite.profile),
     )
     topic = unique_topic("up")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    legacy = tuple(m for m in producible_magics(twin, profile) if m < MAGIC_V2)
-    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
-    sent = data.draw(sent_batches(twin, ts, magics=legacy, codecs=producible_codecs(impl.capabilities)))
+    legacy = tuple(m for m in producible_magics(twin, suite.profile) if m < MAGIC_V2)
+    ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
+    sent = data.draw(sent_batches(twin, ts, magics=legacy, codecs=producible_codecs(suite.impl.capabilities)))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version)
     check_produce(observed, expected, config=config, error_clause="CNV.legacy-produce-any-magic")
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
 
     def record_clause(stored: AnyBatch) -> str:
         source = sent[0].magic
@@ -84,7 +81,7 @@ def test_up_conversion(
             return "CNV.up-convert-v0-lat" if lat else "CNV.up-convert-v0-createtime"
         return "CNV.up-convert-v1-v2-preserves"
 
-    check_fetch(got, want, config=config, profile=profile, stored_clause="CNV.stored-magic",
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CNV.stored-magic",
                 record_clause=record_clause, context=f"format v{fmt}, sent v{sent[0].magic}")
 
 
@@ -99,37 +96,35 @@ def test_up_conversion(
 @pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2)
 @given(data=draws())
 @suite_settings(40)
-def test_down_conversion(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_down_conversion(suite: Suite, data: Draws) -> None:
     """CNV-2/5 (TV-27): v2 batches fetched at v0-v3 come back as v0 (timestamps dropped) or v1 (type kept;
     LogAppendTime messages carry the batch max; CreateTime keeps each timestamp); zstd cannot be converted."""
-    data = recorded(data)
+    data = suite.draws(data)
     # The richest case first (Hypothesis starts from and shrinks towards the first choice): conversion on,
     # to v1 (Fetch v2-v3), where the type and the timestamps must survive; a small budget then still meets it.
     lat = data.draw(st.sampled_from((True, False)), label='lat')
     fetch_version = data.draw(st.sampled_from((3, 2, 1, 0)), label='fetch_version')
     enable = data.draw(st.sampled_from((True, False)), label='enable')
-    twin = Twin(impl, reference_factory)
+    twin = suite.twin()
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     config = TopicConfig(
         timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
-        after_max_ms=lifted_after(twin, profile),
+        after_max_ms=lifted_after(twin, suite.profile),
         downconversion_enable=enable,
     )
     topic = unique_topic("down")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
-    codecs = producible_codecs(impl.capabilities)
+    ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
+    codecs = producible_codecs(suite.impl.capabilities)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
         sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=codecs))
-        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(profile))
+        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(suite.profile))
         check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
     # What was stored first, under the append clauses (CMP/VAL/CON), so that a fault in the stored batches
     # is not blamed on the conversion; then the converted view, whose headers the converter writes (CNV-5).
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-    check_fetch(got, want, config=config, profile=profile, context="as stored")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, context="as stored")
     got, want = twin.fetch(topic, fetch_version=fetch_version)
     if not enable:
         stored = "CNV.down-conversion-disabled"
@@ -146,7 +141,7 @@ def test_down_conversion(
     def header_clause(served: AnyBatch) -> str | None:
         return record_clause(served) if served.magic < MAGIC_V2 else None
 
-    check_fetch(got, want, config=config, profile=profile, stored_clause=stored, record_clause=record_clause,
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause=stored, record_clause=record_clause,
                 header_clause=header_clause, context=f"fetch v{fetch_version}")
 
 
@@ -154,57 +149,51 @@ def test_down_conversion(
 @pytest.mark.requires(Capability.PRODUCE_V2)
 @given(data=draws())
 @suite_settings(20)
-def test_legacy_requests_refused(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_legacy_requests_refused(suite: Suite, data: Draws) -> None:
     """CNV-1/CNV-7/VAL-14: legacy (v0/v1) batches in a Produce v3+ request are refused, and in 4.0 Produce
     v0-v2 and Fetch v0-v3 are refused outright (UNSUPPORTED_VERSION), never converted."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    config = TopicConfig(after_max_ms=lifted_after(twin, profile))
+    data, twin = suite.start(data)
+    config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
     topic = unique_topic("refused")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
-    codecs = tuple(c for c in producible_codecs(impl.capabilities) if c is not Codec.ZSTD)
+    ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
+    codecs = tuple(c for c in producible_codecs(suite.impl.capabilities) if c is not Codec.ZSTD)
     legacy = data.draw(sent_batches(twin, ts, magics=(MAGIC_V0, MAGIC_V1), codecs=codecs))
-    observed, expected = twin.produce(topic, legacy, produce_version=v2_produce_version(profile))
+    observed, expected = twin.produce(topic, legacy, produce_version=v2_produce_version(suite.profile))
     check_produce(observed, expected, config=config, error_clause="VAL.produce-v3-one-v2-batch")
-    if not profile.down_conversion:
+    if not suite.profile.down_conversion:
         observed, expected = twin.produce(topic, legacy, produce_version=LEGACY_PRODUCE_VERSION)
         check_produce(observed, expected, config=config, error_clause="CNV.no-conversion")
         good = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=codecs))
-        twin.produce(topic, good, produce_version=produce_version_for(MAGIC_V2, profile))
+        twin.produce(topic, good, produce_version=produce_version_for(MAGIC_V2, suite.profile))
         got, want = twin.fetch(topic, fetch_version=data.draw(st.integers(0, 3), label="fetch version"))
-        check_fetch(got, want, config=config, profile=profile, stored_clause="CNV.no-conversion")
+        check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CNV.no-conversion")
 
 
 @pytest.mark.clause("CNV.down-convert-zstd-unsupported")
 @pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2, Capability.ZSTD)
 @given(data=draws())
 @suite_settings(10)
-def test_zstd_not_down_converted(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_zstd_not_down_converted(suite: Suite, data: Draws) -> None:
     """CNV-5 (TV-27): a fetch below v4 (magic 0/1) that reaches a zstd batch fails with
     UNSUPPORTED_COMPRESSION_TYPE (76), "Down-conversion of zstandard-compressed batches is not supported";
     the batches before it are not served either. (test_down_conversion meets zstd only now and then.)"""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    config = TopicConfig(after_max_ms=lifted_after(twin, profile))
+    data, twin = suite.start(data)
+    config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
     topic = unique_topic("zstd-down")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
-    others = tuple(c for c in producible_codecs(impl.capabilities) if c is not Codec.ZSTD)
+    ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
+    others = tuple(c for c in producible_codecs(suite.impl.capabilities) if c is not Codec.ZSTD)
     for _ in range(data.draw(st.integers(0, 2), label="batches before the zstd one")):
         sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=others))
-        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(profile))
+        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(suite.profile))
         check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
     sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=(Codec.ZSTD,)))
-    observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(profile))
+    observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(suite.profile))
     check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
     fetch_version = data.draw(st.sampled_from((3, 2, 1, 0)), label="fetch version")
     got, want = twin.fetch(topic, fetch_version=fetch_version)
-    check_fetch(got, want, config=config, profile=profile, stored_clause="CNV.down-convert-zstd-unsupported",
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CNV.down-convert-zstd-unsupported",
                 context=f"fetch v{fetch_version}")

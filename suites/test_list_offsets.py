@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_true
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import MAGIC_V1, MAGIC_V2, Codec, ErrorCode, TimestampType
@@ -30,6 +30,7 @@ from strategies.records import combinations
 from strategies.timestamps import around, timestamps
 
 from .helpers import (
+    Suite,
     Twin,
     bounds,
     check_list_offsets,
@@ -138,21 +139,18 @@ def _build_log(
 @pytest.mark.requires(Capability.LIST_OFFSETS)
 @given(data=draws())
 @suite_settings(50)
-def test_timestamp_lookup(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_timestamp_lookup(suite: Suite, data: Draws) -> None:
     """LO-2 (TV-04, TV-13): for every target at, just below and just above each produced timestamp, the
     smallest offset whose timestamp is >= target, with that record's timestamp and batch epoch."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
                                            else [])
-    topic, sent, _ = _build_log(twin, data, profile, data.draw(st.sampled_from(types), label="topic type"))
+    topic, sent, _ = _build_log(twin, data, suite.profile, data.draw(st.sampled_from(types), label="topic type"))
     targets = sorted({max(t + d, 0) for t in sent for d in (-1, 0, 1)} | {0, twin.leader_clock(topic) + 10**6})
-    for version in list_offsets_versions(profile):
+    for version in list_offsets_versions(suite.profile):
         for target in targets:
             observed, expected = twin.list_offsets(topic, target, version=version)
-            check_list_offsets(observed, expected, target=target, version=version, profile=profile)
+            check_list_offsets(observed, expected, target=target, version=version, profile=suite.profile)
 
 
 @pytest.mark.clause(
@@ -168,16 +166,13 @@ def test_timestamp_lookup(
 @pytest.mark.requires(Capability.LIST_OFFSETS)
 @given(data=draws())
 @suite_settings(30)
-def test_special_targets(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_special_targets(suite: Suite, data: Draws) -> None:
     """LO-1/4/5 (TV-13, TV-16): -1, -2, -4, -5 and unknown negatives (-6, -7) at every version: their
     answers, and UNSUPPORTED_VERSION below a target's minimum version (3.9+) or a search before 3.9."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    topic, _, _ = _build_log(twin, data, profile, TimestampType.CREATE_TIME, retention=data.draw(st.booleans()))
+    data, twin = suite.start(data)
+    topic, _, _ = _build_log(twin, data, suite.profile, TimestampType.CREATE_TIME, retention=data.draw(st.booleans()))
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
-    for version in list_offsets_versions(profile):
+    for version in list_offsets_versions(suite.profile):
         for target in (-1, -2, -4, -5, -6, -7):
             observed, expected = twin.list_offsets(topic, target, version=version)
             if target in (-2, -4) and expected.error is ErrorCode.NONE and expected.offset == log.high_watermark:
@@ -186,7 +181,7 @@ def test_special_targets(
                 check_true("LO.cap-exempts-earliest", Obs.LIST_OFFSETS_OFFSET, observed.offset != -1, observed.offset,
                            f"target {target} v{version}, log start = high watermark = {log.high_watermark}",
                            expectation="an offset (EARLIEST is not capped at the high watermark), not -1")
-            check_list_offsets(observed, expected, target=target, version=version, profile=profile,
+            check_list_offsets(observed, expected, target=target, version=version, profile=suite.profile,
                                facts=twin.list_offsets_facts(topic))
 
 
@@ -201,19 +196,16 @@ def test_special_targets(
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.MAX_TIMESTAMP_LOOKUP)
 @given(data=draws())
 @suite_settings(30)
-def test_max_timestamp(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_max_timestamp(suite: Suite, data: Draws) -> None:
     """LO-6 (TV-14, TV-15): MAX_TIMESTAMP (-3) answers the largest timestamp with the first record holding
     it (the earliest on ties; a LogAppendTime batch's first record), -1/-1 on an empty log, and
     UNSUPPORTED_VERSION below v7."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
                                            else [])
     timestamp_type = data.draw(st.sampled_from(types), label="topic type")
-    topic, _, _ = _build_log(twin, data, profile, timestamp_type)
-    _check_max_timestamp(twin, topic, profile, timestamp_type)
+    topic, _, _ = _build_log(twin, data, suite.profile, timestamp_type)
+    _check_max_timestamp(twin, topic, suite.profile, timestamp_type)
 
 
 @pytest.mark.clause(
@@ -225,23 +217,20 @@ def test_max_timestamp(
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.MAX_TIMESTAMP_LOOKUP)
 @given(data=draws())
 @suite_settings(20)
-def test_max_timestamp_inside_batch(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_max_timestamp_inside_batch(suite: Suite, data: Draws) -> None:
     """LO-6 (TV-14, TV-15) where it is easy to get wrong: after a short log, one batch (v2, or a compressed
     v1 wrapper) of three or more records takes the max. On a CreateTime topic the max is held by two or
     more of its records, the first of them never the batch's last record, so an answer at the batch's last
     offset or at the last record holding the max differs from the first one (KAFKA-16310). On a
     LogAppendTime topic every record of the batch holds it and the answer is its first record. Sometimes a
     later batch ties the max, and the earlier batch still answers."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     types = [TimestampType.CREATE_TIME] + ([TimestampType.LOG_APPEND_TIME] if twin.has(Capability.LOG_APPEND_TIME)
                                            else [])
     timestamp_type = data.draw(st.sampled_from(types), label="topic type")
-    topic, sent, _ = _build_log(twin, data, profile, timestamp_type)
-    shapes = [(magic, codec) for magic, codec in combinations(producible_magics(twin, profile),
-                                                              producible_codecs(impl.capabilities))
+    topic, sent, _ = _build_log(twin, data, suite.profile, timestamp_type)
+    shapes = [(magic, codec) for magic, codec in combinations(producible_magics(twin, suite.profile),
+                                                              producible_codecs(suite.impl.capabilities))
               if magic == MAGIC_V2 or (magic == MAGIC_V1 and codec is not Codec.NONE)]
     if not shapes:
         pytest.skip("UNSUPPORTED: no one-batch shape (magic 2, or magic 1 with compression) can be produced")
@@ -264,9 +253,9 @@ def test_max_timestamp_inside_batch(
     for index, request_stamps in enumerate(requests):
         specs = [RecordSpec(t, b"max%d-%d" % (index, i), b"v") for i, t in enumerate(request_stamps)]
         request = build_batches(specs, magic=magic, codec=codec)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
         check_produce(observed, expected, config=twin.configs[topic], error_clause="CMP.append-max-timestamp")
-    _check_max_timestamp(twin, topic, profile, timestamp_type)
+    _check_max_timestamp(twin, topic, suite.profile, timestamp_type)
 
 
 def _check_max_timestamp(twin: Twin, topic: str, profile: Profile, timestamp_type: TimestampType) -> None:

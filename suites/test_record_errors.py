@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from conformance.observables import Obs
 from models.cluster import ProduceResponse
 from models.config import TopicConfig
@@ -31,6 +31,7 @@ from models.records import RecordSpec, build_v2
 from strategies.timestamps import around
 
 from .helpers import (
+    Suite,
     Twin,
     bounds,
     check_produce,
@@ -104,22 +105,19 @@ def _texts(response: ProduceResponse) -> str | None:
 @pytest.mark.requires(Capability.PRODUCE_V2, Capability.RECORD_ERRORS)
 @given(data=draws())
 @suite_settings(30)
-def test_key_and_timestamp_errors(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_key_and_timestamp_errors(suite: Suite, data: Draws) -> None:
     """VAL-9/VAL-11 (TV-25): on a compacted topic a record without a key fails (INVALID_RECORD) before its
     timestamp is looked at, so a keyless out-of-range record reports only the key error. A batch with any
     timestamp error fails with 32 and "One or more records have been rejected due to invalid timestamp";
     a batch with key errors only fails with 87 and the summary of its record errors."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    config = _bounded_config(twin, profile, data, compacted=True)
+    data, twin = suite.start(data)
+    config = _bounded_config(twin, suite.profile, data, compacted=True)
     if config is None:
         pytest.skip("UNSUPPORTED: no timestamp bound can be set on this target (no KIP-937 or difference config)")
     topic = unique_topic("key-errors")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    before, after = bounds(config, profile)
+    before, after = bounds(config, suite.profile)
     good, bad = _in_range(now, before, after), _out_of_range(now, before, after)
     records = data.draw(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=6),
                         label="(has key, in range) per record")
@@ -130,9 +128,9 @@ def test_key_and_timestamp_errors(
         for i, (has_key, in_range) in enumerate(records)
     ]
     batch = build_v2(specs)
-    observed, expected = twin.produce(topic, [batch], produce_version=v2_produce_version(profile))
+    observed, expected = twin.produce(topic, [batch], produce_version=v2_produce_version(suite.profile))
     context = f"now={now} bounds=({before}, {after}) records={[(s.key is not None, s.timestamp) for s in specs]}"
-    if not _range_rule_decided(profile, observed, expected, context):
+    if not _range_rule_decided(suite.profile, observed, expected, context):
         return
     timestamp_error = expected.error is ErrorCode.INVALID_TIMESTAMP
     wins = "VAL.timestamp-error-wins" if timestamp_error else "VAL.first-failure-per-record"
@@ -146,7 +144,7 @@ def test_key_and_timestamp_errors(
     )
     if timestamp_error:
         check_equal("VAL.timestamp-error-wins", Obs.PRODUCE_ERROR_MESSAGE, _texts(observed), _texts(expected), context)
-    elif profile.invalid_record_text_3_2:
+    elif suite.profile.invalid_record_text_3_2:
         check_equal("VAL.invalid-record-summary-text", Obs.PRODUCE_ERROR_MESSAGE, _texts(observed), _texts(expected),
                     context)
     check_produce(observed, expected, config=config, error_clause=wins, context=context)
@@ -159,42 +157,39 @@ def test_key_and_timestamp_errors(
 @pytest.mark.requires(Capability.PRODUCE_V2, Capability.RECORD_ERRORS)
 @given(data=draws())
 @suite_settings(30)
-def test_out_of_range_message_fields(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_out_of_range_message_fields(suite: Suite, data: Draws) -> None:
     """VAL-7 (TV-25): in "Timestamp <ts> of message with offset <offset> is out of range. The timestamp
     should be within [<now-before>, <now+after>]" the offset is the record's position as sent (the log
     already holds records, so the offset it would get differs), and a bound of Long.MAX_VALUE prints
     with 64-bit wraparound (now + Long.MAX_VALUE as a negative number). The printed bounds are compared
     where the suite sets the broker clock (they are `now` plus or minus a bound)."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     unbounded = data.draw(st.sampled_from(("after", "before", "neither")), label="side left at Long.MAX_VALUE")
     bound = data.draw(st.sampled_from((HOUR, 2 * HOUR)), label="bound")
-    if profile.has_before_after_configs and twin.has(Capability.KIP_937_CONFIGS):
+    if suite.profile.has_before_after_configs and twin.has(Capability.KIP_937_CONFIGS):
         config = TopicConfig(before_max_ms=LONG_MAX if unbounded == "before" else bound,
                              after_max_ms=LONG_MAX if unbounded == "after" else bound)
-    elif profile.has_difference_config and twin.has(Capability.DIFFERENCE_CONFIG):
+    elif suite.profile.has_difference_config and twin.has(Capability.DIFFERENCE_CONFIG):
         config = TopicConfig(difference_max_ms=bound)  # one symmetric bound: nothing wraps (VAL-5)
     else:
         pytest.skip("UNSUPPORTED: no timestamp bound can be set on this target (no KIP-937 or difference config)")
     topic = unique_topic("error-fields")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    before, after = bounds(config, profile)
+    before, after = bounds(config, suite.profile)
     good, bad = _in_range(now, before, after), _out_of_range(now, before, after)
     for index in range(data.draw(st.integers(1, 3), label="accepted batches first")):
         stamps = data.draw(st.lists(good, min_size=1, max_size=3), label="accepted timestamps")
         accepted = build_v2([RecordSpec(t, b"a%d" % index, b"v") for t in stamps])
-        observed, expected = twin.produce(topic, [accepted], produce_version=v2_produce_version(profile))
+        observed, expected = twin.produce(topic, [accepted], produce_version=v2_produce_version(suite.profile))
         check_produce(observed, expected, config=config, error_clause="VAL.error-offset-from-request")
     flags = data.draw(st.lists(st.booleans(), min_size=1, max_size=6), label="in range per record")
     if all(flags):
         flags[-1] = False
     specs = [RecordSpec(data.draw(good if ok else bad, label="timestamp"), b"k", b"v") for ok in flags]
-    observed, expected = twin.produce(topic, [build_v2(specs)], produce_version=v2_produce_version(profile))
+    observed, expected = twin.produce(topic, [build_v2(specs)], produce_version=v2_produce_version(suite.profile))
     context = f"now={now} bounds=({before}, {after}) sent={[s.timestamp for s in specs]}"
-    if not _range_rule_decided(profile, observed, expected, context):
+    if not _range_rule_decided(suite.profile, observed, expected, context):
         return
     if not check_equal("VAL.error-offset-from-request", Obs.PRODUCE_ERROR, observed.error, expected.error, context):
         return

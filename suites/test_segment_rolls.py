@@ -25,16 +25,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import MAGIC_V1, MAGIC_V2
-from models.profiles import Profile
 from models.records import RecordSpec, build_batches
 
 from .helpers import (
-    Twin,
+    Suite,
     check_produce,
     lifted_after,
     newest_fetch,
@@ -65,15 +64,12 @@ SCENARIOS = {
 )
 @pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
 @given(data=draws())
-@suite_settings(20)
-def test_segment_boundaries_through_retention(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws, scenario: str
-) -> None:
+@suite_settings(40)
+def test_segment_boundaries_through_retention(suite: Suite, data: Draws, scenario: str) -> None:
     """IDX-9/IDX-1: one-record batches spread over several segment.ms, rolled by the drawn rule; then the
     clocks move so that retention's frontier falls among the records, and the log start offset after the tick
     (the first kept segment's base offset) must be the model's."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     clause = SCENARIOS[scenario]
     segment_ms = data.draw(st.sampled_from((10 * MINUTE, HOUR)), label="segment.ms")
     retention = data.draw(st.sampled_from((30 * MINUTE, 2 * HOUR)), label="retention.ms")
@@ -84,17 +80,20 @@ def test_segment_boundaries_through_retention(
     elif scenario == "compaction lag":
         extra = {"compacted": True, "retention_deletes": True,
                  "max_compaction_lag_ms": data.draw(st.integers(MINUTE, segment_ms - 1), label="max.compaction.lag.ms")}
-    config = TopicConfig(after_max_ms=lifted_after(twin, profile), retention_ms=retention,
+    config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile), retention_ms=retention,
                          **{"segment_ms": segment_ms, **extra})  # type: ignore[arg-type]
     topic = unique_topic("rolls")
     twin.create_topic(topic, config)
     leader = twin.leader(topic)
     start = twin.clock(leader)
-    magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, profile) if m in (MAGIC_V1, MAGIC_V2))),
-                      label="magic")
+    magic = data.draw(
+        st.sampled_from(tuple(m for m in producible_magics(twin, suite.profile) if m in (MAGIC_V1, MAGIC_V2))),
+        label="magic",
+    )
     # A third of segment.ms or more between records: a segment rolls every few records.
-    steps = data.draw(st.lists(st.integers(segment_ms // 3, segment_ms), min_size=3, max_size=16),
-                      label="time between records")
+    steps = data.draw(
+        st.lists(st.integers(segment_ms // 3, segment_ms), min_size=3, max_size=16), label="time between records"
+    )
     # Each record's moment. Where the broker clock decides (records without timestamps) it moves forward to
     # each moment before the record is sent; where timestamps decide, it stays at the start and each record
     # is stamped with its moment, in the past (a roll by the broker clock then never happens).
@@ -109,18 +108,23 @@ def test_segment_boundaries_through_retention(
         untimed = scenario == "no timestamps" or (scenario == "untimed after a timestamp" and index > 0)
         stamp = -1 if untimed else moment
         request = build_batches([RecordSpec(stamp, b"k%d" % index, b"v" * 10)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
         check_produce(observed, expected, config=config, error_clause=clause)
     # The frontier falls just after one record's moment (or exactly at it): that record and every one before
     # it are old enough; the segment holding the next one is kept, and every segment after it. A segment
     # without timestamps is dated by its file's mtime, the clock at its last append (IDX-6): the same moments.
-    frontier = data.draw(st.sampled_from(moments), label="frontier record") + data.draw(st.integers(0, 1),
-                                                                                       label="past it")
+    frontier = data.draw(st.sampled_from(moments), label="frontier record") + data.draw(
+        st.integers(0, 1), label="past it"
+    )
     for broker in twin.brokers():
         twin.set_clock(broker, frontier + retention)
     twin.retention_tick()
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
-    check_equal(clause, Obs.LOG_RANGE, (got.log_start_offset, got.high_watermark),
-                (want.log_start_offset, want.high_watermark),
-                f"{scenario}: segments at {[s.base_offset for s in log.segments]}, moments {moments}")
+    check_equal(
+        clause,
+        Obs.LOG_RANGE,
+        (got.log_start_offset, got.high_watermark),
+        (want.log_start_offset, want.high_watermark),
+        f"{scenario}: segments at {[s.base_offset for s in log.segments]}, moments {moments}",
+    )

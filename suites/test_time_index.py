@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import MAGIC_V0, TimestampType
@@ -30,6 +30,7 @@ from models.records import RecordSpec, build_batches
 from strategies.timestamps import around, timestamps
 
 from .helpers import (
+    Suite,
     Twin,
     check_list_offsets,
     check_produce,
@@ -58,19 +59,18 @@ def _config(twin: Twin, profile: Profile, **kwargs: int) -> TopicConfig:
 @pytest.mark.requires(Capability.LIST_OFFSETS)
 @given(data=draws())
 @suite_settings(30)
-def test_lookup_across_segments(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_lookup_across_segments(suite: Suite, data: Draws) -> None:
     """IDX-7/8/12: with one-record appends into segments of a few hundred bytes and an index entry on
     almost every append, later segments hold smaller timestamps than earlier ones; every lookup still
     answers the first offset at or after the target in the first qualifying segment."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    config = _config(twin, profile, segment_bytes=data.draw(st.sampled_from((200, 400, 1000))), index_interval_bytes=1)
+    data, twin = suite.start(data)
+    config = _config(
+        twin, suite.profile, segment_bytes=data.draw(st.sampled_from((200, 400, 1000))), index_interval_bytes=1
+    )
     topic = unique_topic("idx")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    magics = tuple(m for m in producible_magics(twin, profile) if m != MAGIC_V0)
+    magics = tuple(m for m in producible_magics(twin, suite.profile) if m != MAGIC_V0)
     # The default margin keeps every value clear of the one-hour bounds: a wall-clock broker's `now` is known only
     # within a bracket (and the adapter's clock tolerance), and this test is about the index, not the bounds.
     ts = timestamps(now, before=HOUR, after=HOUR, specials=False, mistakes=False)
@@ -81,21 +81,28 @@ def test_lookup_across_segments(
     magic = data.draw(st.sampled_from(magics), label="magic")
     for i, t in enumerate(sent):
         request = build_batches([RecordSpec(t, str(i).encode(), b"v" * 20)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
         check_produce(observed, expected, config=config, error_clause="IDX.segment-search-first-ge")
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     segments = len(log.segments)
     unordered = any(b < a for a, b in itertools.pairwise(sent))
     general = "IDX.monotonic-per-segment-only" if segments > 1 and unordered else "IDX.segment-search-first-ge"
     tied = _tied_maxima(log.segments)
-    version = list_offsets_versions(profile)[-1]
+    version = list_offsets_versions(suite.profile)[-1]
     for target in sorted({t + d for t in sent for d in (-1, 0, 1)}):
         got, want = twin.list_offsets(topic, target, version=version)
         # A target that several appends of one segment reached as its max is where an index entry with an
         # equal timestamp (or a max moved to the later batch) would send the search past the first record.
         clause = "IDX.strictly-increasing" if target in tied else general
-        check_list_offsets(got, want, target=target, version=version, profile=profile, clause=clause,
-                           context=f"{segments} segments, sent {sent}")
+        check_list_offsets(
+            got,
+            want,
+            target=target,
+            version=version,
+            profile=suite.profile,
+            clause=clause,
+            context=f"{segments} segments, sent {sent}",
+        )
 
 
 def _tied_maxima(segments: Sequence[Segment]) -> set[int]:
@@ -142,22 +149,19 @@ def _log_range(twin: Twin, topic: str, profile: Profile) -> tuple[tuple[int, int
 @pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
 @given(data=draws())
 @suite_settings(50)
-def test_retention(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_retention(suite: Suite, data: Draws) -> None:
     """IDX-10 (TV-12): segments whose largest timestamp is older than retention.ms are deleted oldest
     first, and the first non-deletable segment (e.g. one with a future timestamp) shields later ones."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     retention = data.draw(st.sampled_from((60_000, HOUR, 2 * HOUR)), label="retention.ms")
     # Two to ten one-record batches per segment: the more a segment holds, the likelier a retention frontier
     # falls inside it (old first batch, recent last one; IDX-10).
     segment_bytes = data.draw(st.sampled_from((300, 600, 1000)), label="segment.bytes")
-    config = _config(twin, profile, segment_bytes=segment_bytes, retention_ms=retention)
+    config = _config(twin, suite.profile, segment_bytes=segment_bytes, retention_ms=retention)
     topic = unique_topic("retention")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    magic = producible_magics(twin, profile)[-1]
+    magic = producible_magics(twin, suite.profile)[-1]
     ages = data.draw(st.lists(st.integers(-3 * HOUR, HOUR), min_size=1, max_size=20), label="ages")
     if data.draw(st.booleans(), label="backfill in order"):
         # A backfill sent oldest first: the retention frontier then falls inside a segment whose first batch
@@ -165,7 +169,7 @@ def test_retention(
         ages.sort()
     for i, age in enumerate(ages):
         request = build_batches([RecordSpec(now + age, str(i).encode(), b"v" * 40)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
         check_produce(observed, expected, config=config, error_clause="IDX.retention-by-largest-timestamp")
     # Time passes by about the retention period: exactly at it and one past (the test is strict, IDX-10),
     # by hours, or anything in between; every broker's clock moves together.
@@ -176,21 +180,20 @@ def test_retention(
             twin.set_clock(broker, twin.clock(broker) + advance)
         shielded = _shielded_ends(twin, topic, retention)
         twin.retention_tick()
-        observed_range, expected_range = _log_range(twin, topic, profile)
-        if profile.retention_basis is RetentionBasis.MTIME:
+        observed_range, expected_range = _log_range(twin, topic, suite.profile)
+        if suite.profile.retention_basis is RetentionBasis.MTIME:
             clause = "IDX.retention-by-mtime"
         elif observed_range[0] in shielded:
             # Deleted through a segment that is old enough but sits behind one that is not.
             clause = "IDX.retention-prefix-rule"
         else:
             clause = "IDX.retention-by-largest-timestamp"
-        check_equal(clause, Obs.LOG_RANGE, observed_range,
-                    expected_range, f"retention.ms={retention} ages={ages}")
+        check_equal(clause, Obs.LOG_RANGE, observed_range, expected_range, f"retention.ms={retention} ages={ages}")
     if twin.has(Capability.LIST_OFFSETS):
-        version = list_offsets_versions(profile)[-1]
+        version = list_offsets_versions(suite.profile)[-1]
         observed_answer, expected_answer = twin.list_offsets(topic, -2, version=version)
         # The log range was compared above under the retention clause; EARLIEST must now answer its start.
-        check_list_offsets(observed_answer, expected_answer, target=-2, version=version, profile=profile)
+        check_list_offsets(observed_answer, expected_answer, target=-2, version=version, profile=suite.profile)
     assert TimestampType.CREATE_TIME is config.timestamp_type
 
 
@@ -198,29 +201,30 @@ def test_retention(
 @pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
 @given(data=draws())
 @suite_settings(20)
-def test_retention_frontier_inside_a_segment(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_retention_frontier_inside_a_segment(suite: Suite, data: Draws) -> None:
     """IDX-10 (TV-12) where the basis shows: a backfill sent oldest first fills several segments, then the
     clocks move so that the retention frontier falls inside one of them, past its first batch but not past
     its largest timestamp. That segment and every later one stay; only the segments before it go. Measuring
     a segment's age from its first batch (the roll base) or its smallest timestamp deletes it too."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     retention = data.draw(st.sampled_from((60_000, HOUR)), label="retention.ms")
-    config = _config(twin, profile, segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
-                     retention_ms=retention)
+    config = _config(
+        twin,
+        suite.profile,
+        segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
+        retention_ms=retention,
+    )
     topic = unique_topic("frontier")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    magic = producible_magics(twin, profile)[-1]
+    magic = producible_magics(twin, suite.profile)[-1]
     count = data.draw(st.integers(6, 16), label="records")
     gaps = data.draw(st.lists(st.integers(1, retention // 4), min_size=count, max_size=count), label="gaps")
     stamp = now - retention - sum(gaps)
     for i, gap in enumerate(gaps):
         stamp += gap
         request = build_batches([RecordSpec(stamp, str(i).encode(), b"v" * 40)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
         check_produce(observed, expected, config=config, error_clause="IDX.retention-by-largest-timestamp")
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     spanning = [s for s in log.segments if len(s.batches) >= 2 and s.batches[0].max_timestamp < s.largest_timestamp()]
@@ -233,41 +237,52 @@ def test_retention_frontier_inside_a_segment(
     for broker in twin.brokers():
         twin.set_clock(broker, max(twin.clock(broker), frontier_now))
     twin.retention_tick()
-    observed_range, expected_range = _log_range(twin, topic, profile)
-    check_equal("IDX.retention-by-largest-timestamp", Obs.LOG_RANGE,
-                observed_range, expected_range, f"retention.ms={retention} frontier in segment {segment.base_offset}")
+    observed_range, expected_range = _log_range(twin, topic, suite.profile)
+    check_equal(
+        "IDX.retention-by-largest-timestamp",
+        Obs.LOG_RANGE,
+        observed_range,
+        expected_range,
+        f"retention.ms={retention} frontier in segment {segment.base_offset}",
+    )
 
 
 @pytest.mark.clause("IDX.retention-prefix-rule")
 @pytest.mark.requires(Capability.RETENTION, Capability.CLOCK_CONTROL)
 @given(data=draws())
 @suite_settings(20)
-def test_retention_stops_at_the_first_young_segment(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_retention_stops_at_the_first_young_segment(suite: Suite, data: Draws) -> None:
     """IDX-10 (TV-12): retention deletes a prefix of the log. Young records come first, then a backfill
     older than retention.ms fills the later segments: the first segment is not old enough, so nothing
     behind it goes either, however old."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     retention = data.draw(st.sampled_from((60_000, HOUR)), label="retention.ms")
-    config = _config(twin, profile, segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
-                     retention_ms=retention)
+    config = _config(
+        twin,
+        suite.profile,
+        segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
+        retention_ms=retention,
+    )
     topic = unique_topic("prefix")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    magic = producible_magics(twin, profile)[-1]
+    magic = producible_magics(twin, suite.profile)[-1]
     young = data.draw(st.integers(2, 6), label="young records")
     old = data.draw(st.integers(4, 12), label="old records")
     stamps = [now] * young + [now - 3 * retention - i for i in range(old)]
     for i, stamp in enumerate(stamps):
         request = build_batches([RecordSpec(stamp, str(i).encode(), b"v" * 40)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
         check_produce(observed, expected, config=config, error_clause="IDX.retention-prefix-rule")
     advance = data.draw(st.integers(1, retention), label="clock advance")
     for broker in twin.brokers():
         twin.set_clock(broker, twin.clock(broker) + advance)
     twin.retention_tick()
-    observed_range, expected_range = _log_range(twin, topic, profile)
-    check_equal("IDX.retention-prefix-rule", Obs.LOG_RANGE,
-                observed_range, expected_range, f"retention.ms={retention} young={young} old={old}")
+    observed_range, expected_range = _log_range(twin, topic, suite.profile)
+    check_equal(
+        "IDX.retention-prefix-rule",
+        Obs.LOG_RANGE,
+        observed_range,
+        expected_range,
+        f"retention.ms={retention} young={young} old={old}",
+    )

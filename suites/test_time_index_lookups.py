@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from models.config import TopicConfig
 from models.constants import MAGIC_V1
 from models.list_offsets import ListOffsetsAnswer
@@ -26,6 +26,7 @@ from models.records import RecordSpec, build_batches
 from strategies.timestamps import around
 
 from .helpers import (
+    Suite,
     Twin,
     check_list_offsets,
     check_produce,
@@ -86,22 +87,19 @@ def _answer_batch_end(segment: Segment, expected: ListOffsetsAnswer) -> int:
 @pytest.mark.requires(Capability.LIST_OFFSETS)
 @given(data=draws())
 @suite_settings(30)
-def test_lookup_starts_below_target(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_lookup_starts_below_target(suite: Suite, data: Draws) -> None:
     """IDX-7 (TV-01, TV-02): a lookup starts its scan at the index entry with the largest timestamp at or
     below the target. With entries only every few hundred bytes, the first entry at or above a target often
     points past the batch holding the answer: a lookup starting there answers a later record or nothing."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     config = TopicConfig(
-        after_max_ms=lifted_after(twin, profile),
+        after_max_ms=lifted_after(twin, suite.profile),
         segment_bytes=data.draw(st.sampled_from((800, 1600, 1 << 30)), label="segment.bytes"),
         index_interval_bytes=data.draw(st.sampled_from((64, 128, 256)), label="index.interval.bytes"),
     )
-    topic, sent = _fill(twin, data, profile, config, -HOUR // 2, HOUR // 2, "idx-lookup")
+    topic, sent = _fill(twin, data, suite.profile, config, -HOUR // 2, HOUR // 2, "idx-lookup")
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
-    version = list_offsets_versions(profile)[-1]
+    version = list_offsets_versions(suite.profile)[-1]
     targets = sorted({max(t + d, 0) for t in sent for d in (-1, 0, 1)})
     clause_for: dict[int, str] = {}
     for target in targets:
@@ -112,7 +110,7 @@ def test_lookup_starts_below_target(
         above = [offset for timestamp, offset in segment.time_index.entries if timestamp >= target]
         if above and above[0] > _answer_batch_end(segment, expected):
             clause_for[target] = "IDX.lookup-largest-le-target"
-    _compare(twin, topic, profile, targets, clause_for)
+    _compare(twin, topic, suite.profile, targets, clause_for)
 
 
 def _tied_roll_maxima(log: PartitionLog) -> set[int]:
@@ -130,25 +128,22 @@ def _tied_roll_maxima(log: PartitionLog) -> set[int]:
 @pytest.mark.requires(Capability.LIST_OFFSETS)
 @given(data=draws())
 @suite_settings(30)
-def test_tied_segment_max_keeps_earliest_batch(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_tied_segment_max_keeps_earliest_batch(suite: Suite, data: Draws) -> None:
     """IDX-5 (with IDX-4's entry on roll): a segment's max changes only when a batch brings a strictly
     greater timestamp, so when several batches tie at the max it stays paired with the earliest of them.
     With no index entries but the one written on roll, a lookup for exactly that max starts at the offset it
     is paired with: paired with a later tied batch, it skips the first record holding the max."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     config = TopicConfig(
-        after_max_ms=lifted_after(twin, profile),
+        after_max_ms=lifted_after(twin, suite.profile),
         segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
         index_interval_bytes=NEVER_BY_INTERVAL,
     )
     # A coarse clock (four values): batches tie at their segment's max.
-    topic, sent = _fill(twin, data, profile, config, 0, 3, "idx-tied")
+    topic, sent = _fill(twin, data, suite.profile, config, 0, 3, "idx-tied")
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     tied = _tied_roll_maxima(log)
     targets = sorted({max(t + d, 0) for t in sent for d in (-1, 0, 1)})
     clause_for = {t: "IDX.segment-max-strictly-greater" for t in targets
                   if t in tied and (segment := _searched(log, t)) is not None and segment.max_timestamp == t}
-    _compare(twin, topic, profile, targets, clause_for)
+    _compare(twin, topic, suite.profile, targets, clause_for)

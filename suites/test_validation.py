@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
-from conformance.draws import Draws, draws, recorded
+from conformance.draws import Draws, draws
 from conformance.implementation import Capability, Implementation, ImplementationFactory
 from conformance.observables import Obs
 from models.config import TopicConfig
@@ -30,6 +30,7 @@ from strategies.records import Invalidity, invalid_batches
 from strategies.timestamps import bound_probe_values, timestamps
 
 from .helpers import (
+    Suite,
     Twin,
     accepted_timestamps,
     bounds,
@@ -99,31 +100,28 @@ def _sent_timestamps(sent: tuple[object, ...]) -> list[int]:
 @pytest.mark.clause(*RANGE_CLAUSES)
 @given(data=draws())
 @suite_settings(40)
-def test_range_check(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_range_check(suite: Suite, data: Draws) -> None:
     """VAL-4/5/6/7/9/11: a CreateTime topic with finite bounds, timestamps in range, at and one past each
     bound, and in the wrong unit; accepted and rejected exactly as the model says, with record errors."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    magics = tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)
-    config = data.draw(topic_configs(profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
+    data, twin = suite.start(data)
+    magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
+    config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
     topic = unique_topic("range")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    before, after = bounds(config, profile)
+    before, after = bounds(config, suite.profile)
     # Exact bound probes need the broker's `now` exactly: only where the suite sets the clock.
     ts = timestamps(now, before=before, after=after, boundary=twin.clock_control, specials=False)
-    codecs = producible_codecs(impl.capabilities)
+    codecs = producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs), label="batches")
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"now={now} bounds=({before}, {after}) sent={_sent_timestamps(sent)}"
-    clause = _range_clause(config, profile, _sent_timestamps(sent), now)
+    clause = _range_clause(config, suite.profile, _sent_timestamps(sent), now)
     if expected.error is ErrorCode.INVALID_TIMESTAMP:
         if observed.error is ErrorCode.NONE:
             # Accepted what the model rejects. Storing only part of the sent records is VAL-9's fault
             # (whole-batch rejection), more specific than the range rule; the verdict is a FAIL either way.
-            got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+            got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
             stored = sum(len(list(b.records())) for b in got.batches)
             if 0 < stored < len(_sent_timestamps(sent)):
                 check_equal("VAL.whole-batch-rejected", Obs.RECORD_PAYLOADS, stored,
@@ -138,7 +136,7 @@ def test_range_check(
         check_produce(observed, expected, config=config, error_clause="VAL.out-of-range-error-code", context=context)
         if observed.error is expected.error:  # the text of a rejection, judged where both sides rejected
             check_equal(
-                _text_clause(profile),
+                _text_clause(suite.profile),
                 Obs.PRODUCE_RECORD_ERROR_MESSAGES,
                 [e.message for e in observed.record_errors],
                 [e.message for e in expected.record_errors],
@@ -146,54 +144,50 @@ def test_range_check(
             )
     else:
         check_produce(observed, expected, config=config, error_clause=clause, context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     stored = "VAL.whole-batch-rejected" if expected.error is not ErrorCode.NONE else clause
-    check_fetch(got, want, config=config, profile=profile, stored_clause=stored, context=context)
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause=stored, context=context)
 
 
 @pytest.mark.clause("VAL.no-timestamp-exempt", "VAL.no-timestamp-range-checked")
 @given(data=draws())
 @suite_settings(15)
-def test_no_timestamp(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_no_timestamp(suite: Suite, data: Draws) -> None:
     """VAL-3: records with timestamp -1 on a bounded CreateTime topic (exempt from 0.11; checked before)."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    magics = tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)
-    config = data.draw(topic_configs(profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
+    data, twin = suite.start(data)
+    magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
+    config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
     topic = unique_topic("no-ts")
     twin.create_topic(topic, config)
-    sent = data.draw(sent_batches(twin, st.just(-1), magics=magics, codecs=producible_codecs(impl.capabilities)))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
-    clause = "VAL.no-timestamp-exempt" if profile.exempt_no_timestamp else "VAL.no-timestamp-range-checked"
-    check_produce(observed, expected, config=config, error_clause=clause, context=f"bounds={bounds(config, profile)}")
+    sent = data.draw(sent_batches(twin, st.just(-1), magics=magics, codecs=producible_codecs(suite.impl.capabilities)))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
+    clause = "VAL.no-timestamp-exempt" if suite.profile.exempt_no_timestamp else "VAL.no-timestamp-range-checked"
+    check_produce(
+        observed, expected, config=config, error_clause=clause, context=f"bounds={bounds(config, suite.profile)}"
+    )
 
 
 @pytest.mark.clause("VAL.lat-topic-skips-range-check", "VAL.lat-response-time", "CMP.lat-every-record-reads-now")
 @pytest.mark.requires(Capability.LOG_APPEND_TIME)
 @given(data=draws())
 @suite_settings(30)
-def test_lat_topic_accepts_any_timestamp(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_lat_topic_accepts_any_timestamp(suite: Suite, data: Draws) -> None:
     """VAL-3/VAL-6: a LogAppendTime topic with tight bounds accepts any producer timestamp and answers
     log_append_time = the leader's now (VAL-12); every stored record reads it (CMP-3/4)."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    config = data.draw(topic_configs(profile, timestamp_types=(TimestampType.LOG_APPEND_TIME,), bounded=True))
+    data, twin = suite.start(data)
+    config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.LOG_APPEND_TIME,), bounded=True))
     topic = unique_topic("lat")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    before, after = bounds(config, profile)
+    before, after = bounds(config, suite.profile)
     ts = timestamps(now, before=before, after=after, boundary=True)
-    magics, codecs = producible_magics(twin, profile), producible_codecs(impl.capabilities)
+    magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"now={now} sent={_sent_timestamps(sent)}"
     check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-    check_fetch(got, want, config=config, profile=profile, context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, context=context)
 
 
 @pytest.mark.clause(
@@ -205,33 +199,34 @@ def test_lat_topic_accepts_any_timestamp(
 )
 @given(data=draws())
 @suite_settings(30)
-def test_producer_set_lat_flag(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
     """VAL-8: a producer batch flagged LogAppendTime. Rejected on LogAppendTime topics (every version),
     on CreateTime topics before 3.6; accepted there from 3.6 when in range, and stored as CreateTime."""
-    data = recorded(data)
-    lat_topic = data.draw(st.booleans(), label='lat_topic')
-    twin = Twin(impl, reference_factory)
+    data = suite.draws(data)
+    lat_topic = data.draw(st.booleans(), label="lat_topic")
+    twin = suite.twin()
     if lat_topic and not twin.has(Capability.LOG_APPEND_TIME):
         lat_topic = False
     kind = TimestampType.LOG_APPEND_TIME if lat_topic else TimestampType.CREATE_TIME
-    config = data.draw(topic_configs(profile, timestamp_types=(kind,), bounded=True))
+    config = data.draw(topic_configs(suite.profile, timestamp_types=(kind,), bounded=True))
     topic = unique_topic("lat-flag")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    before, after = bounds(config, profile)
-    magics = tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)
+    before, after = bounds(config, suite.profile)
+    magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
     ts = timestamps(now, before=before, after=after, specials=False, mistakes=False)
     sent = data.draw(
         invalid_batches(
-            ts, magics=magics, codecs=producible_codecs(impl.capabilities), kinds=(Invalidity.PRODUCER_LOG_APPEND_TIME,)
+            ts,
+            magics=magics,
+            codecs=producible_codecs(suite.impl.capabilities),
+            kinds=(Invalidity.PRODUCER_LOG_APPEND_TIME,),
         )
     )
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     if lat_topic:
         clause = "VAL.lat-flag-rejected-on-lat-topic"
-    elif profile.lat_flag_check is LogAppendTimeFlagCheck.ALWAYS:
+    elif suite.profile.lat_flag_check is LogAppendTimeFlagCheck.ALWAYS:
         clause = "VAL.lat-flag-rejected-always"
     else:
         clause = "VAL.lat-flag-accepted-on-createtime"
@@ -239,14 +234,19 @@ def test_producer_set_lat_flag(
     check_produce(observed, expected, config=config, error_clause=clause, context=context)
     if expected.record_errors:
         text = "VAL.lat-flag-error-text"
-        check_equal(text, Obs.PRODUCE_RECORD_ERROR_MESSAGES, [(e.message or "")[:39] for e in observed.record_errors],
-                    [(e.message or "")[:39] for e in expected.record_errors], context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+        check_equal(
+            text,
+            Obs.PRODUCE_RECORD_ERROR_MESSAGES,
+            [(e.message or "")[:39] for e in observed.record_errors],
+            [(e.message or "")[:39] for e in expected.record_errors],
+            context,
+        )
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     check_fetch(
         got,
         want,
         config=config,
-        profile=profile,
+        profile=suite.profile,
         stored_clause=clause,
         record_clause=lambda b: "VAL.lat-flag-stored-as-createtime" if b.magic == MAGIC_V2 else clause,
         context=context,
@@ -269,26 +269,28 @@ def test_after_default_one_hour(
     now = twin.leader_clock(topic)
     sent = build_batches([RecordSpec(now + offset, b"k", b"v")], magic=MAGIC_V2)
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(MAGIC_V2, profile))
-    check_produce(observed, expected, config=config, error_clause="VAL.after-default-one-hour",
-                  context=f"now={now} ts=now{offset:+d}")
+    check_produce(
+        observed,
+        expected,
+        config=config,
+        error_clause="VAL.after-default-one-hour",
+        context=f"now={now} ts=now{offset:+d}",
+    )
 
 
 @pytest.mark.clause("VAL.header-max-recomputed", "VAL.createtime-response-minus-one")
 @given(data=draws())
 @suite_settings(20)
-def test_header_max_recomputed(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_header_max_recomputed(suite: Suite, data: Draws) -> None:
     """VAL-13: a v2 header MaxTimestamp or a v1 wrapper timestamp that is not the max is rewritten to the
     max of the record timestamps on a CreateTime topic without bounds."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    config = TopicConfig(after_max_ms=lifted_after(twin, profile))
+    data, twin = suite.start(data)
+    config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
     topic = unique_topic("header-max")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    magics = tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)
-    codecs = producible_codecs(impl.capabilities)
+    magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
+    codecs = producible_codecs(suite.impl.capabilities)
     kinds = tuple(
         k
         for k in (Invalidity.HEADER_MAX_NOT_MAX, Invalidity.WRAPPER_NOT_MAX)
@@ -297,10 +299,17 @@ def test_header_max_recomputed(
     )
     if not kinds:
         pytest.skip("UNSUPPORTED: no way to send a wrong header max (needs magic 2, or v1 with compression)")
-    ts = accepted_timestamps(now, config, profile, specials=False, mistakes=False)
+    ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(invalid_batches(ts, magics=magics, codecs=codecs, kinds=kinds))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     check_produce(observed, expected, config=config, error_clause="VAL.header-max-recomputed")
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-    check_fetch(got, want, config=config, profile=profile, stored_clause="VAL.header-max-recomputed",
-                record_clause=lambda b: "VAL.header-max-recomputed", sent=twin.sent.get(topic))
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="VAL.header-max-recomputed",
+        record_clause=lambda b: "VAL.header-max-recomputed",
+        sent=twin.sent.get(topic),
+    )

@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from conformance.observables import Obs
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
@@ -31,6 +31,7 @@ from strategies.configs import bounds_ms, topic_configs
 from strategies.timestamps import timestamps
 
 from .helpers import (
+    Suite,
     Twin,
     bounds,
     check_fetch,
@@ -91,16 +92,14 @@ def _bound() -> st.SearchStrategy[int]:
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS)
 @given(data=draws())
 @suite_settings(20)
-def test_bound_probes(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_bound_probes(suite: Suite, data: Draws) -> None:
     """VAL-4: with finite before/after, ts = now - before and ts = now + after are accepted, one
     millisecond further on either side is rejected; each probe is its own batch."""
-    data = recorded(data)
+    data = suite.draws(data)
     before = data.draw(_bound(), label='before')
     after = data.draw(_bound(), label='after')
-    twin = Twin(impl, reference_factory)
-    magic, codec = _shape(twin, profile, data)
+    twin = suite.twin()
+    magic, codec = _shape(twin, suite.profile, data)
     # Finite (never Long.MAX_VALUE) values, so 3.6-3.9 use them without falling back (VAL-6).
     config = TopicConfig(before_max_ms=before, after_max_ms=after)
     topic = unique_topic("bound-probe")
@@ -112,8 +111,10 @@ def test_bound_probes(
         twin, topic, config, ((ts, "VAL.range-inclusive-bounds") for ts in probes),
         magic=magic, codec=codec, context=context,
     )
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-    check_fetch(got, want, config=config, profile=profile, stored_clause="VAL.range-inclusive-bounds", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got, want, config=config, profile=suite.profile, stored_clause="VAL.range-inclusive-bounds", context=context
+    )
 
 
 @st.composite
@@ -129,17 +130,15 @@ def _asymmetric_bounds(draw: st.DrawFn) -> tuple[int, int]:
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS)
 @given(data=draws())
 @suite_settings(20)
-def test_sides_are_independent(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_sides_are_independent(suite: Suite, data: Draws) -> None:
     """VAL-4 (KIP-937): before bounds the past and after the future, independently. The mirror of each
     bound (now - after, now + before) is accepted only when it is within the other side's own bound,
     which a single symmetric bound (the pre-3.6 rule, VAL-5) gets wrong on the narrower side."""
-    data = recorded(data)
-    sides = data.draw(_asymmetric_bounds(), label='sides')
+    data = suite.draws(data)
+    sides = data.draw(_asymmetric_bounds(), label="sides")
     before, after = sides
-    twin = Twin(impl, reference_factory)
-    magic, codec = _shape(twin, profile, data)
+    twin = suite.twin()
+    magic, codec = _shape(twin, suite.profile, data)
     config = TopicConfig(before_max_ms=before, after_max_ms=after)
     topic = unique_topic("sides")
     twin.create_topic(topic, config)
@@ -152,11 +151,18 @@ def test_sides_are_independent(
     probes = (now - after, now + before, now + sign * between, now - sign * between)
     context = f"now={now} bounds=({before}, {after})"
     _produce_each(
-        twin, topic, config, ((ts, "VAL.range-before-after") for ts in probes), magic=magic, codec=codec,
+        twin,
+        topic,
+        config,
+        ((ts, "VAL.range-before-after") for ts in probes),
+        magic=magic,
+        codec=codec,
         context=context,
     )
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-    check_fetch(got, want, config=config, profile=profile, stored_clause="VAL.range-before-after", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got, want, config=config, profile=suite.profile, stored_clause="VAL.range-before-after", context=context
+    )
 
 
 _UNSET_OR_MAX = st.sampled_from((None, LONG_MAX))
@@ -176,18 +182,16 @@ def _fallback_configs(draw: st.DrawFn) -> TopicConfig:
 @pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.KIP_937_CONFIGS, Capability.DIFFERENCE_CONFIG)
 @given(data=draws())
 @suite_settings(20)
-def test_fallback_to_difference(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_fallback_to_difference(suite: Suite, data: Draws) -> None:
     """VAL-6 (3.6-3.9): a side whose KIP-937 config is unset or Long.MAX_VALUE is bounded by the
     difference config. Values clearly past the difference on such a side are rejected (the fallback),
     then the exact bound and one past it (inclusive bounds); values within it accepted."""
-    data = recorded(data)
-    config = data.draw(_fallback_configs(), label='config')
+    data = suite.draws(data)
+    config = data.draw(_fallback_configs(), label="config")
     assert config.difference_max_ms is not None
     difference = config.difference_max_ms
-    twin = Twin(impl, reference_factory)
-    magic, codec = _shape(twin, profile, data)
+    twin = suite.twin()
+    magic, codec = _shape(twin, suite.profile, data)
     topic = unique_topic("fallback")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
@@ -199,9 +203,14 @@ def test_fallback_to_difference(
     exact = [(now + s * (difference + d), "VAL.range-inclusive-bounds") for s in signs for d in (0, 1)]
     context = f"now={now} config=(difference={difference}, before={config.before_max_ms}, after={config.after_max_ms})"
     _produce_each(twin, topic, config, far + exact, magic=magic, codec=codec, context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     check_fetch(
-        got, want, config=config, profile=profile, stored_clause="VAL.bounds-fallback-to-difference", context=context
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="VAL.bounds-fallback-to-difference",
+        context=context,
     )
 
 
@@ -217,19 +226,17 @@ def _refuses(create: object, topic: str, config: TopicConfig) -> bool:
 @pytest.mark.requires(Capability.CLOCK_CONTROL)
 @given(data=draws())
 @suite_settings(20)
-def test_difference_config_removed(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_difference_config_removed(suite: Suite, data: Draws) -> None:
     """VAL-6 (4.0+, KIP-724): message.timestamp.difference.max.ms no longer exists. A topic created with
     it is refused as the model refuses it; an implementation that accepts it anyway must at least not
     let it change the bounds: every value is then accepted or rejected as on a topic with only
     before/after (the rule restated: the reference topic is created without the difference config)."""
-    data = recorded(data)
-    difference = data.draw(bounds_ms(), label='difference')
-    before = data.draw(st.one_of(st.none(), bounds_ms()), label='before')
-    after = data.draw(st.one_of(st.none(), bounds_ms()), label='after')
-    twin = Twin(impl, reference_factory)
-    magic, codec = _shape(twin, profile, data)
+    data = suite.draws(data)
+    difference = data.draw(bounds_ms(), label="difference")
+    before = data.draw(st.one_of(st.none(), bounds_ms()), label="before")
+    after = data.draw(st.one_of(st.none(), bounds_ms()), label="after")
+    twin = suite.twin()
+    magic, codec = _shape(twin, suite.profile, data)
     with_difference = TopicConfig(difference_max_ms=difference, before_max_ms=before, after_max_ms=after)
     only_kip_937 = TopicConfig(before_max_ms=before, after_max_ms=after)
     topic = unique_topic("no-difference")
@@ -244,12 +251,20 @@ def test_difference_config_removed(
         distances = (difference, difference + 1, difference + beyond)
         probes = [now - d for d in distances] + [now + d for d in distances]
         _produce_each(
-            twin, topic, only_kip_937, ((ts, "VAL.difference-config-removed") for ts in probes if ts >= 0),
-            magic=magic, codec=codec, context=f"now={now} {context}",
+            twin,
+            topic,
+            only_kip_937,
+            ((ts, "VAL.difference-config-removed") for ts in probes if ts >= 0),
+            magic=magic,
+            codec=codec,
+            context=f"now={now} {context}",
         )
     check_equal(
-        "VAL.difference-config-removed", Obs.CREATE_TOPICS_REFUSED,
-        observed_refused, expected_refused, context,
+        "VAL.difference-config-removed",
+        Obs.CREATE_TOPICS_REFUSED,
+        observed_refused,
+        expected_refused,
+        context,
     )
 
 
@@ -257,8 +272,10 @@ def _rule_clause(config: TopicConfig, profile: Profile) -> str:
     """The range rule that rejects a value clearly outside the effective bounds (VAL-4/5/6)."""
     if profile.range_rule is RangeRule.SYMMETRIC:
         return "VAL.range-symmetric"
-    if profile.has_difference_config and config.difference_max_ms is not None and (
-        config.before_max_ms in (None, LONG_MAX) or config.after_max_ms in (None, LONG_MAX)
+    if (
+        profile.has_difference_config
+        and config.difference_max_ms is not None
+        and (config.before_max_ms in (None, LONG_MAX) or config.after_max_ms in (None, LONG_MAX))
     ):
         return "VAL.bounds-fallback-to-difference"
     return "VAL.range-before-after"
@@ -270,31 +287,28 @@ def _rule_clause(config: TopicConfig, profile: Profile) -> str:
 @pytest.mark.requires(Capability.CLOCK_CONTROL)
 @given(data=draws())
 @suite_settings(20)
-def test_whole_batch_rejected(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_whole_batch_rejected(suite: Suite, data: Draws) -> None:
     """VAL-9: one clearly out-of-range record among in-range ones fails the whole batch: nothing of it is
     written, no offset consumed. The record is first produced alone (its rejection is the range rule's
     clause), so that accepting the mixed batch can only be a whole-batch fault. One-batch shapes only:
     a v2 batch or a compressed v1 wrapper (uncompressed legacy sets are VAL-10's batch-by-batch rule)."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    magics = producible_magics(twin, profile)
-    compressed = tuple(c for c in _codecs_for(MAGIC_V1, impl.capabilities) if c is not Codec.NONE)
+    data, twin = suite.start(data)
+    magics = producible_magics(twin, suite.profile)
+    compressed = tuple(c for c in _codecs_for(MAGIC_V1, suite.impl.capabilities) if c is not Codec.NONE)
     shapes: list[tuple[int, tuple[Codec, ...]]] = []
     if MAGIC_V2 in magics:
-        shapes.append((MAGIC_V2, producible_codecs(impl.capabilities)))
+        shapes.append((MAGIC_V2, producible_codecs(suite.impl.capabilities)))
     if MAGIC_V1 in magics and compressed:
         shapes.append((MAGIC_V1, compressed))
     if not shapes:
         pytest.skip("UNSUPPORTED: no one-batch shape (magic 2, or magic 1 with compression) can be produced")
     for magic, codecs in shapes:
         codec = data.draw(st.sampled_from(codecs), label=f"codec for magic {magic}")
-        config = data.draw(topic_configs(profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
+        config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
         topic = unique_topic("whole-batch")
         twin.create_topic(topic, config)
         now = twin.leader_clock(topic)
-        before, after = bounds(config, profile)
+        before, after = bounds(config, suite.profile)
         ordinary = timestamps(now, before=before, after=after, specials=False, mistakes=False)
         good = data.draw(st.lists(ordinary, min_size=1, max_size=6), label="in-range timestamps")
         sides = [-1] if now - before - DAY_MS >= 0 else []
@@ -305,16 +319,20 @@ def test_whole_batch_rejected(
         position = data.draw(st.integers(0, len(good)), label="position of the bad record")
         mixed = [*good[:position], bad, *good[position:]]
         context = f"magic={magic} codec={codec.name} now={now} bounds=({before}, {after}) sent={mixed}"
-        version = produce_version_for(magic, profile)
+        version = produce_version_for(magic, suite.profile)
         # An accepted batch first, so that "no offsets consumed" is visible past offset 0.
         sent = build_batches([RecordSpec(ts, b"k", b"v") for ts in good], magic=magic, codec=codec)
         observed, expected = twin.produce(topic, sent, produce_version=version)
-        check_produce(observed, expected, config=config, error_clause=_rule_clause(config, profile), context=context)
-        _produce_each(twin, topic, config, [(bad, _rule_clause(config, profile))], magic=magic, codec=codec,
-                      context=context)
+        check_produce(
+            observed, expected, config=config, error_clause=_rule_clause(config, suite.profile), context=context
+        )
+        _produce_each(
+            twin, topic, config, [(bad, _rule_clause(config, suite.profile))], magic=magic, codec=codec, context=context
+        )
         sent = build_batches([RecordSpec(ts, b"k", b"v") for ts in mixed], magic=magic, codec=codec)
         observed, expected = twin.produce(topic, sent, produce_version=version)
         check_produce(observed, expected, config=config, error_clause="VAL.whole-batch-rejected", context=context)
-        got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-        check_fetch(got, want, config=config, profile=profile, stored_clause="VAL.whole-batch-rejected",
-                    context=context)
+        got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+        check_fetch(
+            got, want, config=config, profile=suite.profile, stored_clause="VAL.whole-batch-rejected", context=context
+        )

@@ -14,18 +14,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.checks import check_equal, check_true
-from conformance.draws import Draws, draws, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
+from conformance.draws import Draws, draws
+from conformance.implementation import Capability
 from conformance.observables import Obs
 from models.cluster import FetchResponse
 from models.config import TopicConfig
 from models.constants import MAGIC_V1, MAGIC_V2, Codec, TimestampType
-from models.profiles import Profile
 from models.records import DefaultBatch, LegacyBatch, RecordSpec, build_batches
 from strategies.timestamps import around
 
 from .helpers import (
-    Twin,
+    Suite,
     check_fetch,
     check_produce,
     lifted_after,
@@ -68,82 +67,93 @@ def _check_wrappers(observed: FetchResponse, expected: FetchResponse, lat: bool,
 @pytest.mark.requires(Capability.COMPRESSION)
 @given(data=draws())
 @suite_settings(30)
-def test_broker_built_v1_wrappers(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_broker_built_v1_wrappers(suite: Suite, data: Draws) -> None:
     """FMT-7 (TV-26): every v1 wrapper the broker builds holds the largest inner timestamp (CreateTime) or
     the append time (LogAppendTime): when it stores uncompressed records in a topic of format v1 with a topic
     codec (before 3.0), or when it down-converts compressed v2 batches for Fetch v2/v3 (before 4.0)."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
+    data, twin = suite.start(data)
     ways = []
-    if profile.honours_message_format_version and producible_magics(twin, profile):
+    if suite.profile.honours_message_format_version and producible_magics(twin, suite.profile):
         ways.append("stored as v1")
-    if profile.down_conversion and twin.has(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2):
+    if suite.profile.down_conversion and twin.has(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2):
         ways.append("down-converted")
     if not ways:
-        pytest.skip("N/A: this profile neither stores v1 wrappers nor down-converts (CNV-3, CNV-7)")
+        pytest.skip("N/A: this suite.profile neither stores v1 wrappers nor down-converts (CNV-3, CNV-7)")
     way = data.draw(st.sampled_from(ways), label="how the broker comes to build wrappers")
     lat = twin.has(Capability.LOG_APPEND_TIME) and data.draw(st.booleans(), label="LogAppendTime topic")
-    codecs = [c for c in producible_codecs(impl.capabilities) if c not in (Codec.NONE, Codec.ZSTD)]
+    codecs = [c for c in producible_codecs(suite.impl.capabilities) if c not in (Codec.NONE, Codec.ZSTD)]
     codec = data.draw(st.sampled_from(codecs), label="codec")
     stored_v1 = way == "stored as v1"
     config = TopicConfig(
         timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
-        after_max_ms=lifted_after(twin, profile),
+        after_max_ms=lifted_after(twin, suite.profile),
         message_format_magic=MAGIC_V1 if stored_v1 else MAGIC_V2,
         compression_type=_codec_name(codec) if stored_v1 else "producer",
     )
     topic = unique_topic("wrappers")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
-    magics = producible_magics(twin, profile) if stored_v1 else (MAGIC_V2,)
+    magics = producible_magics(twin, suite.profile) if stored_v1 else (MAGIC_V2,)
     for index in range(data.draw(st.integers(1, 3), label="requests")):
         stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=4), label="timestamps")
         magic = data.draw(st.sampled_from(magics), label="magic")
         # Uncompressed when stored as v1 (the broker compresses); compressed v2 to be down-converted.
         request = build_batches([RecordSpec(t, b"w%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)],
                                 magic=magic, codec=Codec.NONE if stored_v1 else codec)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
         check_produce(observed, expected, config=config, error_clause=WRAPPER)
-    fetch_version = newest_fetch(profile) if stored_v1 else data.draw(st.sampled_from((2, 3)), label="fetch version")
+    fetch_version = (
+        newest_fetch(suite.profile) if stored_v1 else data.draw(st.sampled_from((2, 3)), label="fetch version")
+    )
     got, want = twin.fetch(topic, fetch_version=fetch_version)
     context = f"{way}, {config.timestamp_type.name}, fetch v{fetch_version}"
     _check_wrappers(got, want, lat, context)
-    check_fetch(got, want, config=config, profile=profile, stored_clause=WRAPPER, header_clause=lambda b: WRAPPER,
-                record_clause=lambda b: WRAPPER, context=context)
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause=WRAPPER,
+        header_clause=lambda b: WRAPPER,
+        record_clause=lambda b: WRAPPER,
+        context=context,
+    )
 
 
 @pytest.mark.clause(BASE)
 @pytest.mark.requires(Capability.PRODUCE_V2, Capability.COMPRESSION)
 @given(data=draws())
 @suite_settings(20)
-def test_rebuilt_batch_base_is_first_record(
-    impl: Implementation, reference_factory: ImplementationFactory, profile: Profile, data: Draws
-) -> None:
+def test_rebuilt_batch_base_is_first_record(suite: Suite, data: Draws) -> None:
     """FMT-11 (TV-26): a v2 batch the broker rebuilds for the topic's codec sets BaseTimestamp to its first
     record's timestamp (not the smallest one) and MaxTimestamp to the largest; the records, sent out of order,
     still read their own timestamps."""
-    data = recorded(data)
-    twin = Twin(impl, reference_factory)
-    codecs = list(producible_codecs(impl.capabilities))
-    producer, topic_codec = data.draw(st.permutations(codecs).map(lambda c: (c[0], c[1])),
-                                      label="producer, topic codec")
-    config = TopicConfig(after_max_ms=lifted_after(twin, profile), compression_type=_codec_name(topic_codec))
+    data, twin = suite.start(data)
+    codecs = list(producible_codecs(suite.impl.capabilities))
+    producer, topic_codec = data.draw(
+        st.permutations(codecs).map(lambda c: (c[0], c[1])), label="producer, topic codec"
+    )
+    config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile), compression_type=_codec_name(topic_codec))
     topic = unique_topic("rebuilt-base")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
     for index in range(data.draw(st.integers(1, 3), label="requests")):
         # Not in order: the first record is rarely the smallest.
         stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=2, max_size=5, unique=True), label="timestamps")
-        request = build_batches([RecordSpec(t, b"b%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)],
-                                magic=MAGIC_V2, codec=producer)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(MAGIC_V2, profile))
+        request = build_batches(
+            [RecordSpec(t, b"b%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)], magic=MAGIC_V2, codec=producer
+        )
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(MAGIC_V2, suite.profile))
         check_produce(observed, expected, config=config, error_clause=BASE)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     context = f"producer {producer.name}, topic {topic_codec.name}"
     for obs, exp in zip(got.batches, want.batches, strict=False):
         if isinstance(obs, DefaultBatch) and isinstance(exp, DefaultBatch):
-            check_equal(BASE, Obs.BATCH_BASE_TIMESTAMP, obs.base_timestamp, exp.base_timestamp,
-                        f"{context} batch at offset {exp.base_offset}")
-    check_fetch(got, want, config=config, profile=profile, stored_clause=BASE, context=context)
+            check_equal(
+                BASE,
+                Obs.BATCH_BASE_TIMESTAMP,
+                obs.base_timestamp,
+                exp.base_timestamp,
+                f"{context} batch at offset {exp.base_offset}",
+            )
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause=BASE, context=context)
