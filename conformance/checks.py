@@ -13,16 +13,16 @@ example. Outside a recording (a direct call) nothing is expected: MUST violation
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Final
 
 from models.clauses import Clause, Level, get_clause
 
+from .context import routed
 from .observables import Obs
-from .verdicts import UNSUPPORTED_PREFIX, Verdict  # noqa: F401  (TEMPORARY re-export while importers move)
 
 
 class _NotGiven:
@@ -43,14 +43,6 @@ class Observation:
     observed: object
     expected: object
     facts: Mapping[str, object] = field(default_factory=dict)
-
-    @property
-    def what(self) -> str:
-        return self.observable.description
-
-    @property
-    def sent(self) -> object:
-        return self.facts.get("sent", NOT_GIVEN)
 
 
 class ClauseViolation(AssertionError):
@@ -125,22 +117,13 @@ class CheckRecord:
             return False
         raise violation
 
-    @property
-    def checked_clauses(self) -> set[str]:
-        return {clause for clause, _ in self.checked}
-
 
 _current: ContextVar[CheckRecord | None] = ContextVar("kafka_conformance_checks", default=None)
 
 
-@contextmanager
-def recording(record: CheckRecord) -> Iterator[CheckRecord]:
+def recording(record: CheckRecord) -> AbstractContextManager[CheckRecord]:
     """Route every check made inside the block (this thread and context) to `record`."""
-    token = _current.set(record)
-    try:
-        yield record
-    finally:
-        _current.reset(token)
+    return routed(_current, record)
 
 
 def _record() -> CheckRecord:

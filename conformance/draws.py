@@ -19,14 +19,16 @@ ahead of the broker's clock stays an hour ahead. Where the suite sets the clocks
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, TypeVar
 
 from hypothesis import strategies as st
+
+from .context import routed
 
 T = TypeVar("T")
 
@@ -202,11 +204,6 @@ def _log() -> DrawLog:
     return log
 
 
-@contextmanager
-def drawing(log: DrawLog) -> Iterator[DrawLog]:
+def drawing(log: DrawLog) -> AbstractContextManager[DrawLog]:
     """Route the draws made inside the block (this thread and context) to `log`."""
-    token = _current.set(log)
-    try:
-        yield log
-    finally:
-        _current.reset(token)
+    return routed(_current, log)

@@ -19,6 +19,7 @@ import time
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+from conformance.wire.client import FETCH, LIST_OFFSETS, PRODUCE
 from models.constants import TIMESTAMP_TYPE_MASK, TimestampType
 from models.records import DefaultBatch
 
@@ -38,7 +39,6 @@ __all__ = [
     "fault_named",
 ]
 
-PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
 LATEST = -1
 EARLIEST = -2
 NO_LEADER_EPOCH = -1

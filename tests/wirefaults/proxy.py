@@ -44,7 +44,16 @@ from kafka.protocol.consumer import FetchResponse, ListOffsetsRequest, ListOffse
 from kafka.protocol.metadata import FindCoordinatorResponse, MetadataResponse
 from kafka.protocol.producer import ProduceResponse
 
-from conformance.wire.client import parse_bootstrap
+from conformance.wire.client import (
+    ALTER_CONFIGS,
+    CREATE_TOPICS,
+    FETCH,
+    INCREMENTAL_ALTER_CONFIGS,
+    LIST_OFFSETS,
+    METADATA,
+    PRODUCE,
+    parse_bootstrap,
+)
 from conformance.wire.connection import MAX_RESPONSE_BYTES, api_name
 
 from .faults import Fault
@@ -53,8 +62,8 @@ from .topics import TopicBook
 __all__ = ["LOOPBACK", "KafkaProxy", "ProxyError"]
 
 LOOPBACK = "127.0.0.1"
-PRODUCE, FETCH, LIST_OFFSETS, METADATA, FIND_COORDINATOR = 0, 1, 2, 3, 10
-CREATE_TOPICS, ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS, DESCRIBE_CLUSTER = 19, 33, 44, 60
+# API keys the client does not use; the others are the client's (the protocol guide's numbering).
+FIND_COORDINATOR, DESCRIBE_CLUSTER = 10, 60
 
 # Requests decoded whole, and what is learnt from them.
 _REQUESTS: dict[int, Any] = {
