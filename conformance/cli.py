@@ -17,13 +17,16 @@ import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from models.clauses import CLAUSES, Area, Clause, coverage
 from models.profiles import PROFILES
 from models.rules import RULE_IDS, UNTESTABLE, parse_semantics
 
 from .faults import fault_options
+
+if TYPE_CHECKING:
+    from .adapters.wire import ControlOffer
 
 PROG = "kafka-conformance"
 EXIT_OK = 0
@@ -244,6 +247,11 @@ def _add_mutants_arguments(parser: argparse.ArgumentParser) -> None:
         help="continue a stopped run: keep the rows in --out of the same profile and Hypothesis profile",
     )
     parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
+    parser.add_argument(
+        "--served",
+        action="store_true",
+        help="over the wire: each mutant served by the reference broker (--target reference:mutant:<id>)",
+    )
 
 
 def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
@@ -268,7 +276,7 @@ def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
         suites = suites_dir(args.suites)
     except LauncherError as exc:
         raise UsageError(str(exc)) from None
-    table = KillTable(Path(args.out), profile=profile, hypothesis_profile=args.hypothesis_profile)
+    table = KillTable(Path(args.out), profile=profile, hypothesis_profile=args.hypothesis_profile, served=args.served)
     if args.resume:
         try:
             table.load()
@@ -337,13 +345,22 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target",
         default=os.environ.get("KTS_TARGET", "tansu"),
-        help="model, mutant:<id>, tansu, noida, rdkafka-mock or broker (env KTS_TARGET; default tansu)",
+        help="model, mutant:<id>, tansu, noida, rdkafka-mock, reference, reference:mutant:<id> or broker "
+        "(env KTS_TARGET; default tansu; `kafka-conformance mutants --list` lists the mutant ids)",
     )
     parser.add_argument("--profile", default=os.environ.get("KTS_PROFILE", "kafka-4.0"), help="behaviour profile")
     parser.add_argument(
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
         help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
+    )
+    parser.add_argument(
+        "--control-url",
+        default=os.environ.get("KTS_CONTROL_URL") or None,
+        metavar="URL",
+        help="--target broker: your cluster's control plane, which turns on clock control, leader failover and "
+        "retention as far as it declares them (env KTS_CONTROL_URL; `kafka-conformance check-control URL` "
+        "checks it)",
     )
     parser.add_argument(
         "--wire-timeout",
@@ -384,8 +401,9 @@ def _wire_timeout(args: argparse.Namespace) -> float:
     return seconds
 
 
-def _check_run_inputs(args: argparse.Namespace, wire_timeout: float) -> Path:
-    """Everything `run` can check before pytest starts, each problem one usage error; the suites directory."""
+def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO) -> Path:
+    """Everything `run` can check before pytest starts, each problem one usage error; the suites directory.
+    What a control plane turns on is said on `out`."""
     from .expectations import ExpectationsError, load_expectations
     from .faults import check_fault_options
     from .launcher import LauncherError, suites_dir
@@ -393,7 +411,7 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float) -> Path:
 
     _check_profile(args.profile)
     try:
-        check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
+        check_target(args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url)
         check_fault_options(args.target, args.fault_hook, args.allow_disruptive)
         suites = suites_dir(args.suites)
     except (TargetError, LauncherError) as exc:
@@ -407,13 +425,28 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float) -> Path:
         if cid not in {c.id for c in CLAUSES}:
             raise UsageError(f"--clauses: unknown clause {cid!r}: `{PROG} clauses` lists the IDs")
     if args.target == "broker":
-        from .adapters.wire import check_reachable
+        from .adapters.wire import check_control, check_reachable
 
         try:
             check_reachable(args.bootstrap_servers, timeout=wire_timeout)
+            if args.control_url:
+                offer = check_control(args.bootstrap_servers, args.control_url, timeout=wire_timeout)
+                _print_control_offer(args, offer, out)
         except TargetError as exc:
             raise UsageError(str(exc)) from None
     return suites
+
+
+def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: TextIO) -> None:
+    """What the control plane turns on for this run, and what it declared that the suite ignores."""
+    from .implementation import Capability
+
+    names = ", ".join(sorted(c.value for c in offer.capabilities)) or "nothing"
+    out.write(f"control plane at {args.control_url}: turns on {names}\n")
+    for note in offer.notes:
+        out.write(f"note: {note}\n")
+    if args.fault_hook and Capability.LEADER_FAILOVER in offer.capabilities:
+        out.write("note: leaders move through the control plane; --fault-hook is not used\n")
 
 
 def _run_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -425,7 +458,7 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     from .launcher import SuitesRun, pytest_command, run_streaming
 
     wire_timeout = _wire_timeout(args)
-    suites = _check_run_inputs(args, wire_timeout)
+    suites = _check_run_inputs(args, wire_timeout, out)
     root = Path(args.out)
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
     root.mkdir(parents=True, exist_ok=True)
@@ -443,6 +476,7 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
         wire_timeout=wire_timeout,
         fault_hook=args.fault_hook,
         allow_disruptive=args.allow_disruptive,
+        control_url=args.control_url,
         draft_expectations=args.draft_expectations,
         verdicts_json=verdicts,
         alluredir=results,
@@ -543,6 +577,24 @@ _COMMANDS: tuple[_Command, ...] = (
         _run_mutants,
     ),
     _Command(
+        "serve",
+        "serve the reference model (or a seeded mutant) over the Kafka protocol, with its HTTP control plane",
+        lambda parser: _serve().add_arguments(parser),
+        lambda args, out: _serve().run(args, out),
+    ),
+    _Command(
+        "check-control",
+        "check a control plane against the OpenAPI document with schemathesis (one verdict line)",
+        lambda parser: _check_control().add_arguments(parser),
+        lambda args, out: _check_control().run(args, out),
+    ),
+    _Command(
+        "compare",
+        "compare a target's clause verdicts with the in-process model's, profile by profile (the reference check)",
+        lambda parser: _agreement().add_arguments(parser),
+        lambda args, out: _run_compare(args, out),
+    ),
+    _Command(
         "campaign",
         "run a table of tasks (target x suite x profile x seed) on Spark and write the conformance matrix",
         lambda parser: _campaign().add_arguments(parser),
@@ -555,6 +607,34 @@ _COMMANDS: tuple[_Command, ...] = (
         lambda args, out: _run_campaign(args, out, _audit()),
     ),
 )
+
+
+def _serve():  # type: ignore[no-untyped-def]
+    # Imported on use, like the campaign: `run` must not need the reference broker's modules.
+    from .reference import serve
+
+    return serve
+
+
+def _check_control():  # type: ignore[no-untyped-def]
+    from .control import check
+
+    return check
+
+
+def _agreement():  # type: ignore[no-untyped-def]
+    from . import agreement
+
+    return agreement
+
+
+def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
+    agreement = _agreement()
+    try:
+        code: int = agreement.run(args, out)
+    except agreement.CompareError as exc:
+        raise UsageError(str(exc)) from None
+    return code
 
 
 def _campaign():  # type: ignore[no-untyped-def]

@@ -65,6 +65,7 @@ class SuitesRun:
     wire_timeout: float | None = None
     fault_hook: str | None = None
     allow_disruptive: bool = False
+    control_url: str | None = None  # --target broker: the cluster's control plane (conformance.control)
     draft_expectations: str | None = None
     hypothesis_seed: int | None = None
     verdicts_json: Path | None = None
@@ -91,6 +92,7 @@ def pytest_command(run: SuitesRun) -> list[str]:
         ("--bootstrap-servers", run.bootstrap_servers),
         ("--wire-timeout", f"{run.wire_timeout:g}" if run.wire_timeout is not None else None),
         ("--fault-hook", run.fault_hook),
+        ("--control-url", run.control_url),
         ("--draft-expectations", run.draft_expectations),
         ("--verdicts-json", run.verdicts_json),
         ("--log-dir", run.log_dir),

@@ -139,8 +139,10 @@ class _Runner:
     """Runs the pytest processes of a kill table, and stops them all when the table is stopped (Ctrl-C,
     SIGTERM): a stopped mutant gets no row."""
 
-    def __init__(self, suites: Path | None, timeout_s: float, replay_timeout_s: float) -> None:
+    def __init__(self, suites: Path | None, timeout_s: float, replay_timeout_s: float, *, served: bool = False) -> None:
         self.suites = suites
+        # Over the wire: each mutant is served by the reference broker (`--target reference:mutant:<id>`).
+        self.served = served
         self.timeout_s = timeout_s
         self.replay_timeout_s = replay_timeout_s
         self.stopping = threading.Event()
@@ -189,7 +191,8 @@ class _Runner:
         wanted = set(declared)
         ordered = order_tests(tests, declared)
         first_profile = _WITHOUT_SHRINKING.get(hypothesis_profile, hypothesis_profile)
-        base = SuitesRun(f"mutant:{mutant}", profile, first_profile, suites=self.suites)
+        target = f"reference:mutant:{mutant}" if self.served else f"mutant:{mutant}"
+        base = SuitesRun(target, profile, first_profile, suites=self.suites)
         result = KillResult(mutant, profile, hypothesis_profile, list(declared))
         if not ordered:
             result.detail = f"no suite test declares {', '.join(declared)}"
@@ -271,8 +274,9 @@ def run_mutant(
 class KillTable:
     """The rows of one kill table, written to `mutants.json` and `mutants.md` after each new row."""
 
-    def __init__(self, out_dir: Path, *, profile: str, hypothesis_profile: str) -> None:
+    def __init__(self, out_dir: Path, *, profile: str, hypothesis_profile: str, served: bool = False) -> None:
         self.out_dir = out_dir
+        self.served = served
         self.profile = profile
         self.hypothesis_profile = hypothesis_profile
         self.rows: dict[str, KillResult] = {}
@@ -289,6 +293,9 @@ class KillTable:
             rows = [KillResult.from_json(row) for row in data.get("results", [])]
         except (ValueError, TypeError, AttributeError) as exc:
             raise ValueError(f"cannot resume from {path} ({exc}): remove it, or drop --resume") from None
+        if bool(data.get("summary", {}).get("served")) != self.served:
+            kind = "over the wire" if self.served else "in process"
+            raise ValueError(f"{path} is not a kill table {kind}: give another --out, or drop --resume")
         for row in rows:
             if row.hypothesis_profile == self.hypothesis_profile and row.status != CRASHED:
                 self.rows[row.mutant] = row
@@ -311,6 +318,7 @@ class KillTable:
         return {
             "profile": self.profile,
             "hypothesis_profile": self.hypothesis_profile,
+            "served": self.served,
             "mutants": len(results),
             "killed": sum(r.status == KILLED for r in results),
             "median_seconds_to_first_failure": round(statistics.median(times), 3) if times else None,
@@ -326,7 +334,8 @@ class KillTable:
     def markdown(self) -> str:
         summary, results = self.summary(), self.results()
         lines = [
-            f"# Kill table: profile {self.profile}, Hypothesis profile {self.hypothesis_profile}",
+            f"# Kill table{' over the wire (each mutant served by the reference broker)' if self.served else ''}: "
+            f"profile {self.profile}, Hypothesis profile {self.hypothesis_profile}",
             "",
             f"{summary['killed']} of {summary['mutants']} mutants killed; time to first failure: median "
             f"{_fmt(summary['median_seconds_to_first_failure'])} s, "
@@ -409,7 +418,7 @@ def run_kill_table(
     tests: list[CollectedTest] = []
     if todo:
         tests = collect(SuitesRun("model", table.profile, "fast", suites=suites))
-    runner = _Runner(suites, timeout_s, replay_timeout_s)
+    runner = _Runner(suites, timeout_s, replay_timeout_s, served=table.served)
     progress = threading.Lock()
     done = len(chosen) - len(todo)
 

@@ -48,7 +48,7 @@ from .hypothesis_profiles import register_profiles
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
 from .judge import Evidence, Judgement, judge
 from .run_state import RunState
-from .targets import TargetError, check_target, open_target
+from .targets import TARGETS_HELP, TargetError, check_target, open_target
 from .verdicts import NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, EntryStatus, Verdict
 
 _state_key = pytest.StashKey[RunState]()
@@ -70,7 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--target",
         default=os.environ.get("KTS_TARGET", "model"),
-        help="implementation under test: model, mutant:<id>, tansu, noida, rdkafka-mock, broker (env KTS_TARGET)",
+        help=f"implementation under test: {TARGETS_HELP} (env KTS_TARGET)",
     )
     group.addoption(
         "--profile",
@@ -86,6 +86,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
         help="HOST:PORT of the cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
+    )
+    group.addoption(
+        "--control-url",
+        default=os.environ.get("KTS_CONTROL_URL") or None,
+        help="--target broker: URL of the cluster's control plane (clocks, leaders, retention; see README "
+        "'Give the suite a control plane'; env KTS_CONTROL_URL)",
     )
     group.addoption(
         "--wire-timeout",
@@ -178,6 +184,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.getoption("--target"),
             config.getoption("--profile"),
             bootstrap=config.getoption("--bootstrap-servers"),
+            control_url=config.getoption("--control-url"),
         )
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -310,6 +317,7 @@ def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactor
             timeout=pytestconfig.getoption("--wire-timeout"),
             fault_hook=pytestconfig.getoption("--fault-hook"),
             allow_disruptive=pytestconfig.getoption("--allow-disruptive"),
+            control_url=pytestconfig.getoption("--control-url"),
         )
         with opened as (factory, logs):
             bootstrap = getattr(factory, "bootstrap", None)
@@ -734,7 +742,7 @@ def replay_command(item: pytest.Item) -> str:
         "--hypothesis-profile",
         _hypothesis_profile(config),
     ]
-    for option in ("--bootstrap-servers", "--expectations", "--fault-hook"):
+    for option in ("--bootstrap-servers", "--control-url", "--expectations", "--fault-hook"):
         value = config.getoption(option, None)
         if value:
             args += [option, str(value)]

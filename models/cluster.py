@@ -330,7 +330,7 @@ class Cluster:
         """A produce request carrying raw record-set bytes, as a broker receives them. CRCs are
         checked by the validator (VAL-9); bytes that do not decode at all are CORRUPT_MESSAGE."""
         try:
-            batches = decode_batches(data, verify_crc=False)
+            batches = decode_batches(data, verify_crc=False, legacy_zstd=True)
         except CodecError as exc:
             log = self.leader_log(topic, index)
             return ProduceResponse(

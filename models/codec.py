@@ -5,7 +5,7 @@ Public API::
     encode_batch(batch) -> bytes             one log entry (v0/v1) or one record batch (v2)
     encode_batches(batches) -> bytes         a record set: the entries concatenated
     encoded_size(batch) -> int               len(encode_batch(batch)), cached
-    decode_batches(data, *, verify_crc=True, partial_tail=False) -> tuple[AnyBatch, ...]
+    decode_batches(data, *, verify_crc=True, partial_tail=False, legacy_zstd=False) -> tuple[AnyBatch, ...]
     decode_batch(data, *, verify_crc=True) -> AnyBatch     exactly one entry
     legacy_crc(message) -> int               CRC32 of a v0/v1 message, magic..end (FMT-3)
     v2_crc(batch) -> int                     CRC-32C of a v2 batch, attributes..end (FMT-9)
@@ -27,7 +27,8 @@ when the stored value is the true one and keeps it otherwise (only possible for 
 ``verify_crc=False`` and for a negative `records_count` of an empty batch: any other lie does not
 decode). The encoder honours every override so that the suite can craft corrupt bytes. It also
 encodes, for the same reason, things the decoder refuses: unknown codec bits 5..7 (records or the
-legacy `value` written uncompressed), zstd on magic 0/1 (compressed with zstd anyway), unknown
+legacy `value` written uncompressed), zstd on magic 0/1 (compressed with zstd anyway; read back only
+with ``legacy_zstd``, as a broker reads it to refuse it), unknown
 magic values in `LegacyMessage.magic` (laid out as v1 when the magic is >= 1, else as v0).
 
 Errors: every bad input raises `models.errors.CodecError(field, offset, reason)` and nothing else
@@ -620,7 +621,7 @@ def _read_legacy_bytes(m: _Reader, field: str) -> bytes | None:
     return m.take(length, field)
 
 
-def _decode_legacy(r: _Reader, verify_crc: bool, depth: int) -> LegacyBatch:
+def _decode_legacy(r: _Reader, verify_crc: bool, depth: int, legacy_zstd: bool = False) -> LegacyBatch:
     """One v0/v1 log entry at `r.pos` (FMT-1..3); wrappers are decompressed recursively (FMT-7)."""
     offset = r.fixed("int64", "offset")
     size_pos = r.pos
@@ -648,7 +649,7 @@ def _decode_legacy(r: _Reader, verify_crc: bool, depth: int) -> LegacyBatch:
     codec_id = attributes & CODEC_MASK
     if codec_id not in Codec._value2member_map_:
         raise m.error("attributes", attributes_pos, f"unknown compression codec id {codec_id}")
-    if codec_id == Codec.ZSTD:
+    if codec_id == Codec.ZSTD and not legacy_zstd:
         raise m.error("attributes", attributes_pos, f"zstd is not allowed for magic {magic} (FMT-4)")
     timestamp = m.fixed("int64", "timestamp") if magic == MAGIC_V1 else None
     key = _read_legacy_bytes(m, "key")
@@ -666,12 +667,14 @@ def _decode_legacy(r: _Reader, verify_crc: bool, depth: int) -> LegacyBatch:
         if depth >= _MAX_NESTING:
             raise m.error("value", value_pos + 4, f"wrappers nested more than {_MAX_NESTING} deep")
         payload_at = m.at(value_pos + 4)
-        plain = decompress(Codec(codec_id), value, magic=magic, offset=payload_at, field="value")
+        # A zstd wrapper below v2 (read only with `legacy_zstd`) holds zstd frames as the encoder writes them.
+        framing = MAGIC_V2 if codec_id == Codec.ZSTD else magic
+        plain = decompress(Codec(codec_id), value, magic=framing, offset=payload_at, field="value")
         ir = _Reader(plain, 0, len(plain), payload_at)
         entries: list[LegacyBatch] = []
         while ir.pos < ir.end:
             ir.where = f"inner entry {len(entries)}"
-            entries.append(_decode_legacy(ir, verify_crc, depth + 1))
+            entries.append(_decode_legacy(ir, verify_crc, depth + 1, legacy_zstd))
         inner = tuple(entries)
         value = None
     message = LegacyMessage(
@@ -695,7 +698,9 @@ def _entry_end_if_complete(data: bytes, pos: int) -> int | None:
     return end if size >= 0 and end <= len(data) else None
 
 
-def _decode_entries(data: bytes, verify_crc: bool, partial_tail: bool) -> list[tuple[int, AnyBatch]]:
+def _decode_entries(
+    data: bytes, verify_crc: bool, partial_tail: bool, legacy_zstd: bool = False
+) -> list[tuple[int, AnyBatch]]:
     out: list[tuple[int, AnyBatch]] = []
     pos = 0
     while pos < len(data):
@@ -714,7 +719,7 @@ def _decode_entries(data: bytes, verify_crc: bool, partial_tail: bool) -> list[t
             batch, pos = _decode_v2(data, pos, verify_crc)
         elif magic in (MAGIC_V0, MAGIC_V1):
             reader = _Reader(data, pos, len(data))
-            batch = _decode_legacy(reader, verify_crc, 0)
+            batch = _decode_legacy(reader, verify_crc, 0, legacy_zstd)
             pos = reader.pos
         else:
             raise CodecError("magic", pos + MAGIC_OFFSET, f"unknown magic {magic} (expected 0, 1 or 2)")
@@ -723,14 +728,16 @@ def _decode_entries(data: bytes, verify_crc: bool, partial_tail: bool) -> list[t
 
 
 def decode_batches(
-    data: bytes, *, verify_crc: bool = True, partial_tail: bool = False
+    data: bytes, *, verify_crc: bool = True, partial_tail: bool = False, legacy_zstd: bool = False
 ) -> tuple[AnyBatch, ...]:
     """Decode a record set (concatenated v0/v1 entries and v2 batches; the magic at byte 16 of
     each entry picks the layout). With `verify_crc` a wrong CRC raises CodecError("crc", ...),
     otherwise it is kept in the batch's `crc` field. With `partial_tail` an incomplete last entry
     (its size/Length runs past the end) is dropped, as Kafka consumers do with a fetch response
-    cut at its byte limit; everything else still raises."""
-    return tuple(batch for _, batch in _decode_entries(bytes(data), verify_crc, partial_tail))
+    cut at its byte limit; everything else still raises. With `legacy_zstd` a v0/v1 wrapper with
+    the zstd codec is read (a broker reads it, then refuses it on its codec bits, FMT-4/CMP-1)
+    instead of raising."""
+    return tuple(batch for _, batch in _decode_entries(bytes(data), verify_crc, partial_tail, legacy_zstd))
 
 
 def decode_batch(data: bytes, *, verify_crc: bool = True) -> AnyBatch:

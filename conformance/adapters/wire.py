@@ -11,15 +11,22 @@ UNSUPPORTED (no CLOCK_CONTROL). The suites' `Twin` brackets each request with re
 broker `now` inside the bracket. Capabilities come from ApiVersions and from probing topic configs
 once per bootstrap address.
 
+A control plane (`--control-url`, issue 12; conformance.control.client) turns on what it declares and
+nothing more: CLOCK_CONTROL (clocks read and set through it, broker index i being the i-th broker id
+Metadata announces, so no clock tolerance), LEADER_FAILOVER (moves through it, then Metadata is awaited
+as for a hook; preferred over a `--fault-hook`), RETENTION (see below) and IDEMPOTENCE (a claim about
+the Kafka side that no probe can establish).
+
 Safety on someone's cluster (issue 4): every topic gets the run's unique prefix and is deleted on
-`close()`; leader moves happen only through an explicit failover hook (a cluster the suite manages, or
-the user's `--fault-hook` with `--allow-disruptive`).
+`close()`; leader moves happen only through an explicit failover hook (a cluster the suite manages, the
+user's `--fault-hook` with `--allow-disruptive`, or a control plane the user names that offers them).
 
 Retention: a broker deletes old segments on its own schedule, which the suite can neither trigger nor
-observe (no RETENTION capability), and records with timestamps days in the past would vanish under
-the suites (noida applies time retention within about a second). So topics are created with
+observe (no RETENTION capability), and records with timestamps days in the past would vanish under the
+suites (noida applies time retention within about a second). So topics are created with
 `retention.ms=-1` unless a test asks for a retention of its own; a broker that refuses it gets the
-topic without it, and the run's notes say so.
+topic without it, and the run's notes say so. With RETENTION from a control plane, retention runs only
+when the suite asks: topics get the test's retention as it is.
 
 A target without CreateTopics (librdkafka's mock cluster) gets its topics from the cluster's own
 admin hook; such topics have the broker's defaults only, so a test that needs a topic config there is
@@ -38,13 +45,14 @@ from typing import Protocol
 
 from models.cluster import FetchResponse, ProduceResponse
 from models.codec import decode_batches, encode_batches
-from models.config import TopicConfig
+from models.config import TopicConfig, check_config
 from models.constants import MAGIC_V0, MAGIC_V1, ErrorCode, IsolationLevel, TimestampType
-from models.errors import CodecError
+from models.errors import CodecError, ConfigError
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile, get_profile
 from models.validator import RecordError
 
+from ..control.client import ControlClient
 from ..errors import TargetError
 from ..faults import FaultHook
 from ..implementation import Capability, Implementation, UnsupportedOperation
@@ -59,6 +67,12 @@ DESCRIBE_CONFIGS, ALTER_CONFIGS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 32, 
 
 # message.format.version values that select a record magic (CNV-3; ignored from Kafka 3.0).
 _FORMAT_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.2", 2: "2.8"}
+
+# What a control plane can turn on (conformance/reference/openapi.json); any other capability it declares is
+# ignored: the Kafka side's capabilities come from ApiVersions and probes.
+CONTROLLED = frozenset(
+    {Capability.CLOCK_CONTROL, Capability.LEADER_FAILOVER, Capability.RETENTION, Capability.IDEMPOTENCE}
+)
 
 _DEFAULTS = TopicConfig()
 # Fetch rounds per fetch() (a broker that serves one batch per answer; the suites' logs are short).
@@ -131,6 +145,49 @@ _probe_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
+class ControlOffer:
+    """What a control plane turns on for one cluster (learnt once per process), and notes on what it
+    declared that the suite ignores."""
+
+    capabilities: frozenset[Capability]
+    notes: tuple[str, ...] = ()
+
+
+_offers: dict[tuple[str, str], ControlOffer] = {}
+
+
+def control_offer(control: ControlClient, broker_ids: Sequence[int], bootstrap: str) -> ControlOffer:
+    """Ask the control plane what it offers; a TargetError (one line) when it does not answer or names
+    other brokers than the cluster's Metadata."""
+    return _offer(control, control.capabilities(), broker_ids, bootstrap)
+
+
+def _offer(
+    control: ControlClient,
+    answer: tuple[frozenset[Capability], tuple[int, ...]],
+    broker_ids: Sequence[int],
+    bootstrap: str,
+) -> ControlOffer:
+    declared, brokers = answer
+    if sorted(brokers) != sorted(broker_ids):
+        raise TargetError(
+            f"the control plane at {control.url} names brokers {sorted(brokers)} but Metadata at {bootstrap} "
+            f"names {sorted(broker_ids)}: pass --control-url of this cluster's control plane (its broker ids "
+            "must be the node ids the brokers announce)"
+        )
+    notes = [
+        f"control plane at {control.url}: ignored capability {name!r} (not one this suite knows)"
+        for name in control.unknown_capabilities
+    ]
+    notes += [
+        f"control plane at {control.url}: ignored capability {c.value!r} (a control plane turns on only "
+        f"{', '.join(sorted(x.value for x in CONTROLLED))})"
+        for c in sorted(declared - CONTROLLED, key=lambda c: c.value)
+    ]
+    return ControlOffer(declared & CONTROLLED, tuple(notes))
+
+
+@dataclass(frozen=True)
 class WireFactory:
     """A picklable recipe for a `WireImplementation` (the Spark engine builds it inside a task)."""
 
@@ -141,6 +198,7 @@ class WireFactory:
     failover: str | None = None  # an in-process managed cluster (conformance.managed.failovers)
     admin: str | None = None  # the same, creating topics where CreateTopics is not offered
     fault_hook: str | None = None  # the user's command that moves leaders (conformance.faults)
+    control_url: str | None = None  # the implementation's control plane (conformance.control.client)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     # Topic names are the suite's names behind this prefix (default kts-<run id>-); "" names a user's
     # existing topic as it is (audit mode reads topics it did not create).
@@ -159,6 +217,7 @@ class WireFactory:
             move = FaultHook(self.fault_hook).move_leader
         if self.admin is not None:
             admin = failover_cluster(self.admin)  # type: ignore[assignment]
+        control = ControlClient(self.control_url, timeout=self.timeout) if self.control_url is not None else None
         return WireImplementation(
             WireClient(self.bootstrap, timeout=self.timeout),
             get_profile(self.profile),
@@ -166,6 +225,7 @@ class WireFactory:
             topic_prefix=f"kts-{self.run_id}-" if self.topic_prefix is None else self.topic_prefix,
             failover=move,
             admin=admin,
+            control=control,
         )
 
 
@@ -191,6 +251,22 @@ def check_reachable(bootstrap: str, *, timeout: float = 10.0) -> None:
         raise TargetError(str(exc)) from None
 
 
+def check_control(bootstrap: str, control_url: str, *, timeout: float = 10.0) -> ControlOffer:
+    """Fail fast, in one line, when the control plane at `control_url` does not answer /capabilities, or
+    names other brokers than Metadata at `bootstrap` (a TargetError naming the URL and the fix)."""
+    control = ControlClient(control_url, timeout=timeout)
+    answer = control.capabilities()  # first: a control plane that does not answer is the likelier mistake
+    try:
+        client = WireClient(bootstrap, timeout=timeout)
+        try:
+            brokers = tuple(b.node_id for b in client.metadata().brokers)
+        finally:
+            client.close()
+    except WireError as exc:
+        raise TargetError(str(exc)) from None
+    return _offer(control, answer, brokers, bootstrap)
+
+
 class WireImplementation(Implementation):
     """A broker over the wire (see the module doc)."""
 
@@ -209,6 +285,7 @@ class WireImplementation(Implementation):
         topic_prefix: str = "kts-",
         failover: Callable[[str, int, int], None] | None = None,
         admin: TopicAdmin | None = None,
+        control: ControlClient | None = None,
     ) -> None:
         self.client = client
         self.admin = admin
@@ -216,11 +293,22 @@ class WireImplementation(Implementation):
         self.profile = profile
         self.topic_prefix = topic_prefix
         self.failover = failover
+        self.control = control
+        self.created: list[str] = []
+        self.topic_configs: dict[str, dict[str, str]] = {}  # what this adapter set on each topic it created
+        self.notes: list[str] = []
         self.probe = self._probe()
         self.offered_versions = self.probe.api_versions
+        self.controlled = self._control_offer()
+        # Leaders move through the control plane where it offers that (and there is another broker to lead).
+        self.control_moves = Capability.LEADER_FAILOVER in self.controlled and len(self.probe.broker_ids) > 1
+        if self.control_moves:
+            if failover is not None:
+                self.notes.append("leaders move through the control plane; the fault hook is not used")
+            self.failover = self._move_through_control
         self.capabilities = self._capabilities()
-        self.created: list[str] = []
-        self.notes: list[str] = []
+        if Capability.CLOCK_CONTROL in self.capabilities:
+            self.clock_tolerance_ms = 0  # the suite sets the broker's `now`: no bracket, no tolerance
 
     # -- capabilities
 
@@ -242,6 +330,17 @@ class WireImplementation(Implementation):
             probe = Probe(versions, brokers, lat, kip_937, difference)
             _probes[self.client.bootstrap] = probe
             return probe
+
+    def _control_offer(self) -> frozenset[Capability]:
+        if self.control is None:
+            return frozenset()
+        key = (self.control.url, self.client.bootstrap)
+        with _probe_lock:
+            offer = _offers.get(key)
+            if offer is None:
+                offer = _offers[key] = control_offer(self.control, self.probe.broker_ids, self.client.bootstrap)
+        self.notes.extend(offer.notes)
+        return offer.capabilities
 
     def _accepts(self, configs: dict[str, str], what: str) -> bool:
         """Whether the broker creates a topic with these configs (and shows them back where it can)."""
@@ -289,6 +388,7 @@ class WireImplementation(Implementation):
             caps.add(Capability.DIFFERENCE_CONFIG)
         if self.failover is not None and len(self.probe.broker_ids) > 1:
             caps.add(Capability.LEADER_FAILOVER)
+        caps |= self.controlled - {Capability.LEADER_FAILOVER}
         return frozenset(caps)
 
     # -- topics
@@ -310,13 +410,13 @@ class WireImplementation(Implementation):
         if CREATE_TOPICS not in self.probe.api_versions:
             self._create_with_admin(name, configs, partitions, replication)
             return
-        if "retention.ms" not in configs:
+        if "retention.ms" not in configs and Capability.RETENTION not in self.capabilities:
             configs["retention.ms"] = "-1"  # see the module doc: the broker's own retention would race the suite
             error, message = self.client.create_topic(
                 name, partitions=partitions, replication_factor=replication, configs=configs
             )
             if error == 0:
-                self.created.append(name)
+                self._created(name, configs, partitions)
                 return
             del configs["retention.ms"]
             if error == ErrorCode.INVALID_CONFIG:
@@ -333,10 +433,27 @@ class WireImplementation(Implementation):
             if error == 0:
                 self.notes.append(f"{name}: created without {dropped} (refused: {message})")
         if error != 0:
+            _refused_as_specified(config, self.profile, error, f"CreateTopics {name} with {configs}: {message}")
             raise UnsupportedOperation(
                 _capability_for(configs), f"CreateTopics {name} with {configs} failed: {ErrorCode(error)!r} {message}"
             )
+        self._created(name, configs, partitions)
+
+    def _created(self, name: str, configs: dict[str, str], partitions: int) -> None:
         self.created.append(name)
+        self.topic_configs[name] = dict(configs)
+        self._lead_from_first_broker(name, partitions)
+
+    def _lead_from_first_broker(self, name: str, partitions: int) -> None:
+        """Where the control plane moves leaders, a new partition starts led by the first broker, as in the
+        model (its first replica, broker 0): a clock the suite sets on the model's leader is the real
+        leader's clock."""
+        if not self.control_moves:
+            return
+        first = self.probe.broker_ids[0]
+        for partition in range(partitions):
+            if self.client.leader(name, partition) not in (first, -1):  # -1: no leader known yet, nothing to move
+                self._elect(name, partition, first)
 
     def _create_with_admin(self, name: str, configs: dict[str, str], partitions: int, replication: int) -> None:
         """A topic from the cluster's own API: broker defaults only, so any config beyond CreateTime (shaping
@@ -365,10 +482,18 @@ class WireImplementation(Implementation):
     def alter_config(self, topic: str, config: TopicConfig) -> None:
         if Capability.ALTER_CONFIG not in self.capabilities:
             raise UnsupportedOperation(Capability.ALTER_CONFIG)
-        configs = kafka_configs(config)
-        configs.setdefault("retention.ms", "-1")
+        name = self._name(topic)
+        configs: dict[str, str | None] = dict(kafka_configs(config))
+        if Capability.RETENTION not in self.capabilities:
+            configs.setdefault("retention.ms", "-1")  # as at creation (the module doc)
+        # A value back at Kafka's default is not sent (kafka_configs), and both AlterConfigs and
+        # IncrementalAlterConfigs keep what a request does not name: delete what this adapter set before, so
+        # the broker returns to the default as the model does (e.g. compression.type back to `producer`).
+        for key in self.topic_configs.get(name, {}):
+            configs.setdefault(key, None)
         with self._guarded():
-            self.client.alter_configs(self._name(topic), configs)
+            self.client.alter_configs(name, configs)
+        self.topic_configs[name] = {k: v for k, v in configs.items() if v is not None}
 
     def _delete(self, names: Sequence[str]) -> None:
         # Best effort on the way out; the topics carry the run's prefix. (Also called while probing,
@@ -482,17 +607,27 @@ class WireImplementation(Implementation):
     # -- clocks and faults
 
     def clock(self, broker: int) -> int:
+        if self.control is not None and Capability.CLOCK_CONTROL in self.capabilities:
+            self._check_not_lost()
+            return self.control.clock(self.probe.broker_ids[broker])
         # The broker's wall clock, read on this machine (a loopback broker shares it).
         return time.time_ns() // 1_000_000
 
     def set_clock(self, broker: int, now: int) -> None:
-        raise UnsupportedOperation(Capability.CLOCK_CONTROL, "a real broker keeps its own wall clock")
+        if self.control is None or Capability.CLOCK_CONTROL not in self.capabilities:
+            raise UnsupportedOperation(Capability.CLOCK_CONTROL, "a real broker keeps its own wall clock")
+        self._check_not_lost()
+        self.control.set_clock(self.probe.broker_ids[broker], now)
 
     def elect_leader(self, topic: str, partition: int, broker: int) -> None:
         if self.failover is None:
             raise UnsupportedOperation(Capability.LEADER_FAILOVER)
         with self._guarded():
             self._elect(self._name(topic), partition, self.probe.broker_ids[broker])
+
+    def _move_through_control(self, name: str, partition: int, node: int) -> None:
+        assert self.control is not None
+        self.control.move_leader(name, partition, node)
 
     def _elect(self, name: str, partition: int, node: int) -> None:
         assert self.failover is not None
@@ -512,7 +647,10 @@ class WireImplementation(Implementation):
         return self.probe.broker_ids.index(node)
 
     def retention_tick(self) -> None:
-        raise UnsupportedOperation(Capability.RETENTION, "retention runs on the broker's own schedule")
+        if self.control is None or Capability.RETENTION not in self.capabilities:
+            raise UnsupportedOperation(Capability.RETENTION, "retention runs on the broker's own schedule")
+        self._check_not_lost()
+        self.control.run_retention()
 
     def _without_topic_id(self, topic: str) -> bool:
         with self._guarded():
@@ -578,6 +716,18 @@ def _client_error_code(exc: WireError) -> ErrorCode:
     NETWORK_EXCEPTION, compared like any other error code under the clause being checked (a broker that
     drops the connection on a valid request fails that clause, and the next request reconnects)."""
     return ErrorCode.REQUEST_TIMED_OUT if exc.kind == "timeout" else ErrorCode.NETWORK_EXCEPTION
+
+
+def _refused_as_specified(config: TopicConfig, profile: Profile, error: int, what: str) -> None:
+    """A config the claimed profile does not have (VAL-6: the difference config in 4.0, KIP-724), refused with
+    INVALID_CONFIG: the refusal the spec asks for, raised as the model raises it (ConfigError), so that the
+    suites compare it, instead of a missing capability (UNSUPPORTED)."""
+    if error != ErrorCode.INVALID_CONFIG:
+        return
+    try:
+        check_config(config, profile)
+    except ConfigError as exc:
+        raise ConfigError(f"{what} (refused as {profile.name} refuses it: {exc})") from None
 
 
 def _capability_for(configs: dict[str, str]) -> Capability:

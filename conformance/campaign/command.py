@@ -38,7 +38,12 @@ EXIT_OK, EXIT_TASKS_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--targets", required=True, help="comma-separated: model, mutant:<id>, tansu, noida, ...")
+    parser.add_argument(
+        "--targets",
+        required=True,
+        help="comma-separated: model, mutant:<id>, mutants (all), reference, reference:mutant:<id>, "
+        "served-mutants (all served by the reference broker), tansu, noida, ...",
+    )
     parser.add_argument("--machines", default=ALL, help="comma-separated suite modules (e.g. list_offsets) or all")
     parser.add_argument("--profiles", default="kafka-4.0", help="comma-separated behaviour profiles")
     parser.add_argument("--seeds", type=int, default=1, help="Hypothesis seeds per (target, suite, profile)")
@@ -68,13 +73,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def expand_targets(targets: list[str]) -> list[str]:
-    """`mutants` stands for every seeded mutant (mutant:<id> for each, in id order)."""
+    """`mutants` stands for every seeded mutant (mutant:<id> for each, in id order); `served-mutants` for every
+    mutant served by the reference broker (reference:mutant:<id>: the same faults over the wire)."""
     out: list[str] = []
     for target in targets:
-        if target == "mutants":
+        if target in ("mutants", "served-mutants"):
             from ..adapters.mutants import MUTANTS
 
-            out += [f"mutant:{m}" for m in sorted(MUTANTS)]
+            prefix = "mutant:" if target == "mutants" else "reference:mutant:"
+            out += [f"{prefix}{m}" for m in sorted(MUTANTS)]
         else:
             out.append(target)
     return list(dict.fromkeys(out))
@@ -87,9 +94,10 @@ def mutant_kills(matrix: Any) -> dict[tuple[str, str], str]:
 
     kills: dict[tuple[str, str], str] = {}
     for target, profile in matrix.columns:
-        if not target.startswith("mutant:") or target.removeprefix("mutant:") not in MUTANTS:
+        mutant = target.removeprefix("reference:").removeprefix("mutant:")
+        if not target.removeprefix("reference:").startswith("mutant:") or mutant not in MUTANTS:
             continue
-        declared = set(MUTANTS[target.removeprefix("mutant:")].clauses)
+        declared = set(MUTANTS[mutant].clauses)
         failing = {c for c in matrix.clauses if getattr(matrix.cells.get((c, (target, profile))), "verdict", "")
                    in words(KILLS)}  # fmt: skip
         kills[(target, profile)] = KILLED if failing & declared else WRONG_CLAUSE if failing else SURVIVED

@@ -98,12 +98,14 @@ def task_table(
 def profile_for(target: str, profile: str) -> str:
     """The profile a target runs under: a mutant runs under the chosen profile when its fault can be
     seeded there and all its declared clauses apply, else under its own profile (the first main profile
-    where they do, derived from the clauses: `Mutant.profile`), as `kafka-conformance mutants` does."""
-    if not target.startswith("mutant:"):
+    where they do, derived from the clauses: `Mutant.profile`), as `kafka-conformance mutants` does; so
+    does a mutant served over the wire (`reference:mutant:<id>`)."""
+    served = target.removeprefix("reference:")
+    if not served.startswith("mutant:"):
         return profile
     from ..adapters.mutants import MUTANTS
 
-    mutant = MUTANTS.get(target.removeprefix("mutant:"))
+    mutant = MUTANTS.get(served.removeprefix("mutant:"))
     if mutant is not None and not mutant.runs_under(profile):
         return mutant.profile
     return profile
