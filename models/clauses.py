@@ -115,6 +115,11 @@ LEGACY_PRODUCE_V2 = _where(lambda p: p.produce_versions[0] < 3 and p.max_magic =
 # (< IBP 3.0), or v2 does not exist. From 3.0 every produce is stored as v2 (KIP-724) and 4.0 serves no
 # conversion (KIP-896), so a consumer of such a broker is never served a v0/v1 record it wrote.
 LEGACY_STORED = _where(lambda p: p.honours_message_format_version or p.max_magic < 2)
+# CMP-3/4 on v1 storage: a LogAppendTime append is stamped into v1 messages only where v1 is still produced and
+# stored (a topic format below v2 honoured, < IBP 3.0, or no v2 at all); 3.x up-converts every v1 set to v2.
+V1_PRODUCED_AND_STORED = _where(
+    lambda p: p.produce_versions[0] < 3 and (p.honours_message_format_version or p.max_magic < 2)
+)
 # IDX-*: the time index exists (KIP-33, 0.10.1+)
 INDEXED = _where(lambda p: p.index_granularity is not IndexGranularity.NONE)
 PER_APPEND_INDEX = _where(lambda p: p.index_granularity is IndexGranularity.PER_APPEND)
@@ -585,11 +590,11 @@ _COMPRESSION: tuple[Clause, ...] = (
     _clause("CMP.lat-every-record-reads-now", ("CMP-3", "CMP-4", "FMT-12"), "KIP-32", MUST, ALL,
             "On a LogAppendTime topic every stored v1/v2 record reads the append's now, whatever the "
             "producer stamped and whichever path the batch took.", ("TV-19", "TV-20", "TV-21")),
-    _clause("CMP.lat-v1-uncompressed-overwrites", ("CMP-3",), "KIP-32", MUST, LEGACY_PRODUCE,
+    _clause("CMP.lat-v1-uncompressed-overwrites", ("CMP-3",), "KIP-32", MUST, V1_PRODUCED_AND_STORED,
             "An uncompressed v1 message on a LogAppendTime topic is stored with timestamp now and bit 3 "
             "set (the producer time is lost).", ("TV-19",)),
     _clause("CMP.lat-v1-compressed-wrapper-only", ("CMP-3", "CMP-8", "DIS-4"), "KIP-32", SHOULD,
-            LEGACY_PRODUCE,
+            V1_PRODUCED_AND_STORED,
             "A compressed v1 set on a LogAppendTime topic stamps only the wrapper in place, and inner "
             "timestamps keep producer values (Kafka's code; KIP-32 planned to check them for -1).",
             ("TV-20",)),
@@ -600,7 +605,7 @@ _COMPRESSION: tuple[Clause, ...] = (
             FORMAT_VERSION_HONOURED,
             "On a LogAppendTime topic stored as v0 nothing is stamped and the append's max timestamp "
             "is -1.", ("TV-19",)),
-    _clause("CMP.lat-rebuild-v1-inner-now", ("CMP-4", "CMP-8", "DIS-4"), "KIP-32", SHOULD, LEGACY_PRODUCE,
+    _clause("CMP.lat-rebuild-v1-inner-now", ("CMP-4", "CMP-8", "DIS-4"), "KIP-32", SHOULD, V1_PRODUCED_AND_STORED,
             "A v1 set rebuilt on a LogAppendTime topic has now in every inner message and in the wrapper "
             "(Kafka's code; not KIP-32's -1 inner timestamps).", ("TV-21",)),
     _clause("CMP.lat-rebuild-v2-base-first-source", ("CMP-4",), "KIP-32", SHOULD, V2,

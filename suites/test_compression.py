@@ -15,6 +15,8 @@ Compression clauses not covered here, and why:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -136,11 +138,20 @@ def test_log_append_time_storage(suite: Suite, data: Draws) -> None:
         st.sampled_from(_topic_compression(suite.impl.capabilities, suite.profile)), label="compression"
     )
     config = _unbounded(twin, TimestampType.LOG_APPEND_TIME, compression, suite.profile)
+    magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
+    # CNV-3: below IBP 3.0 a topic stored as v1 is where the v1 stamping paths run (CMP-3/4): a third of the topics,
+    # v1 sets sent there, half of them validated in place (the producer's codec kept).
+    v1_storable = suite.profile.honours_message_format_version and suite.profile.max_magic == MAGIC_V2
+    if v1_storable and MAGIC_V1 in magics and data.draw(st.integers(0, 2), label="topic stored as v1 (0)") == 0:
+        if data.draw(st.booleans(), label="producer's codec kept"):
+            compression = "producer"
+        config = replace(_unbounded(twin, TimestampType.LOG_APPEND_TIME, compression, suite.profile),
+                         message_format_magic=MAGIC_V1)  # fmt: skip
+        magics, codecs = (MAGIC_V1,), tuple(c for c in codecs if c is not Codec.ZSTD)
     topic = unique_topic("cmp-lat")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
     ts = accepted_timestamps(now, config, suite.profile)
-    magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
     observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -23,7 +24,7 @@ from conformance.draws import Draws, draws
 from conformance.implementation import Capability
 from conformance.observables import Obs
 from models.config import TopicConfig
-from models.constants import MAGIC_V0, TimestampType
+from models.constants import MAGIC_V0, MAGIC_V2, Codec, TimestampType
 from models.log import Segment
 from models.profiles import Profile, RetentionBasis
 from models.records import RecordSpec, build_batches
@@ -38,6 +39,7 @@ from .helpers import (
     list_offsets_versions,
     newest_fetch,
     produce_version_for,
+    producible_codecs,
     producible_magics,
     suite_settings,
     unique_topic,
@@ -103,6 +105,56 @@ def test_lookup_across_segments(suite: Suite, data: Draws) -> None:
             clause=clause,
             context=f"{segments} segments, sent {sent}",
         )
+
+
+@pytest.mark.clause("CMP.append-max-timestamp")
+@pytest.mark.requires(Capability.LIST_OFFSETS)
+@given(data=draws())
+@suite_settings(20)
+def test_append_max_feeds_segment_search(suite: Suite, data: Draws) -> None:
+    """CMP-6 through IDX-8: an append's max timestamp (the largest record timestamp on a CreateTime topic, now on
+    a LogAppendTime one) is what its segment's largest timestamp becomes, and a timestamp lookup searches the
+    first segment whose largest timestamp reaches the target. Appends of several records whose largest
+    timestamp is never the last one go into segments of a few hundred bytes, and lookups at each append's max
+    (and one either side) answer as the model does: an implementation that feeds the segment another value (the
+    last record's, the first's) skips that segment. Where MAX_TIMESTAMP (-3) is served, test_max_timestamp
+    checks the same clause through it; this is how it is seen where it is not (before 3.0)."""
+    data, twin = suite.start(data)
+    types = [TimestampType.CREATE_TIME]
+    if twin.has(Capability.LOG_APPEND_TIME):
+        types.append(TimestampType.LOG_APPEND_TIME)
+    timestamp_type = data.draw(st.sampled_from(types), label="topic type")
+    segment_bytes = data.draw(st.sampled_from((300, 600)), label="segment.bytes")
+    config = _config(twin, suite.profile, segment_bytes=segment_bytes, index_interval_bytes=1)
+    config = replace(config, timestamp_type=timestamp_type)
+    topic = unique_topic("append-max")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, suite.profile) if m != MAGIC_V0)),
+                      label="magic")  # fmt: skip
+    codecs = tuple(c for c in producible_codecs(suite.impl.capabilities) if magic == MAGIC_V2 or c is not Codec.ZSTD)
+    maxima: list[int] = []
+    for i in range(data.draw(st.integers(2, 6), label="appends")):
+        stamps = data.draw(st.lists(around(now, -HOUR // 2, HOUR // 2), min_size=2, max_size=5), label="timestamps")
+        if stamps[-1] == max(stamps) and stamps.count(stamps[-1]) == 1:
+            stamps[0], stamps[-1] = stamps[-1], stamps[0]  # the max never last: its offset is not the batch's end
+        codec = data.draw(st.sampled_from(codecs), label="codec")
+        request = build_batches([RecordSpec(t, b"%d-%d" % (i, j), b"v" * 20) for j, t in enumerate(stamps)],
+                                magic=magic, codec=codec)  # fmt: skip
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
+        check_produce(observed, expected, config=config, error_clause="CMP.append-max-timestamp")
+        lat = timestamp_type is TimestampType.LOG_APPEND_TIME
+        maxima.append(expected.log_append_time if lat else max(stamps))
+        if twin.clock_control:
+            leader = twin.leader(topic)
+            twin.set_clock(leader, twin.clock(leader) + data.draw(st.integers(1, 60_000), label="clock step"))
+    version = list_offsets_versions(suite.profile)[-1]
+    segments = len(twin.ref.cluster.leader_log(topic).segments)  # type: ignore[attr-defined]
+    for target in sorted({m + d for m in maxima for d in (-1, 0, 1)}):
+        got, want = twin.list_offsets(topic, target, version=version)
+        check_list_offsets(got, want, target=target, version=version, profile=suite.profile,
+                           clause="CMP.append-max-timestamp",
+                           context=f"{segments} segments, appends' maxima {maxima}")  # fmt: skip
 
 
 def _tied_maxima(segments: Sequence[Segment]) -> set[int]:
