@@ -257,7 +257,7 @@ def _add_mutants_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
     from .adapters.mutants import MUTANTS
     from .launcher import LauncherError, suites_dir
-    from .mutation import KILLED, KillResult, KillTable, default_jobs, run_kill_table
+    from .mutation import KILLED, NOT_SERVED, KillResult, KillTable, default_jobs, run_kill_table
 
     if args.list:
         for mutant in sorted(MUTANTS.values(), key=lambda m: m.id):
@@ -311,7 +311,7 @@ def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
             f"max {summary['max_seconds_to_first_failure']:.2f} s "
             f"({summary['killed']} of {summary['mutants']} killed)\n"
         )
-    bad = [r for r in results if r.status != KILLED]
+    bad = [r for r in results if r.status not in (KILLED, NOT_SERVED)]
     if bad:
         out.write(f"\n{len(bad)} mutant(s) not killed: {', '.join(r.mutant for r in bad)}\n")
         return EXIT_CHECK_FAILED

@@ -4,7 +4,9 @@ Each mutant runs in its own pytest processes (`--target mutant:<id>`), on the te
 mutant declares. A mutant is KILLED when one of its declared clauses fails (a verdict in
 `conformance.verdicts.KILLS`: FAIL, or NON-STRICT for a SHOULD clause); WRONG-CLAUSE when only other clauses
 caught it (the mutant's declaration or the suite's clause attribution is wrong); SURVIVED when nothing failed;
-CRASHED when its pytest run died or ran past its time limit.
+CRASHED when its pytest run died or ran past its time limit. Over the wire (`--served`), a mutant whose fault is only
+in a consumer's reading (`Mutant.reader_only`) is NOT-SERVED: a served broker cannot show it (the reading is the
+suite's codec), and it is not run.
 
 Finding the kill fast, without lowering the budget:
 - the tests run most direct first: the fewer clauses besides the declared ones a test checks, the earlier it
@@ -43,6 +45,7 @@ KILLED = "KILLED"
 SURVIVED = "SURVIVED"
 WRONG_CLAUSE = "WRONG-CLAUSE"
 CRASHED = Verdict.CRASHED.value
+NOT_SERVED = "NOT-SERVED"
 
 _KILL_WORDS = frozenset(words(KILLS))
 
@@ -321,6 +324,7 @@ class KillTable:
             "served": self.served,
             "mutants": len(results),
             "killed": sum(r.status == KILLED for r in results),
+            "not_served": sum(r.status == NOT_SERVED for r in results),
             "median_seconds_to_first_failure": round(statistics.median(times), 3) if times else None,
             "max_seconds_to_first_failure": max(times) if times else None,
         }
@@ -424,13 +428,18 @@ def run_kill_table(
 
     def one(mutant_id: str) -> None:
         nonlocal done
-        result = runner.run_mutant(
-            mutant_id,
-            MUTANTS[mutant_id].clauses,
-            tests,
-            profile=mutant_profile(mutant_id, table.profile),
-            hypothesis_profile=table.hypothesis_profile,
-        )
+        mutant = MUTANTS[mutant_id]
+        profile = mutant_profile(mutant_id, table.profile)
+        if table.served and mutant.reader_only:
+            result = KillResult(mutant_id, profile, table.hypothesis_profile, list(mutant.clauses), status=NOT_SERVED)
+            result.detail = (
+                "a fault only in how a consumer reads its fetch answer: served over the wire, the reading is the "
+                "suite's codec, so no broker answer changes (client and codec adapters are where it is caught)"
+            )
+        else:
+            result = runner.run_mutant(
+                mutant_id, mutant.clauses, tests, profile=profile, hypothesis_profile=table.hypothesis_profile
+            )
         table.add(result)
         with progress:
             done += 1

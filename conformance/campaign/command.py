@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--targets",
         required=True,
         help="comma-separated: model, mutant:<id>, mutants (all), reference, reference:mutant:<id>, "
-        "served-mutants (all served by the reference broker), tansu, noida, ...",
+        "served-mutants (all served by the reference broker, but those whose fault is only in a consumer's "
+        "reading), tansu, noida, ...",
     )
     parser.add_argument("--machines", default=ALL, help="comma-separated suite modules (e.g. list_offsets) or all")
     parser.add_argument("--profiles", default="kafka-4.0", help="comma-separated behaviour profiles")
@@ -80,8 +81,10 @@ def expand_targets(targets: list[str]) -> list[str]:
         if target in ("mutants", "served-mutants"):
             from ..adapters.mutants import MUTANTS
 
-            prefix = "mutant:" if target == "mutants" else "reference:mutant:"
-            out += [f"{prefix}{m}" for m in sorted(MUTANTS)]
+            if target == "mutants":
+                out += [f"mutant:{m}" for m in sorted(MUTANTS)]
+            else:  # a fault only in a consumer's reading has nothing to show over the wire (Mutant.reader_only)
+                out += [f"reference:mutant:{m}" for m in sorted(MUTANTS) if not MUTANTS[m].reader_only]
         else:
             out.append(target)
     return list(dict.fromkeys(out))

@@ -120,7 +120,9 @@ def _create(req: Request, wanted: Any, *, validate_only: bool) -> tuple[int, int
             else f"Replication factor must be larger than 0, got {replication}.",
         )
     try:
-        config = topic_config({c.name: c.value for c in wanted.configs}, served.profile)
+        # The configs the served cluster applies: a mutant may run a tweaked profile (one that still honours a
+        # removed config, say), and the broker must accept what it accepts.
+        config = topic_config({c.name: c.value for c in wanted.configs}, served.cluster.profile)
     except ConfigProblem as problem:
         raise _Refused(ErrorCode.INVALID_CONFIG, problem.message) from None
     if validate_only:
@@ -262,7 +264,9 @@ def _alter(
             )
             try:
                 current = _topic_config_of(req, resource.resource_type, name)
-                config = topic_config(merge(overrides(current, profile), resource.configs, profile), profile)
+                config = topic_config(
+                    merge(overrides(current, profile), resource.configs, profile), req.served.cluster.profile
+                )
                 if not body.validate_only:
                     req.served.impl.alter_config(name, config)
             except _Refused as refused:

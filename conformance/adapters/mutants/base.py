@@ -42,6 +42,10 @@ class Mutant:
     clauses: tuple[str, ...]
     profiles: tuple[str, ...] | None
     build: Callable[[Profile], Implementation]
+    # A fault only in how a consumer reads what it was served (the model's fetch answer, retyped), with nothing
+    # on the broker's side: served over the wire, the reading is the client's (the suite's codec), so a served
+    # broker cannot show it. Client and codec adapters are where such faults are caught.
+    reader_only: bool = False
 
     def runs_under(self, profile: str) -> bool:
         """Whether the fault can be seeded into `profile` and every declared clause applies there
@@ -65,13 +69,18 @@ _F = TypeVar("_F", bound=Callable[[Profile], Implementation])
 
 
 def _mutant(
-    mutant_id: str, description: str, clauses: Sequence[str], profiles: Sequence[str] | None = None
+    mutant_id: str,
+    description: str,
+    clauses: Sequence[str],
+    profiles: Sequence[str] | None = None,
+    *,
+    reader_only: bool = False,
 ) -> Callable[[_F], _F]:
     def register(build: _F) -> _F:
         if mutant_id in MUTANTS:
             raise ValueError(f"duplicate mutant id {mutant_id!r}")
         MUTANTS[mutant_id] = Mutant(
-            mutant_id, description, tuple(clauses), tuple(profiles) if profiles else None, build
+            mutant_id, description, tuple(clauses), tuple(profiles) if profiles else None, build, reader_only
         )
         return build
 

@@ -47,7 +47,9 @@ class _LatReadsBaseDeltaCluster(MutantCluster):
     "lat-reads-base-plus-delta",
     "LogAppendTime is stamped into MaxTimestamp but v2 records are read as BaseTimestamp + delta "
     "(the FMT-12 override missing, a classic client/broker reader bug).",
-    ("CON.v2-lat-max-timestamp", "FMT.v2-lat-reads-max", "CMP.lat-every-record-reads-now"),
+    # LO.record-own-timestamp: a broker's lookup reads the found record as a consumer does (LO-2 with CON-1),
+    # the one place a served broker shows a reader fault (over the wire the consumer's reading is the suite's).
+    ("CON.v2-lat-max-timestamp", "FMT.v2-lat-reads-max", "CMP.lat-every-record-reads-now", "LO.record-own-timestamp"),
 )
 def build_lat_reads_base_plus_delta(profile: Profile) -> Implementation:
     return _impl(profile, _LatReadsBaseDeltaCluster)
@@ -77,6 +79,7 @@ class _InnerOwnTimestampCluster(MutantCluster):
     "Inner records of a compressed LogAppendTime v1 wrapper are read with their own (producer) "
     "timestamps instead of the wrapper's, as several non-Java clients did.",
     ("CON.v1-wrapper-lat-wrapper-value",),
+    reader_only=True,  # the fetch answer is retyped, the stored log is not: no broker lookup reads it wrong
 )
 def build_v1_wrapper_inner_own(profile: Profile) -> Implementation:
     return _impl(profile, _InnerOwnTimestampCluster)
