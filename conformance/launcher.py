@@ -82,6 +82,9 @@ def pytest_command(run: SuitesRun) -> list[str]:
     root = suites.parent
     paths = [_under(root, test) for test in run.tests] or [str(suites)]
     cmd = [sys.executable, "-m", "pytest", *paths, "--rootdir", str(root), "-p", PLUGIN, "-p", "no:cacheprovider"]
+    # schemathesis' pytest plugin (the control-plane tests use it) costs a second of start-up per run, and the
+    # kill table starts a pytest run per mutant pass: the suites do not need it.
+    cmd += ["-p", "no:schemathesis"]
     cmd += ["-q", "--target", run.target, "--profile", run.profile, "--hypothesis-profile", run.hypothesis_profile]
     if run.hypothesis_seed is not None:
         cmd.append(f"--hypothesis-seed={run.hypothesis_seed}")

@@ -41,7 +41,9 @@ def _importable_project(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", *args)
+    return pytester.runpytest_subprocess(
+        "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:schemathesis", *args
+    )
 
 
 def test_must_violation_fails_with_clause_message_and_replay_command(pytester: pytest.Pytester) -> None:

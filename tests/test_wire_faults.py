@@ -70,6 +70,7 @@ def suite_command(bootstrap: str, clauses: tuple[str, ...], verdicts_json: Path,
     """What `kafka-conformance run --target broker` runs (conformance/cli.py), with the verdicts file."""
     return [
         sys.executable, "-m", "pytest", "suites", "-p", "conformance.plugin", "-p", "no:cacheprovider",
+        "-p", "no:schemathesis",
         "--target", "broker", "--bootstrap-servers", bootstrap, "--profile", PROFILE,
         "--expectations", str(EXPECTATIONS), "--verdicts-json", str(verdicts_json),
         "--hypothesis-profile", "broker", "--clauses", ",".join(clauses), "--log-dir", str(log_dir),
