@@ -43,3 +43,23 @@ def register_profiles() -> None:
         print_blob=True,
         suppress_health_check=[HealthCheck.too_slow],
     )
+
+
+def same_examples_for_every_target() -> None:
+    """Make a derandomized run generate the same examples whatever the target.
+
+    Hypothesis (6.1xx) also draws from the constants it finds in the source of the *local* modules loaded so
+    far (hypothesis.internal.conjecture.providers, "local constants"): a run that imports the wire adapter and
+    the control-plane client (a wire target) then draws other values than one that does not (the model), and
+    a checkout run from its own directory other values than an installed one. `kafka-conformance compare`
+    needs the same examples in process and over the wire, and a replay needs the same examples everywhere, so
+    the suites draw from no local constants (Hypothesis' own and the strategies' values are unaffected).
+    Internal API: where it is missing, nothing is changed."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another Hypothesis layout
+        return
+    if callable(getattr(providers, "_get_local_constants", None)) and hasattr(providers, "Constants"):
+        empty = providers.Constants()
+        providers._get_local_constants = lambda: empty
+        providers.CONSTANTS_CACHE.cache.clear()

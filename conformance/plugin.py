@@ -44,7 +44,7 @@ from .draws import DrawLog, PinExhausted, drawing
 from .expectations import Expectation, ExpectationsError, coverer, load_expectations, parse_example, plain
 from .faults import fault_options
 from .health import TargetHealth, TargetLost
-from .hypothesis_profiles import register_profiles
+from .hypothesis_profiles import register_profiles, same_examples_for_every_target
 from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
 from .judge import Evidence, Judgement, judge
 from .run_state import RunState
@@ -140,6 +140,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _interrupt_on_sigterm()
     config.addinivalue_line("markers", "clause(*ids): the catalogue clauses a test checks")
     config.addinivalue_line("markers", "requires(*capabilities): capabilities a test needs")
+    same_examples_for_every_target()
     profile_name = _hypothesis_profile(config)
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile(profile_name)

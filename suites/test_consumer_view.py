@@ -62,7 +62,10 @@ def test_consumer_view(suite: Suite, data: Draws) -> None:
     timestamp_type = data.draw(st.sampled_from(types), label="topic type")
     magics = producible_magics(twin, suite.profile)
     formats = magics if suite.profile.honours_message_format_version else (suite.profile.max_magic,)
-    fmt = data.draw(st.sampled_from(tuple(sorted(set(formats) | {suite.profile.max_magic}))), label="format magic")
+    # v1 first: Hypothesis tries the simplest example first, so a profile that stores v1 always shows a v1 record
+    # (CON.v1-uncompressed-own), whatever else the budget reaches.
+    stored = sorted(set(formats) | {suite.profile.max_magic}, key=lambda m: (m != MAGIC_V1, m))
+    fmt = data.draw(st.sampled_from(tuple(stored)), label="format magic")
     after = lifted_after(twin, suite.profile)
     config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt, after_max_ms=after)
     topic = unique_topic("con")
