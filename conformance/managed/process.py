@@ -85,6 +85,16 @@ _PORT_IN_USE = re.compile(r"address (already )?in use|addrinuse|already in use|e
 _started: weakref.WeakValueDictionary[str, ManagedBroker] = weakref.WeakValueDictionary()
 
 
+def unused_log_path(log_dir: Path, stem: str) -> Path:
+    """`log_dir/stem.log`, or `stem-2.log`, `stem-3.log`, ... when that exists: an earlier run's log is kept."""
+    path = log_dir / f"{stem}.log"
+    counter = 1
+    while path.exists():
+        counter += 1
+        path = log_dir / f"{stem}-{counter}.log"
+    return path
+
+
 def managed_broker_at(bootstrap: str) -> ManagedBroker | None:
     """The broker this process started at `bootstrap` ("127.0.0.1:PORT"), or None (not managed here)."""
     return _started.get(bootstrap)
@@ -374,12 +384,7 @@ class ManagedBroker:
         return time.monotonic()
 
     def _fresh_log_path(self, port: int) -> Path:
-        path = self._log_dir / f"{self.name}-{port}.log"
-        counter = 1
-        while path.exists():
-            counter += 1
-            path = self._log_dir / f"{self.name}-{port}-{counter}.log"
-        return path
+        return unused_log_path(self._log_dir, f"{self.name}-{port}")
 
     def _await_ready(self, deadline: float, spawned_at: float, *, last_attempt: bool) -> bool:
         """True once ready; False if the child died of "address in use" and a retry is allowed."""

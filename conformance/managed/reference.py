@@ -31,6 +31,7 @@ from .process import (
     ManagedBroker,
     ManagedProcessError,
     probe_api_versions,
+    unused_log_path,
 )
 
 __all__ = ["DEFAULT_STOP_GRACE", "ReferenceBroker", "reference_command", "start_reference"]
@@ -96,12 +97,7 @@ class ReferenceBroker(ManagedBroker):
 
     def _fresh_log_path(self, port: int) -> Path:
         stem = "reference-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{self.target}-{self.profile}")
-        path = self._log_dir / f"{stem}.log"
-        counter = 1
-        while path.exists():
-            counter += 1
-            path = self._log_dir / f"{stem}-{counter}.log"
-        return path
+        return unused_log_path(self._log_dir, stem)
 
     def _await_ready(self, deadline: float, spawned_at: float, *, last_attempt: bool) -> bool:
         """Wait for the ready file naming our child, then for an ApiVersions answer from its first broker."""
