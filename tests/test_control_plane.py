@@ -424,6 +424,7 @@ def test_contract_stateful_with_schemathesis(contract_plane: ControlPlane) -> No
     assert contract_plane.requests_served - before >= 40
 
 
+@pytest.mark.e2e  # about 7 s: the fast tests stay within their 90 s (tox -e py); the default tox runs it (e2e)
 def test_contract_engine_at_least_1000_requests() -> None:
     """schemathesis' engine, as `kafka-conformance check-control` drives it, over every operation (reset and
     retention included): at least 1,000 generated requests, and not one breaks the contract."""
