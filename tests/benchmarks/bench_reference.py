@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conformance.launcher import SuitesRun, pytest_command
+
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SUITES = "test_list_offsets.py,test_validation.py,test_compression.py,test_failover.py"
 
@@ -31,12 +33,19 @@ def examples_per_second(target: str, profile: str, suites: list[str]) -> tuple[i
     """(examples, seconds inside the tests, wall seconds) of the suites against `target`."""
     with tempfile.TemporaryDirectory(prefix="kts-bench-") as scratch:
         verdicts = Path(scratch) / "verdicts.json"
-        command = [
-            sys.executable, "-m", "pytest", *[str(ROOT / "suites" / s) for s in suites], "-q", "-p", "no:cacheprovider",
-            "-p", "no:schemathesis",
-            "--target", target, "--profile", profile, "--hypothesis-profile", "ci", "--count-examples",
-            "--verdicts-json", str(verdicts), "--log-dir", str(Path(scratch) / "logs"),
-        ]  # fmt: skip
+        # The command line `kafka-conformance run` builds (conformance.launcher), on this checkout's suites.
+        command = pytest_command(
+            SuitesRun(
+                target=target,
+                profile=profile,
+                hypothesis_profile="ci",
+                suites=ROOT / "suites",
+                tests=tuple(f"suites/{s}" for s in suites),
+                verdicts_json=verdicts,
+                log_dir=Path(scratch) / "logs",
+                count_examples=True,
+            )
+        )
         started = time.perf_counter()
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
         wall = time.perf_counter() - started
