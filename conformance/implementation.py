@@ -42,6 +42,18 @@ class Capability(Enum):
     LEADER_FAILOVER = "leader-failover"  # the suite moves partition leadership
     RETENTION = "retention"  # the suite can trigger time-based retention and observe it
     IDEMPOTENCE = "idempotence"  # idempotent producers (producer id, sequence)
+    CODEC = "codec"  # a record library: `impl.codec` is a RecordCodecLibrary (conformance.codecs.protocol)
+    CLIENT = "client"  # a client library against a broker: `impl.client` (conformance.clients)
+
+
+class Kind(Enum):
+    """What sort of implementation a target is, and so which suites it runs: a suite test names its kind with
+    `@pytest.mark.kind("codec")` (unmarked tests are broker tests). A broker is not a codec: tests of another
+    kind are left out of a run (deselected), not reported UNSUPPORTED (issue 13)."""
+
+    BROKER = "broker"  # the Kafka protocol's server side: produce, fetch, ListOffsets (every suite so far)
+    CODEC = "codec"  # a record library: build and read batches (suites/test_codec_*.py)
+    CLIENT = "client"  # a client library driving a broker (suites/test_client_*.py)
 
 
 class UnsupportedOperation(Exception):

@@ -45,10 +45,10 @@ from .expectations import Expectation, ExpectationsError, coverer, load_expectat
 from .faults import fault_options
 from .health import TargetHealth, TargetLost
 from .hypothesis_profiles import register_profiles, same_examples_for_every_target
-from .implementation import Capability, Implementation, ImplementationFactory, UnsupportedOperation
+from .implementation import Capability, Implementation, ImplementationFactory, Kind, UnsupportedOperation
 from .judge import Evidence, Judgement, judge
 from .run_state import RunState
-from .targets import TARGETS_HELP, TargetError, check_target, open_target
+from .targets import TARGETS_HELP, TargetError, check_target, open_target, target_kind
 from .verdicts import NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, EntryStatus, Verdict
 
 _state_key = pytest.StashKey[RunState]()
@@ -140,6 +140,7 @@ def pytest_configure(config: pytest.Config) -> None:
     _interrupt_on_sigterm()
     config.addinivalue_line("markers", "clause(*ids): the catalogue clauses a test checks")
     config.addinivalue_line("markers", "requires(*capabilities): capabilities a test needs")
+    config.addinivalue_line("markers", "kind(name): the implementation kind a test checks (codec, client)")
     same_examples_for_every_target()
     profile_name = _hypothesis_profile(config)
     if not config.getoption("hypothesis_profile", None):
@@ -198,8 +199,20 @@ def _clause_ids(item: pytest.Item) -> list[str]:
     return ids
 
 
+def kind_of_test(item: pytest.Item) -> Kind:
+    """The kind of implementation a suite test checks: its `@pytest.mark.kind(...)`, else a broker."""
+    mark = item.get_closest_marker("kind")
+    return Kind(mark.args[0]) if mark is not None else Kind.BROKER
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     profile = config.getoption("--profile")
+    # A codec is not a broker: the tests of another kind are left out of the run, not reported UNSUPPORTED.
+    kind = target_kind(config.getoption("--target"))
+    other = [item for item in items if kind_of_test(item) is not kind]
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = [item for item in items if kind_of_test(item) is kind]
     wanted = {c.strip() for c in (config.getoption("--clauses") or "").split(",") if c.strip()}
     if wanted:
         kept = [item for item in items if wanted & set(_clause_ids(item))]

@@ -24,7 +24,7 @@ from models.profiles import PROFILES
 from .adapters.model import ModelFactory
 from .errors import TargetError
 from .faults import check_fault_options
-from .implementation import ImplementationFactory
+from .implementation import ImplementationFactory, Kind
 from .managed.failovers import register_failover, unregister_failover
 
 MANAGED = ("tansu", "noida", "rdkafka-mock")
@@ -47,6 +47,25 @@ def known_targets() -> list[str]:
     return names + [f"mutant:{m}" for m in sorted(MUTANTS)]
 
 
+CODEC_PREFIX = "codec:"  # + a codec library: codec:model, codec:kafka-python, codec:aiokafka, codec:java, ...
+CLIENT_PREFIX = "client:"  # + a client library, optionally @ a served target: client:kafka-python@reference:mutant:<id>
+
+
+def target_kind(name: str) -> Kind:
+    """Which suites target `name` runs (conformance.implementation.Kind): codec:* the codec suites, client:* the
+    client suites, mutant:<id> those of its fault's kind, every other target the broker suites."""
+    if name.startswith(CODEC_PREFIX):
+        return Kind.CODEC
+    if name.startswith(CLIENT_PREFIX):
+        return Kind.CLIENT
+    if name.startswith("mutant:"):
+        from .adapters.mutants import MUTANTS
+
+        mutant = MUTANTS.get(name.removeprefix("mutant:"))
+        return mutant.kind if mutant is not None else Kind.BROKER
+    return Kind.BROKER
+
+
 def is_wire(name: str) -> bool:
     """Whether target `name` is reached over the Kafka protocol (through `open_target`)."""
     return name in WIRE or served_target(name) is not None
@@ -67,6 +86,11 @@ def resolve_target(name: str, profile: str) -> ImplementationFactory:
     _check_profile(profile)
     if name == "model":
         return ModelFactory(profile=profile)
+    if name.startswith(CODEC_PREFIX):
+        from .codecs.target import CodecFactory, check_library
+
+        check_library(name.removeprefix(CODEC_PREFIX))
+        return CodecFactory(library=name.removeprefix(CODEC_PREFIX), profile=profile)
     if name.startswith("mutant:"):
         from .adapters.mutants import MutantFactory
 

@@ -25,11 +25,16 @@ from conformance.checks import check_equal
 from conformance.draws import Draws, draws
 from conformance.implementation import Capability
 from conformance.observables import Obs
+from conformance.plugin import require
+from conformance.verdicts import NOT_APPLICABLE_PREFIX
+from models.clauses import get_clause
 from models.config import TopicConfig, target_magic
 from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.profiles import Profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch
 from strategies.configs import compression_types
+from strategies.records import codecs_for_magic
+from strategies.timestamps import around
 
 from .helpers import (
     Suite,
@@ -122,35 +127,25 @@ def test_createtime_storage(suite: Suite, data: Draws) -> None:
 
 @pytest.mark.clause(
     "CMP.lat-every-record-reads-now",
-    "CMP.lat-v1-uncompressed-overwrites",
-    "CMP.lat-v1-compressed-wrapper-only",
-    "CMP.lat-rebuild-v1-inner-now",
     "CMP.lat-inplace-v2-keeps-base",
     "CMP.lat-rebuild-v2-base-first-source",
-    "LO.record-own-timestamp",
 )
 @pytest.mark.requires(Capability.LOG_APPEND_TIME)
 @given(data=draws())
 @suite_settings(40)
 def test_log_append_time_storage(suite: Suite, data: Draws) -> None:
-    """CMP-3/4/6: on a LogAppendTime topic every stored v1/v2 record reads the append's now; below the
-    consumer view, in place keeps v2 BaseTimestamp and v1 inner values, a rebuild writes now into v1 inner
-    messages and the first source timestamp into v2 BaseTimestamp (TV-19, TV-20, TV-21)."""
+    """CMP-3/4/6: on a LogAppendTime topic every stored record reads the append's now; below the consumer view,
+    in place keeps v2 BaseTimestamp, a rebuild writes the first source timestamp into it (TV-19, TV-20, TV-21).
+    Topics stored as v1 are test_log_append_time_v1_storage's."""
     data, twin = suite.start(data)
     compression = data.draw(
         st.sampled_from(_topic_compression(suite.impl.capabilities, suite.profile)), label="compression"
     )
     config = _unbounded(twin, TimestampType.LOG_APPEND_TIME, compression, suite.profile)
-    magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
-    # CNV-3: below IBP 3.0 a topic stored as v1 is where the v1 stamping paths run (CMP-3/4): a third of the topics,
-    # v1 sets sent there, half of them validated in place (the producer's codec kept).
-    v1_storable = suite.profile.honours_message_format_version and suite.profile.max_magic == MAGIC_V2
-    if v1_storable and MAGIC_V1 in magics and data.draw(st.integers(0, 2), label="topic stored as v1 (0)") == 0:
-        if data.draw(st.booleans(), label="producer's codec kept"):
-            compression = "producer"
-        config = replace(_unbounded(twin, TimestampType.LOG_APPEND_TIME, compression, suite.profile),
-                         message_format_magic=MAGIC_V1)  # fmt: skip
-        magics, codecs = (MAGIC_V1,), tuple(c for c in codecs if c is not Codec.ZSTD)
+    # v2 first: the simplest example keeps a v2 batch in place (CMP.lat-inplace-v2-keeps-base), whatever else the
+    # budget reaches (v0/v1 sets are up-converted here, a rebuild).
+    magics = tuple(sorted(producible_magics(twin, suite.profile), reverse=True))
+    codecs = producible_codecs(suite.impl.capabilities)
     topic = unique_topic("cmp-lat")
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
@@ -160,46 +155,102 @@ def test_log_append_time_storage(suite: Suite, data: Draws) -> None:
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
     check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
     got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-
-    def record_clause(stored: AnyBatch) -> str:
-        if isinstance(stored, LegacyBatch) and stored.magic == MAGIC_V1 and not stored.is_compressed:
-            return "CMP.lat-v1-uncompressed-overwrites"
-        return "CMP.lat-every-record-reads-now"
-
     check_fetch(
         got,
         want,
         config=config,
         profile=suite.profile,
         stored_clause="CMP.topic-codec-recompresses",
-        record_clause=record_clause,
+        record_clause=lambda b: "CMP.lat-every-record-reads-now",
         context=context,
     )
-    if any(isinstance(b, LegacyBatch) for b in want.batches) and twin.has(Capability.LIST_OFFSETS):
-        # LO-2 with CON-1: a broker answering a lookup reads its stored v1 records as a consumer does, so on a
-        # LogAppendTime topic stored as v1 the record found at the append's now carries the wrapper's timestamp.
-        version, target = list_offsets_versions(suite.profile)[-1], want.records()[0].timestamp
-        found, wanted = twin.list_offsets(topic, target, version=version)
-        check_list_offsets(found, wanted, target=target, version=version, profile=suite.profile,
-                           clause="LO.record-own-timestamp", context=context)  # fmt: skip
     # Below the consumer view: what the broker kept of the producer's values (SHOULD clauses), where the
     # same batches were served (a KNOWN difference above lets the test go on with other ones).
     if [batch_header(b) for b in got.batches] != [batch_header(b) for b in want.batches]:
         return
     for obs, exp in zip(got.batches, want.batches, strict=True):
-        in_place = _in_place(sent, exp, config, suite.profile)
         if isinstance(exp, DefaultBatch) and isinstance(obs, DefaultBatch):
+            in_place = _in_place(sent, exp, config, suite.profile)
             clause = "CMP.lat-inplace-v2-keeps-base" if in_place else "CMP.lat-rebuild-v2-base-first-source"
             check_equal(clause, Obs.BATCH_BASE_TIMESTAMP, obs.base_timestamp, exp.base_timestamp, context)
-        elif isinstance(exp, LegacyBatch) and isinstance(obs, LegacyBatch) and exp.is_compressed:
-            clause = "CMP.lat-v1-compressed-wrapper-only" if in_place else "CMP.lat-rebuild-v1-inner-now"
-            check_equal(
-                clause,
-                Obs.INNER_TIMESTAMPS,
-                [e.message.stored_timestamp for e in obs.message.inner],
-                [e.message.stored_timestamp for e in exp.message.inner],
-                context,
-            )
+
+
+def _v1_message_clause(stored: AnyBatch) -> str | None:
+    # FMT-6: an uncompressed v1 message is its own batch, so its header max is the one timestamp it stores.
+    if isinstance(stored, LegacyBatch) and stored.magic == MAGIC_V1 and not stored.is_compressed:
+        return "CMP.lat-v1-uncompressed-overwrites"
+    return None
+
+
+@pytest.mark.clause(
+    "CMP.lat-every-record-reads-now",
+    "CMP.lat-v1-uncompressed-overwrites",
+    "CMP.lat-v1-compressed-wrapper-only",
+    "CMP.lat-rebuild-v1-inner-now",
+    "LO.record-own-timestamp",
+)
+@pytest.mark.requires(Capability.LOG_APPEND_TIME)
+@given(data=draws())
+@suite_settings(20)
+def test_log_append_time_v1_storage(suite: Suite, data: Draws) -> None:
+    """CMP-3/4 on topics stored as v1 (message.format.version honoured, before IBP 3.0, CNV-3), every path in
+    every example: on a topic that keeps the producer's codec an uncompressed v1 set is stamped message by
+    message (now and bit 3, TV-19) and a compressed one only on its wrapper, inner values kept (TV-20); on a
+    topic with a codec of its own an uncompressed v1 set is rebuilt with now in every inner message and in the
+    wrapper (TV-21). Producer stamps lie before the leader's now, so a value kept instead of stamped shows."""
+    data = suite.draws(data)
+    if suite.profile.name not in get_clause("CMP.lat-v1-uncompressed-overwrites").profiles:
+        pytest.skip(f"{NOT_APPLICABLE_PREFIX}{suite.profile.name} stores no v1 (message.format.version is ignored "
+                    "from 3.0, CNV-3)")  # fmt: skip
+    require(suite.impl, Capability.PRODUCE_LEGACY, Capability.COMPRESSION)
+    twin = suite.twin()
+    codecs = [c for c in codecs_for_magic(MAGIC_V1) if c in producible_codecs(suite.impl.capabilities)]
+    compressed = data.draw(st.sampled_from([c for c in codecs if c is not Codec.NONE]), label="producer codec")
+    others = [c for c in codecs if c not in (Codec.NONE, compressed)] or [compressed]
+    own = data.draw(st.sampled_from(others), label="topic codec")
+    v1 = TopicConfig(timestamp_type=TimestampType.LOG_APPEND_TIME, message_format_magic=MAGIC_V1,
+                     after_max_ms=lifted_after(twin, suite.profile))  # fmt: skip
+    for compression, sends in (("producer", (Codec.NONE, compressed)), (own.name.lower(), (Codec.NONE,))):
+        config = replace(v1, compression_type=compression)
+        topic = unique_topic("cmp-lat-v1")
+        twin.create_topic(topic, config)
+        now = twin.leader_clock(topic)
+        sent: dict[int, tuple[AnyBatch, ...]] = {}
+        for codec in sends:
+            batch = data.draw(sent_batches(twin, around(now, -3_600_000, -1), magics=(MAGIC_V1,), codecs=(codec,)))
+            version = produce_version_for(MAGIC_V1, suite.profile)
+            observed, expected = twin.produce(topic, batch, produce_version=version)
+            context = f"compression.type={compression}, v1 format, sent codec {codec!r}"
+            check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check",
+                          context=context)  # fmt: skip
+            sent[expected.base_offset] = batch
+        got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+        context = f"compression.type={compression}, v1 format"
+        check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CMP.topic-codec-recompresses",
+                    record_clause=lambda b: _v1_message_clause(b) or "CMP.lat-every-record-reads-now",
+                    header_clause=_v1_message_clause, context=context)  # fmt: skip
+        if twin.has(Capability.LIST_OFFSETS) and want.batches:
+            # LO-2 with CON-1: a broker answering a lookup reads its stored v1 records as a consumer does, so the
+            # record found at the first stamp carries the stamp, not the producer's time.
+            version, target = list_offsets_versions(suite.profile)[-1], want.records()[0].timestamp
+            found, wanted = twin.list_offsets(topic, target, version=version)
+            check_list_offsets(found, wanted, target=target, version=version, profile=suite.profile,
+                               clause="LO.record-own-timestamp", context=context)  # fmt: skip
+        # Below the consumer view (SHOULD clauses): the inner values a wrapper keeps, where the same batches were
+        # served (a KNOWN difference above lets the test go on with other ones).
+        if [batch_header(b) for b in got.batches] != [batch_header(b) for b in want.batches]:
+            continue
+        for obs, exp in zip(got.batches, want.batches, strict=True):
+            if isinstance(exp, LegacyBatch) and isinstance(obs, LegacyBatch) and exp.is_compressed:
+                in_place = compression == "producer"
+                clause = "CMP.lat-v1-compressed-wrapper-only" if in_place else "CMP.lat-rebuild-v1-inner-now"
+                check_equal(
+                    clause,
+                    Obs.INNER_TIMESTAMPS,
+                    [e.message.stored_timestamp for e in obs.message.inner],
+                    [e.message.stored_timestamp for e in exp.message.inner],
+                    context,
+                )
 
 
 @pytest.mark.clause("CMP.topic-codec-recompresses", "CMP.rebuild-createtime-copies")

@@ -18,7 +18,7 @@ from models.constants import (
 from models.profiles import Profile, get_profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec
 
-from ...implementation import Implementation
+from ...implementation import Implementation, Kind
 from ..model import DEFAULT_START_TIME, ModelImplementation, profile_capabilities
 
 BROKERS = 3
@@ -46,6 +46,10 @@ class Mutant:
     # on the broker's side: served over the wire, the reading is the client's (the suite's codec), so a served
     # broker cannot show it. Client and codec adapters are where such faults are caught.
     reader_only: bool = False
+    # Which suites see the fault (conformance.implementation.Kind): a broker mutant runs the broker suites, a
+    # codec mutant (a fault in the model's record codec) the codec suites, a client mutant (a fault in the
+    # reference client) the client suites against the reference broker (issue 13).
+    kind: Kind = Kind.BROKER
 
     def runs_under(self, profile: str) -> bool:
         """Whether the fault can be seeded into `profile` and every declared clause applies there
@@ -75,12 +79,13 @@ def _mutant(
     profiles: Sequence[str] | None = None,
     *,
     reader_only: bool = False,
+    kind: Kind = Kind.BROKER,
 ) -> Callable[[_F], _F]:
     def register(build: _F) -> _F:
         if mutant_id in MUTANTS:
             raise ValueError(f"duplicate mutant id {mutant_id!r}")
         MUTANTS[mutant_id] = Mutant(
-            mutant_id, description, tuple(clauses), tuple(profiles) if profiles else None, build, reader_only
+            mutant_id, description, tuple(clauses), tuple(profiles) if profiles else None, build, reader_only, kind
         )
         return build
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from models.cluster import Partition
 from models.constants import (
+    MAGIC_V0,
     NO_TIMESTAMP,
     Codec,
     ErrorCode,
@@ -14,9 +15,10 @@ from models.constants import (
 )
 from models.profiles import Profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch
+from models.validator import ValidatedAppend
 
 from ...implementation import Implementation
-from .base import MutantCluster, _impl, _mutant
+from .base import MutantCluster, _impl, _is_lat_topic, _mutant, _restamped
 
 
 def _drop_timestamps(batch: LegacyBatch) -> LegacyBatch:
@@ -109,3 +111,33 @@ class _ZstdConvertedCluster(MutantCluster):
 def build_zstd_down_converted(profile: Profile) -> Implementation:
     return _impl(profile, _ZstdConvertedCluster)
 
+
+
+def _keep_max(restamped: AnyBatch, original: AnyBatch) -> AnyBatch:
+    if isinstance(restamped, DefaultBatch):
+        return replace(restamped, max_timestamp=original.max_timestamp, crc=None)
+    return restamped
+
+
+class _UpConvertV0StampsNowCluster(MutantCluster):
+    def post_validate(
+        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+    ) -> ValidatedAppend:
+        if _is_lat_topic(part) or not any(b.magic == MAGIC_V0 for b in sent):
+            return outcome
+        # The fault: a v0 record converted for a newer format on a CreateTime topic is given the broker's now
+        # (CNV-4 gives it -1 with type CreateTime: a v0 record carries no time).
+        # The header max stays what the validator computed from the v0 source (-1, CMP-6): only the records change.
+        stored = tuple(_keep_max(_restamped(b, lambda t: now if t == NO_TIMESTAMP else t), b)
+                       if b.magic > MAGIC_V0 else b for b in outcome.batches)  # fmt: skip
+        return replace(outcome, batches=stored)
+
+
+@_mutant(
+    "up-convert-v0-stamps-now",
+    "On a CreateTime topic whose format is newer than v0, records produced as v0 are stored with the broker's "
+    "now instead of -1 (CNV-4).",
+    ("CNV.up-convert-v0-createtime",),
+)
+def build_up_convert_v0_stamps_now(profile: Profile) -> Implementation:
+    return _impl(profile, _UpConvertV0StampsNowCluster)

@@ -8,11 +8,13 @@ from typing import Any
 
 from models.cluster import FetchResponse, Partition
 from models.constants import (
+    MAGIC_V1,
+    NO_TIMESTAMP,
     Codec,
     TimestampType,
 )
 from models.profiles import Profile
-from models.records import AnyBatch, DefaultBatch, LegacyBatch, LegacyMessage
+from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, LegacyMessage
 from models.validator import (
     AppendRejected,
     ValidatedAppend,
@@ -83,6 +85,35 @@ class _InnerOwnTimestampCluster(MutantCluster):
 )
 def build_v1_wrapper_inner_own(profile: Profile) -> Implementation:
     return _impl(profile, _InnerOwnTimestampCluster)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _V1ReadsAsV0Batch(LegacyBatch):
+    """Reader fault: an uncompressed v1 message is read as a v0 one (timestamp -1, NoTimestampType)."""
+
+    def records(self) -> tuple[ConsumerRecord, ...]:
+        if self.magic != MAGIC_V1 or self.message.inner:
+            return super().records()
+        none = TimestampType.NO_TIMESTAMP_TYPE
+        return tuple(replace(r, timestamp=NO_TIMESTAMP, timestamp_type=none) for r in super().records())
+
+
+class _V1ReadsAsV0Cluster(MutantCluster):
+    def post_validate(
+        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+    ) -> ValidatedAppend:
+        stored = tuple(_retype(b, _V1ReadsAsV0Batch) if isinstance(b, LegacyBatch) else b for b in outcome.batches)
+        return replace(outcome, batches=stored)
+
+
+@_mutant(
+    "v1-uncompressed-reads-as-v0",
+    "An uncompressed v1 message is read as if it were v0: timestamp -1 and NoTimestampType instead of its own "
+    "timestamp field and bit 3 (FMT-6, CON-1), the magic byte not consulted by the reader.",
+    ("CON.v1-uncompressed-own",),
+)
+def build_v1_uncompressed_reads_as_v0(profile: Profile) -> Implementation:
+    return _impl(profile, _V1ReadsAsV0Cluster)
 
 
 def _without_crc(batch: AnyBatch) -> AnyBatch:
