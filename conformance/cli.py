@@ -606,7 +606,29 @@ _COMMANDS: tuple[_Command, ...] = (
         lambda parser: _audit().add_arguments(parser),
         lambda args, out: _run_campaign(args, out, _audit()),
     ),
+    _Command(
+        "differential",
+        "the differential oracle: generated batches through the model and Apache Kafka's record layer, on Spark",
+        lambda parser: _differential().add_arguments(parser),
+        lambda args, out: _run_differential(args, out),
+    ),
 )
+
+
+def _differential():  # type: ignore[no-untyped-def]
+    # Imported on use: the other commands must not need the JVM bridge's modules.
+    from .differential import command
+
+    return command
+
+
+def _run_differential(args: argparse.Namespace, out: TextIO) -> int:
+    command = _differential()
+    try:
+        code: int = command.run(args, out)
+    except command.DifferentialError as exc:
+        raise UsageError(str(exc)) from None
+    return code
 
 
 def _serve():  # type: ignore[no-untyped-def]

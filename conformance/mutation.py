@@ -419,9 +419,14 @@ def run_kill_table(
     if unknown:
         raise ValueError(f"unknown mutants {unknown}: `kafka-conformance mutants --list` shows them")
     todo = [m for m in chosen if not table.finished(m, mutant_profile(m, table.profile))]
-    tests: list[CollectedTest] = []
-    if todo:
-        tests = collect(SuitesRun("model", table.profile, "fast", suites=suites))
+    # The suites of each kind of fault (conformance.implementation.Kind): a codec or client mutant runs the tests
+    # its kind selects, which a collection for the broker target `model` leaves out (issue 13).
+    by_kind: dict[object, list[CollectedTest]] = {}
+    for mutant_id in todo:
+        kind = MUTANTS[mutant_id].kind
+        if kind not in by_kind:
+            target = "model" if kind.value == "broker" else f"mutant:{mutant_id}"
+            by_kind[kind] = collect(SuitesRun(target, table.profile, "fast", suites=suites))
     runner = _Runner(suites, timeout_s, replay_timeout_s, served=table.served)
     progress = threading.Lock()
     done = len(chosen) - len(todo)
@@ -430,15 +435,18 @@ def run_kill_table(
         nonlocal done
         mutant = MUTANTS[mutant_id]
         profile = mutant_profile(mutant_id, table.profile)
-        if table.served and mutant.reader_only:
+        if table.served and (mutant.reader_only or mutant.kind.value != "broker"):
             result = KillResult(mutant_id, profile, table.hypothesis_profile, list(mutant.clauses), status=NOT_SERVED)
             result.detail = (
                 "a fault only in how a consumer reads its fetch answer: served over the wire, the reading is the "
                 "suite's codec, so no broker answer changes (client and codec adapters are where it is caught)"
+                if mutant.reader_only
+                else f"a fault of a {mutant.kind.value}, not of a broker: nothing to serve (it runs in process)"
             )
         else:
             result = runner.run_mutant(
-                mutant_id, mutant.clauses, tests, profile=profile, hypothesis_profile=table.hypothesis_profile
+                mutant_id, mutant.clauses, by_kind[mutant.kind], profile=profile,
+                hypothesis_profile=table.hypothesis_profile,
             )
         table.add(result)
         with progress:

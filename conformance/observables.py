@@ -42,6 +42,25 @@ class Obs(Enum):
     INNER_TIMESTAMPS = ("records.inner-timestamps", "the stored timestamps of a v1 wrapper's inner messages")
     RECORD_TIMESTAMPS = ("records.timestamps", "each record's (offset, timestamp, timestamp type) as read")
     RECORD_PAYLOADS = ("records.payloads", "each record's (key, value) as read")
+    # Codec libraries (issue 13: conformance/codecs, suites/test_codec_*.py)
+    CODEC_REFUSED = ("codec.refused", "whether the codec library refused the operation (build, read or convert)")
+    BATCH_LAYOUT = (
+        "batch.layout",
+        "the bytes a codec wrote as the model's decoder reads them: None, or the field where decoding stops",
+    )
+    BATCH_OFFSETS = ("batch.offsets", "a written legacy entry's offset and its inner entries' stored offsets")
+    RECORD_OFFSETS = ("records.offsets", "each record's offset as a codec's reader gives it")
+    # Client libraries (issue 13: conformance/clients, suites/test_client_*.py), compared with the broker's answers
+    CLIENT_METADATA_OFFSET = ("client.metadata-offset", "the offset a client reports for a sent record")
+    CLIENT_METADATA_TIMESTAMP = (
+        "client.metadata-timestamp",
+        "the timestamp a client reports for a sent record (RecordMetadata.timestamp())",
+    )
+    CLIENT_SEND_FAILURES = ("client.send-failures", "the failure a client reports for each record of a rejected batch")
+    CLIENT_LOOKUP = ("client.lookup", "a client's lookup result: (offset, timestamp), or None for null")
+    CLIENT_REFUSAL = ("client.refusal", "whether a client refused the call, and the requests it sent for it")
+    CLIENT_REFUSAL_MESSAGE = ("client.refusal-message", "the text of a client's refusal")
+    CLIENT_REQUEST_VERSION = ("client.request-version", "the API version of a request a client sent")
     # ListOffsets (LO-*, IDX-*)
     LIST_OFFSETS_ERROR = ("list-offsets.error", "the ListOffsets answer's error code")
     LIST_OFFSETS_OFFSET = ("list-offsets.offset", "the ListOffsets answer's offset")
@@ -76,4 +95,6 @@ FACTS: dict[str, str] = {
     "sent": "what the producer sent for this field",
     "last-batch-base-plus-one": "one past the base offset of the last batch in the model's log (where the "
     "high watermark is one past its last offset)",
+    "batch-first-create-time": "the create time the producer wrote for the first record of the same batch (a "
+    "client's RecordMetadata)",
 }

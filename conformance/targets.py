@@ -32,14 +32,17 @@ WIRE = (*MANAGED, "broker")
 REFERENCE = "reference"
 REFERENCE_MUTANT = "reference:mutant:"  # + a mutant id: that mutant served over the wire
 TARGETS_HELP = (
-    "model, mutant:<id>, tansu, noida, rdkafka-mock, reference, reference:mutant:<id> or broker "
+    "model, mutant:<id>, tansu, noida, rdkafka-mock, reference, reference:mutant:<id>, broker, "
+    "client:<library> or client:<library>@reference:mutant:<id> "
     "(`kafka-conformance mutants --list` lists the mutant ids)"
 )
 
 
 def known_targets() -> list[str]:
     """Every target name but the served mutants (`reference:mutant:<id>` for each `mutant:<id>`)."""
-    names = ["model", *MANAGED, REFERENCE, "broker"]
+    from .clients import LIBRARIES as CLIENT_LIBRARIES
+
+    names = ["model", *MANAGED, REFERENCE, "broker", *(f"client:{library}" for library in CLIENT_LIBRARIES)]
     try:
         from .adapters.mutants import MUTANTS
     except ImportError:  # the mutants adapter is optional while it is being built
@@ -91,6 +94,8 @@ def resolve_target(name: str, profile: str) -> ImplementationFactory:
 
         check_library(name.removeprefix(CODEC_PREFIX))
         return CodecFactory(library=name.removeprefix(CODEC_PREFIX), profile=profile)
+    if target_kind(name) is Kind.CLIENT:
+        raise TargetError(f"target {name!r} runs against the reference broker: open it with open_target()")
     if name.startswith("mutant:"):
         from .adapters.mutants import MutantFactory
 
@@ -120,6 +125,11 @@ def check_target(
 ) -> None:
     """Validate a target choice before anything starts (bad names and missing addresses are usage errors)."""
     _check_profile(profile)
+    if target_kind(name) is Kind.CLIENT:
+        from .clients.target import check_client_target
+
+        check_client_target(name, bootstrap=bootstrap, control_url=control_url)
+        return
     if name == "broker" and not bootstrap:
         raise TargetError(
             "target 'broker' needs a bootstrap address: pass --bootstrap-servers HOST:PORT "
@@ -176,6 +186,13 @@ def open_target(
     the cluster's control plane (conformance.control), checked before the run starts."""
     _check_profile(profile)
     check_fault_options(name, fault_hook, allow_disruptive)
+    if target_kind(name) is Kind.CLIENT:
+        from .clients.target import check_client_target, open_client_target
+
+        check_client_target(name, bootstrap=bootstrap, control_url=control_url)
+        with open_client_target(name, profile, log_dir=log_dir, timeout=timeout) as opened:
+            yield opened
+        return
     if control_url:
         _check_control_url(name)
     if not is_wire(name):

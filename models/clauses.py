@@ -218,12 +218,6 @@ MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 CLIENT_AND_CODEC_SUITES = "client and codec suites (issue 13)"
 MODEL_TESTS = "the model's own tests (tests/)"
 
-_CODEC_LAYOUT = (
-    "byte layout a codec writes and reads; the suites decode a broker's bytes with the model's own codec, so "
-    "a layout fault shows there as an undecodable answer or under the consumer-view (CON.*) clause of the "
-    "record read, not as this clause"
-)
-_CLIENT_API = "behaviour of a client library's API (the Java producer or consumer), which no broker answer holds"
 _INDEX_INTERNAL = (
     "internal to the time index (its entries, their offsets and when they are written); a broker shows only "
     "the lookup answers, which the LO.* and IDX.segment-search-first-ge checks compare"
@@ -244,41 +238,17 @@ _REPLICA_STATE = (
 )
 _ELSEWHERE: dict[str, tuple[str, str]] = {
     # FMT: how a codec writes and reads bytes
-    "FMT.legacy-entry-framing": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.v0-no-timestamp": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.legacy-type-bit": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.v1-uncompressed-own-timestamp": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.v1-wrapper-relative-offsets": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.v1-inner-type-bit-ignored": (
-        CLIENT_AND_CODEC_SUITES,
-        "a reader's rule; a broker serves v1 wrappers only as stored, and what a consumer reads from them is "
-        "CON.v1-wrapper-createtime-inner / CON.v1-wrapper-lat-wrapper-value",
-    ),
-    "FMT.writer-rejects-below-minus-one": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
-    "FMT.v2-header-layout": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.v2-type-never-none": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.v2-record-delta": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.v2-delete-horizon-base": (
-        CLIENT_AND_CODEC_SUITES,
-        "only the log cleaner sets the delete-horizon flag, and no target lets the suite run compaction; the "
-        "codec reads such batches",
-    ),
-    "FMT.v2-lat-reads-max": (CLIENT_AND_CODEC_SUITES, _CODEC_LAYOUT),
-    "FMT.v2-lat-deltas-kept": (
-        CLIENT_AND_CODEC_SUITES,
-        "a reader's rule (clearing bit 3); the broker's side, keeping the deltas when it stamps in place, is "
-        "CMP.lat-inplace-v2-keeps-base",
-    ),
     "FMT.set-max-timestamp-keeps-base": (
-        CLIENT_AND_CODEC_SUITES,
-        "the record-layer operation itself; what a broker writes with it is CMP.lat-inplace-v2-keeps-base",
+        MODEL_TESTS,
+        "the record-layer operation itself (tests/test_codec.py checks the model's bytes); what a broker writes "
+        "with it is CMP.lat-inplace-v2-keeps-base",
     ),
     "FMT.offset-of-max-first-occurrence": (
         MODEL_TESTS,
         "a batch-level derived value; a broker shows it only as the MAX_TIMESTAMP answer, which "
         "LO.max-timestamp-first-record checks",
     ),
-    # VAL: client-side and response versions without the fields
+    # VAL: response versions without the fields
     "VAL.error-text-legacy": (
         MODEL_TESTS,
         "the text exists only in the broker's exception: 0.10 serves Produce v0-v2, whose responses carry "
@@ -294,8 +264,6 @@ _ELSEWHERE: dict[str, tuple[str, str]] = {
         "which errors a v0/v1 set reports is visible only in record_errors (Produce v8+), and v0/v1 sets can "
         "only be sent with Produce v0-v2; that nothing of the set is written is VAL.whole-batch-rejected",
     ),
-    "VAL.producer-future-exceptions": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
-    "VAL.record-metadata-timestamp": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
     # CMP: what the broker keeps of the producer's compressed bytes
     "CMP.same-codec-in-place": (
         MODEL_TESTS,
@@ -360,22 +328,9 @@ _ELSEWHERE: dict[str, tuple[str, str]] = {
         "needs DeleteRecords to move the log start offset inside a segment; retention moves it to a segment "
         "boundary, below which MAX_TIMESTAMP cannot answer",
     ),
-    "LO.client-rejects-negative-target": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
-    "LO.client-null-when-not-found": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
-    "LO.client-min-version": (CLIENT_AND_CODEC_SUITES, _CLIENT_API),
     # CNV, REP, CON
-    "CNV.down-convert-drops-control": (
-        CLIENT_AND_CODEC_SUITES,
-        "control batches come only from transaction markers, which no target lets the suite write; the "
-        "converter itself is checked on crafted batches",
-    ),
     "REP.replica-index-agrees": (MODEL_TESTS, _REPLICA_STATE),
     "REP.replica-segments-agree": (MODEL_TESTS, _REPLICA_STATE),
-    "CON.v1-wrapper-v0-inner": (
-        CLIENT_AND_CODEC_SUITES,
-        "a broker refuses to store a v1 wrapper holding v0 messages (VAL-9 magic check), so none is ever "
-        "served; a reader meets one only in old data, which the codec suites read",
-    ),
 }
 
 # --- the catalogue ------------------------------------------------------------------------------
@@ -442,6 +397,27 @@ _FORMAT: tuple[Clause, ...] = (
     _clause("FMT.offset-of-max-first-occurrence", ("FMT-14", "FMT-11"), "KIP-734", MUST, OFFSET_OF_MAX_FIXED,
             "A batch's offset of max timestamp is the first record whose timestamp equals the batch max; "
             "a v0 batch has none."),
+    # --- what a record builder writes (issue 13): a producer's builder, or a broker-side one given a LogAppendTime,
+    # checked on codec libraries (suites/test_codec_producer.py); what the broker itself writes is the clauses above.
+    _clause("FMT.builder-createtime-type", ("VAL-8", "FMT-4", "FMT-10"), "KIP-32", MUST, ALL,
+            "A producer's builder writes CreateTime (bit 3 clear) on every v1 message and v2 batch, since a broker "
+            "rejects a producer batch flagged LogAppendTime (or, from 3.6, may store it with unvalidated times)."),
+    _clause("FMT.builder-keeps-record-timestamps", ("FMT-3", "FMT-5", "FMT-7", "FMT-11", "CON-1"), "KIP-32", MUST,
+            ALL,
+            "Every record a builder writes reads back through Kafka's reader with the timestamp it was given (v0: "
+            "-1), its key and its value."),
+    _clause("FMT.builder-v1-wrapper-max", ("FMT-7", "VAL-13"), "KIP-32", SHOULD, ALL,
+            "A producer writes a compressed CreateTime v1 wrapper's timestamp as the largest inner timestamp; a "
+            "broker recomputes it on append (VAL-13), so another value only misleads readers of the raw bytes."),
+    _clause("FMT.builder-v2-base-first", ("FMT-11",), "KIP-98", SHOULD, V2,
+            "A producer writes a v2 batch's BaseTimestamp as its first record's timestamp (not the minimum), "
+            "with every delta relative to it."),
+    _clause("FMT.builder-v2-max", ("FMT-11", "VAL-13"), "KIP-98", SHOULD, V2,
+            "A producer writes a CreateTime v2 batch's MaxTimestamp as its largest record timestamp; a broker "
+            "recomputes it on append (VAL-13)."),
+    _clause("FMT.builder-log-append-time", ("FMT-7", "FMT-12", "CMP-3"), "KIP-32", MUST, ALL,
+            "A broker-side builder given LogAppendTime L sets bit 3 and writes L as the v2 MaxTimestamp or as every "
+            "v1 message's and wrapper's timestamp, so every v1/v2 record reads L.", ("TV-26",)),
 )
 
 _VALIDATION: tuple[Clause, ...] = (
@@ -795,6 +771,18 @@ _LIST_OFFSETS: tuple[Clause, ...] = (
             "offsetsForTimes returns null for a partition answered with offset -1 (or error 43)."),
     _clause("LO.client-min-version", ("LO-9",), "KIP-79", SHOULD, TIMESTAMP_SEARCH,
             "offsetsForTimes sends ListOffsets v1 or later (v2+ for read_committed)."),
+    # --- what a client library reports of a lookup (issue 13): checked on client libraries against the broker's own
+    # ListOffsets answers and stored records (suites/test_client_lookups.py), never against the model's.
+    _clause("LO.client-offsets-for-times-answer", ("LO-9", "LO-2"), "KIP-79", MUST, TIMESTAMP_SEARCH,
+            "offsetsForTimes returns, for a partition the broker found a record for, the offset and timestamp of "
+            "the broker's ListOffsets answer."),
+    _clause("LO.client-special-target-answer", ("LO-9", "LO-4", "LO-5"), "KIP-734", MUST, TIMESTAMP_SEARCH,
+            "beginningOffsets, endOffsets and an Admin listOffsets with OffsetSpec earliest, latest or maxTimestamp "
+            "report the offset (and timestamp) the broker answered for EARLIEST (-2), LATEST (-1) and "
+            "MAX_TIMESTAMP (-3)."),
+    _clause("LO.client-seek-by-time", ("LO-9", "LO-2", "CON-1"), "KIP-79", MUST, TIMESTAMP_SEARCH,
+            "After a seek to the offset offsetsForTimes found for a target, the first record the consumer delivers "
+            "is the stored record at that offset (not an earlier record of its batch), read as CON-1 says."),
 )
 
 _CONVERSION: tuple[Clause, ...] = (

@@ -82,6 +82,11 @@ class Batch(Protocol):
     def offset_of_max_timestamp(self) -> int: ...
 
 
+def java_long(value: int) -> int:
+    """`value` as a Java long: two's complement over 64 bits (Kafka's timestamp arithmetic wraps, FMT-11)."""
+    return ((value + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
 def codec_of(attributes: int) -> int:
     """Raw codec id in bits 0-2 (may be an unknown id 5..7 in crafted input)."""
     return attributes & CODEC_MASK
@@ -162,7 +167,8 @@ class DefaultBatch:
         """FMT-11/FMT-12: the read timestamp of one record of this batch."""
         if self.timestamp_type is TimestampType.LOG_APPEND_TIME:
             return self.max_timestamp
-        return self.base_timestamp + record.timestamp_delta
+        # FMT-11: BaseTimestamp + TimestampDelta in Java long arithmetic (DefaultRecord.readFrom), wrapping.
+        return java_long(self.base_timestamp + record.timestamp_delta)
 
     def records(self) -> tuple[ConsumerRecord, ...]:
         ts_type = self.timestamp_type
@@ -276,6 +282,10 @@ class LegacyBatch:
         if not inner:
             return ()
         if self.magic == MAGIC_V0:
+            return tuple(e.offset for e in inner)
+        if self.offset == 0:
+            # FMT-7: a v1 wrapper at offset 0 (produce data of some librdkafka versions) has absolute base 0:
+            # Kafka's deep iterator (AbstractLegacyRecordBatch) takes the inner offsets as they are.
             return tuple(e.offset for e in inner)
         last_relative = inner[-1].offset
         return tuple(self.offset - last_relative + e.offset for e in inner)
@@ -396,7 +406,9 @@ def build_v2(
     recs = tuple(
         Record(
             offset_delta=i,
-            timestamp_delta=r.timestamp - base_ts,
+            # FMT-11: the builder subtracts in Java long arithmetic (MemoryRecordsBuilder.appendDefaultRecord): -1
+            # then Long.MAX gives delta Long.MIN, which the reader's wrapping sum turns back into Long.MAX.
+            timestamp_delta=java_long(r.timestamp - base_ts),
             key=r.key,
             value=r.value,
             headers=r.headers,
@@ -524,7 +536,10 @@ def with_base_offset(batch: AnyBatch, base_offset: int) -> AnyBatch:
             inner = tuple(replace(e, offset=e.offset + shift) for e in batch.message.inner)
             message = replace(batch.message, inner=inner, crc=None)
             return replace(batch, offset=batch.offset + shift, message=message)
-        return replace(batch, offset=batch.offset + shift)
+        # v1: the wrapper carries the absolute offset of the last inner entry (KIP-31), also for a wrapper that
+        # was at offset 0 (FMT-7), whose base is 0 whatever its inner offsets span.
+        inner = batch.message.inner
+        return replace(batch, offset=base_offset + inner[-1].offset - inner[0].offset)
     return replace(batch, offset=base_offset)
 
 
@@ -561,6 +576,7 @@ __all__ = [
     "build_legacy",
     "build_v2",
     "codec_of",
+    "java_long",
     "with_base_offset",
     "with_leader_epoch",
 ]

@@ -88,9 +88,14 @@ def test_a_small_campaign_on_spark_writes_rows_and_the_matrix_and_resumes(tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(list((out / "rows").glob("*.parquet"))) == 2
     matrix = (out / "matrix.md").read_text()
-    assert re.search(r"\| `LO.first-ge-target` \| PASS \(1 seed, [1-9]\d* examples\) \| FAIL \(1 seed, \d+ examples, "
-                     r"first failure", matrix), matrix
-    assert (out / "matrix.png").stat().st_size > 1000 and "<table>" in (out / "matrix.html").read_text()
+    # The model is the matrix's one column; the mutant is a row of the kill table, killed by the clause it declares.
+    assert re.search(r"\| `LO.first-ge-target` \| PASS \(1 seed, [1-9]\d* examples\) \|\n", matrix), matrix
+    assert "mutant:" not in matrix.split("Per column")[0]
+    kills = (out / "mutants.md").read_text()
+    assert re.search(r"\| `lookup-last-match` \| kafka-4.0 \| LO.first-ge-target \| KILLED by LO.first-ge-target "
+                     r"\(FAIL, \d+\.\d s\) \|", kills), kills
+    assert (out / "matrix.png").stat().st_size > 1000 and '<table class="m">' in (out / "matrix.html").read_text()
+    assert "lookup-last-match" in (out / "mutants.html").read_text()
     plan = json.loads((out / "campaign.json").read_text())
     # A second run into the same directory must say --resume; with it, nothing is run again.
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
@@ -146,3 +151,57 @@ def test_mutants_stand_for_every_mutant_each_under_a_profile_where_it_exists() -
             # under the profile derived from those clauses.
             assert task.profile == ("kafka-4.0" if mutant.runs_under("kafka-4.0") else mutant.profile), task
             assert mutant.runs_under(task.profile), task
+
+
+def test_groups_of_targets_stand_for_every_codec_every_client_and_every_served_mutant() -> None:
+    from conformance.adapters.mutants import MUTANTS
+    from conformance.campaign.command import expand_targets
+    from conformance.clients import LIBRARIES as CLIENTS
+    from conformance.codecs import LIBRARIES as CODECS
+    from conformance.implementation import Kind
+
+    assert expand_targets(["codecs", "codec:model"]) == [f"codec:{c}" for c in CODECS]
+    assert expand_targets(["clients"]) == [f"client:{c}" for c in CLIENTS]
+    served = [m for m in sorted(MUTANTS) if MUTANTS[m].kind is Kind.BROKER and not MUTANTS[m].reader_only]
+    assert expand_targets(["served-mutants"]) == [f"reference:mutant:{m}" for m in served]
+    assert expand_targets(["client:java@served-mutants"]) == [f"client:java@reference:mutant:{m}" for m in served]
+    both = expand_targets(["clients@served-mutants"])
+    assert len(both) == len(CLIENTS) * len(served)
+    assert both[0] == f"client:{next(iter(CLIENTS))}@reference:mutant:{served[0]}"
+
+
+def _suite(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / f"test_{name}.py"
+    path.write_text("import pytest\n\n" + source, encoding="utf-8")
+    return path
+
+
+def test_the_kind_of_a_suite_module_is_read_from_its_marks(tmp_path: Path) -> None:
+    from conformance.campaign.command import suite_kinds
+    from conformance.implementation import Kind
+
+    codec = _suite(tmp_path, "codec_x", 'pytestmark = pytest.mark.kind("codec")\n\ndef test_a(): pass\n')
+    mixed = _suite(tmp_path, "mixed", '@pytest.mark.kind("client")\ndef test_a(): pass\n\ndef test_b(): pass\n')
+    client = _suite(tmp_path, "client_x", '@pytest.mark.clause("X")\n@pytest.mark.kind("client")\ndef test_a(): pass\n')
+    machine = _suite(tmp_path, "stateful", "class Machine: pass\n\nTestMachine = Machine\n")
+    helpers = _suite(tmp_path, "none", "def helper(): pass\n")
+    assert suite_kinds(codec) == {Kind.CODEC}
+    assert suite_kinds(mixed) == {Kind.CLIENT, Kind.BROKER}
+    assert suite_kinds(client) == {Kind.CLIENT}
+    assert suite_kinds(machine) == {Kind.BROKER}
+    assert suite_kinds(helpers) == set()
+    assert suite_kinds(SUITES / "test_list_offsets.py") == {Kind.BROKER}
+
+
+def test_a_campaign_plans_no_task_whose_suite_has_no_test_of_its_targets_kind(tmp_path: Path) -> None:
+    from conformance.campaign.command import plannable
+
+    _suite(tmp_path, "codec_x", 'pytestmark = pytest.mark.kind("codec")\n\ndef test_a(): pass\n')
+    _suite(tmp_path, "list_offsets", "def test_a(): pass\n")
+    machines = ("codec_x", "list_offsets", "all")
+    tasks = [CampaignTask(t, m, "kafka-4.0", 1, 60) for t in ("model", "codec:model") for m in machines]
+    kept, left_out = plannable(tasks, tmp_path)
+    assert [(t.target, t.machine) for t in kept] == [
+        ("model", "list_offsets"), ("model", "all"), ("codec:model", "codec_x"), ("codec:model", "all")
+    ]  # fmt: skip
+    assert left_out == [("model", "codec_x"), ("codec:model", "list_offsets")]

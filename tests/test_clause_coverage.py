@@ -7,6 +7,7 @@ is marked e2e: `tox -e e2e`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -98,15 +99,16 @@ def test_every_declared_clause_passes_on_the_model_under_some_profile(tmp_path: 
     profile; a clause that cannot (its check runs only on a failing path) would read UNSUPPORTED everywhere."""
     passed: set[str] = set()
     seen: dict[str, set[str]] = {}
-    for profile in PROFILES:
-        out = tmp_path / f"{profile}.json"
+    # The reference of each kind of implementation (issue 13): the model as a broker, as a codec and as a client.
+    for target, profile in itertools.product(("model", "codec:model", "client:model"), PROFILES):
+        out = tmp_path / f"{target.replace(':', '-')}-{profile}.json"
         run = subprocess.run(
-            [sys.executable, "-m", "pytest", "suites", "--target", "model", "--profile", profile,
+            [sys.executable, "-m", "pytest", "suites", "--target", target, "--profile", profile,
              "--hypothesis-profile", "ci", "--verdicts-json", str(out), "-q", "-p", "no:cacheprovider",
              "-p", "no:schemathesis"],
             cwd=ROOT, capture_output=True, text=True, timeout=1800,
         )
-        assert run.returncode == 0, f"the model fails the suites under {profile}:\n{run.stdout[-3000:]}"
+        assert run.returncode == 0, f"{target} fails the suites under {profile}:\n{run.stdout[-3000:]}"
         for cid, verdict in json.loads(out.read_text(encoding="utf-8"))["clauses"].items():
             seen.setdefault(cid, set()).add(verdict)
             if verdict == Verdict.PASS.value:

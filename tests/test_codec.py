@@ -471,3 +471,23 @@ def test_record_set_encoding_error_offsets_are_absolute() -> None:
     with pytest.raises(CodecError) as info:
         encode_batches([first, DefaultBatch(max_timestamp=LONG_MAX + 1)])
     assert (info.value.field, info.value.offset) == ("max_timestamp", len(encode_batch(first)) + 35)
+
+
+# --------------------------------------------------------------------------------------------
+# FMT-13: setting a batch's (type, max timestamp), the record-layer operation a broker stamps LogAppendTime with
+
+
+@given(base=st.integers(0, 2**41), deltas=st.lists(st.integers(-1000, 1000), min_size=1, max_size=4),
+       stamp=st.integers(0, 2**41))  # fmt: skip
+def test_set_max_timestamp_rewrites_only_attributes_max_and_crc(base: int, deltas: list[int], stamp: int) -> None:
+    """FMT.set-max-timestamp-keeps-base: the bytes that change are the CRC (17-20), the attributes (21-22) and
+    MaxTimestamp (35-42); BaseTimestamp (27-34) and every record stay; unchanged type and max change nothing."""
+    batch = build_batches([RecordSpec(base + d, b"k", b"v") for d in deltas], magic=2)[0]
+    before = encode_batch(batch)
+    after = encode_batch(batch.with_header(timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=stamp))
+    changed = {i for i, (x, y) in enumerate(zip(before, after, strict=True)) if x != y}
+    assert changed <= set(range(17, 23)) | set(range(35, 43))
+    assert before[27:35] == after[27:35]
+    assert crc_matches(decode_batch(after))
+    same = batch.with_header(timestamp_type=batch.timestamp_type, max_timestamp=batch.max_timestamp)
+    assert encode_batch(same) == before

@@ -227,9 +227,11 @@ def test_entry_statuses_name_stale_entries_and_say_nothing_of_unexercised_ones()
 
 
 def test_the_shipped_expectations_files_load_and_name_observables() -> None:
+    # Apache Kafka's own Java client and record layer depart from nothing: their files hold no entry.
+    empty = {"client-java.toml", "codec-java.toml"}
     for path in sorted(Path(__file__).resolve().parents[1].glob("suites/expectations/*.toml")):
         entries = load_expectations(path)
-        assert entries, path
+        assert bool(entries) is (path.name not in empty), path
         assert all(e.observables for e in entries)
 
 

@@ -5,26 +5,29 @@ Usage problems are CampaignErrors, which the CLI prints as one line with exit co
         --profiles kafka-4.0 --seeds 2 --budget 60s --master local[2] --out reports/out/campaign-demo
 
 Writes into --out: `campaign.json` (the plan), `rows/<task>.parquet` (as tasks finish), `matrix.md`,
-`matrix.html`, `matrix.png` and `tasks.md`. Exit 0 when every task ran to its end, 1 when a task timed
+`matrix.html`, `matrix.png` (the implementations: brokers, codecs, clients), `mutants.md` and `mutants.html` (the
+kill table of the mutants it ran) and `tasks.md`. Exit 0 when every task ran to its end, 1 when a task timed
 out or crashed, 2 on bad input. Verdicts themselves do not set the exit code: a campaign is a survey.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
 import time
 import uuid
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from ..implementation import Kind
 from ..launcher import LauncherError
 from ..launcher import suites_dir as _installed_suites
-from ..mutation import KILLED, SURVIVED, WRONG_CLAUSE
-from ..verdicts import KILLS, words
-from .tasks import ALL, CampaignError, CampaignTask, task_table
+from ..mutation import SURVIVED, WRONG_CLAUSE
+from ..targets import CLIENT_PREFIX, CODEC_PREFIX, REFERENCE_MUTANT, target_kind
+from .tasks import ALL, CampaignError, CampaignTask, suite_paths, task_table
 
 
 def suites_dir(override: str | None) -> Path:
@@ -33,6 +36,7 @@ def suites_dir(override: str | None) -> Path:
         return _installed_suites(override)
     except LauncherError as exc:
         raise CampaignError(str(exc)) from None
+
 
 EXIT_OK, EXIT_TASKS_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -43,7 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="comma-separated: model, mutant:<id>, mutants (all), reference, reference:mutant:<id>, "
         "served-mutants (all served by the reference broker, but those whose fault is only in a consumer's "
-        "reading), tansu, noida, ...",
+        "reading), tansu, noida, rdkafka-mock, codec:<lib>, codecs (every codec library), client:<lib>, clients "
+        "(every client library), client:<lib>@served-mutants or clients@served-mutants (each client against "
+        "every served mutant: client:<lib>@reference:mutant:<id>)",
     )
     parser.add_argument("--machines", default=ALL, help="comma-separated suite modules (e.g. list_offsets) or all")
     parser.add_argument("--profiles", default="kafka-4.0", help="comma-separated behaviour profiles")
@@ -73,38 +79,111 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+MUTANTS_GROUP, SERVED_MUTANTS_GROUP, CODECS_GROUP, CLIENTS_GROUP = "mutants", "served-mutants", "codecs", "clients"
+
+
 def expand_targets(targets: list[str]) -> list[str]:
-    """`mutants` stands for every seeded mutant (mutant:<id> for each, in id order); `served-mutants` for every
-    mutant served by the reference broker (reference:mutant:<id>: the same faults over the wire)."""
+    """Groups of targets, in id order: `mutants` stands for every seeded mutant (mutant:<id> for each),
+    `served-mutants` for every mutant served by the reference broker (reference:mutant:<id>: the same faults over
+    the wire), `codecs` for every codec library (codec:<lib>), `clients` for every client library (client:<lib>);
+    `X@served-mutants` (X a client:<lib> or `clients`) for each of those clients against every served mutant
+    (client:<lib>@reference:mutant:<id>). Any other name stands for itself."""
     out: list[str] = []
     for target in targets:
-        if target in ("mutants", "served-mutants"):
+        base, at, served = target.partition("@")
+        if at and served == SERVED_MUTANTS_GROUP:
+            clients = _client_targets() if base == CLIENTS_GROUP else [base]
+            out += [f"{client}@{m}" for client in clients for m in _served_mutants()]
+        elif target == MUTANTS_GROUP:
             from ..adapters.mutants import MUTANTS
 
-            if target == "mutants":
-                out += [f"mutant:{m}" for m in sorted(MUTANTS)]
-            else:  # a fault only in a consumer's reading has nothing to show over the wire (Mutant.reader_only)
-                out += [f"reference:mutant:{m}" for m in sorted(MUTANTS) if not MUTANTS[m].reader_only]
+            out += [f"mutant:{m}" for m in sorted(MUTANTS)]
+        elif target == SERVED_MUTANTS_GROUP:
+            out += _served_mutants()
+        elif target == CODECS_GROUP:
+            from ..codecs import LIBRARIES
+
+            out += [f"{CODEC_PREFIX}{lib}" for lib in LIBRARIES]
+        elif target == CLIENTS_GROUP:
+            out += _client_targets()
         else:
             out.append(target)
     return list(dict.fromkeys(out))
 
 
-def mutant_kills(matrix: Any) -> dict[tuple[str, str], str]:
-    """(mutant target, profile) -> KILLED (a clause the mutant declares failed: FAIL, or NON-STRICT for a
-    SHOULD), WRONG-CLAUSE (only other clauses failed) or SURVIVED, as `kafka-conformance mutants` grades."""
+def _served_mutants() -> list[str]:
+    """reference:mutant:<id> for every broker mutant but those whose fault is only in a consumer's reading
+    (Mutant.reader_only: over the wire the reading is the client's, so no broker answer shows it). A codec or
+    client mutant is a fault of a library, not of a broker: nothing to serve."""
     from ..adapters.mutants import MUTANTS
 
-    kills: dict[tuple[str, str], str] = {}
-    for target, profile in matrix.columns:
-        mutant = target.removeprefix("reference:").removeprefix("mutant:")
-        if not target.removeprefix("reference:").startswith("mutant:") or mutant not in MUTANTS:
+    served = [m for m in sorted(MUTANTS) if MUTANTS[m].kind is Kind.BROKER and not MUTANTS[m].reader_only]
+    return [f"{REFERENCE_MUTANT}{m}" for m in served]
+
+
+def _client_targets() -> list[str]:
+    from ..clients import LIBRARIES
+
+    return [f"{CLIENT_PREFIX}{lib}" for lib in LIBRARIES]
+
+
+def suite_kinds(module: Path) -> frozenset[Kind]:
+    """The kinds of implementation a suite module has tests for, read from its source (no import, no pytest): a
+    test's `@pytest.mark.kind("codec")`, else the module's `pytestmark`, else a broker test, as the plugin
+    decides. A `kind(...)` mark written any other way still counts for its kind, so a task is never left out
+    for a test this reading missed (at worst a task selects nothing, as before)."""
+    tree = ast.parse(module.read_text(encoding="utf-8"), filename=str(module))
+    module_mark: set[Kind] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets):
+            module_mark |= _kind_marks(node.value)
+    kinds = _kind_marks(tree)  # every kind a mark names anywhere in the module
+    for node in tree.body:
+        own: set[Kind] = set()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            is_test = node.name.startswith("test")
+        elif isinstance(node, ast.ClassDef):
+            is_test = node.name.startswith("Test")
+        elif isinstance(node, ast.Assign):  # a state machine's `TestX = Machine.TestCase`
+            is_test = any(isinstance(t, ast.Name) and t.id.startswith("Test") for t in node.targets)
+        else:
             continue
-        declared = set(MUTANTS[mutant].clauses)
-        failing = {c for c in matrix.clauses if getattr(matrix.cells.get((c, (target, profile))), "verdict", "")
-                   in words(KILLS)}  # fmt: skip
-        kills[(target, profile)] = KILLED if failing & declared else WRONG_CLAUSE if failing else SURVIVED
-    return kills
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            for decorator in node.decorator_list:
+                own |= _kind_marks(decorator)
+        if is_test and not (own or module_mark):
+            kinds.add(Kind.BROKER)
+    return frozenset(kinds)
+
+
+def _kind_marks(node: ast.AST) -> set[Kind]:
+    """The kinds named by `<...>.kind("name")` calls under `node`."""
+    words = {k.value for k in Kind}
+    return {
+        Kind(call.args[0].value)
+        for call in ast.walk(node)
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "kind"
+        and call.args and isinstance(call.args[0], ast.Constant) and call.args[0].value in words
+    }  # fmt: skip
+
+
+def plannable(tasks: list[CampaignTask], suites: Path) -> tuple[list[CampaignTask], list[tuple[str, str]]]:
+    """(the tasks whose suites have a test of their target's kind, the (target, suite) pairs left out). The
+    plugin deselects every test of another kind (a codec is not a broker), so such a task would select nothing:
+    pytest's exit 5, a CRASHED task."""
+    kinds: dict[str, frozenset[Kind]] = {}
+    kept: list[CampaignTask] = []
+    left_out: dict[tuple[str, str], None] = {}
+    for task in tasks:
+        if task.machine not in kinds:
+            paths = [Path(p) for p in suite_paths(task.machine, suites)]
+            files = [f for p in paths for f in (sorted(p.glob("test_*.py")) if p.is_dir() else [p])]
+            kinds[task.machine] = frozenset(k for f in files for k in suite_kinds(f))
+        if target_kind(task.target) in kinds[task.machine]:
+            kept.append(task)
+        else:
+            left_out[(task.target, task.machine)] = None
+    return kept, list(left_out)
 
 
 def parse_budget(text: str) -> float:
@@ -137,10 +216,19 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     targets = expand_targets(targets)
     if not (targets and machines and profiles):
         raise CampaignError("--targets, --machines and --profiles each need at least one name")
-    tasks = task_table(
-        targets, machines, profiles, args.seeds, parse_budget(args.budget), suites=suites_dir(args.suites),
-        hypothesis_profile=args.hypothesis_profile,
+    tasks, left_out = plannable(
+        task_table(
+            targets, machines, profiles, args.seeds, parse_budget(args.budget), suites=suites_dir(args.suites),
+            hypothesis_profile=args.hypothesis_profile,
+        ),
+        suites_dir(args.suites),
     )  # fmt: skip
+    if not tasks:
+        raise CampaignError(
+            f"nothing to run: no suite of --machines {args.machines} has a test of the kind of any target "
+            f"({', '.join(sorted({target_kind(t).value for t in targets}))}); codec suites are "
+            "suites/test_codec_*.py, client suites suites/test_client_*.py, the others are broker suites"
+        )
     expectations = _expectations(args, targets)
     plan_file = Path(args.out) / "campaign.json" if args.out else None
     if args.resume and (plan_file is None or not plan_file.is_file()):
@@ -164,6 +252,11 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         encoding="utf-8",
     )
     out_stream.write(f"campaign {campaign_id}: {len(tasks)} task(s) on {args.master}, rows in {rows_dir(out)}\n")
+    if left_out:
+        pairs = ", ".join(f"{t} x {m}" for t, m in left_out[:6]) + (", ..." if len(left_out) > 6 else "")
+        out_stream.write(
+            f"left out {len(left_out)} (target, suite) pair(s) whose suite has no test of the target's kind: {pairs}\n"
+        )
     out_stream.flush()
     began = time.monotonic()
     _interrupt_on_sigterm()
@@ -178,7 +271,9 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             expectations=expectations, resume=args.resume, log=out_stream, spark=spark,
         )  # fmt: skip
         if args.audit:
-            audit_targets(spark, targets, profiles, out, campaign_id, expectations, out_stream, resume=args.resume)
+            # Audit mode asks a broker ListOffsets questions: codecs and clients have no log to audit.
+            brokers = [t for t in targets if target_kind(t) is Kind.BROKER and "@" not in t]
+            audit_targets(spark, brokers, profiles, out, campaign_id, expectations, out_stream, resume=args.resume)
         write_outputs(spark, out, campaign_id, tasks, out_stream)
     except KeyboardInterrupt:
         out_stream.write("stopped: finished rows are kept\n")
@@ -252,38 +347,49 @@ def audit_targets(
 
 
 def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[CampaignTask], log: TextIO) -> None:
-    from .engine import rows_dir
-    from .matrix import aggregate, summary_counts, to_html, to_markdown, to_png
+    """matrix.md/.html/.png (the implementations), mutants.md/.html (the kill table, when the campaign ran
+    mutants), tasks.md and the Allure results, all from the rows on disk."""
+    from reports.matrix import kill_html, kill_markdown, summary_counts, to_html, to_markdown, to_png
 
-    matrix = aggregate(spark, rows_dir(out))
+    from .engine import rows_dir
+    from .matrix import aggregate, implementation_matrix, kill_table
+
+    everything = aggregate(spark, rows_dir(out))
+    matrix, kills = implementation_matrix(everything), kill_table(everything)
     title = f"Kafka timestamp conformance matrix, campaign {campaign_id}"
-    (out / "matrix.md").write_text(f"# {title}\n\n" + to_markdown(matrix), encoding="utf-8")
-    (out / "matrix.html").write_text(to_html(matrix, title), encoding="utf-8")
-    to_png(matrix, out / "matrix.png", title)
+    killed = "; ".join(f"{way}: {kills.summary(way)}" for way in kills.ways)
+    seeds = len({t["seed"] for t in everything.tasks})
+    meta = f"{len(everything.tasks)} task(s), {seeds} seed(s);"
+    if matrix.columns:
+        (out / "matrix.md").write_text(f"# {title}\n\n" + to_markdown(matrix), encoding="utf-8")
+        (out / "matrix.html").write_text(to_html(matrix, title, meta=meta, mutants=killed), encoding="utf-8")
+        width, height = to_png(matrix, out / "matrix.png", title)
+        log.write(
+            f"matrix: {len(matrix.columns)} implementation(s) x {len(matrix.clauses)} clause(s), {out / 'matrix.md'}, "
+            f"{out / 'matrix.html'}, {out / 'matrix.png'} ({width} x {height} px)\n"
+        )
+        for column, counts in summary_counts(matrix).items():
+            log.write(f"  {column[0]} ({column[1]}): {counts}\n")
     lines = [
         "| Task | Target | Suite | Profile | Seed | Status | Seconds | Examples |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for t in matrix.tasks:
+    for t in everything.tasks:
         lines.append(
             f"| {t['task_id']} | {t['target']} | {t['machine']} | {t['profile']} | {t['seed']} | {t['status']} "
             f"| {t['seconds']:.1f} | {t['examples']} |"
         )
     (out / "tasks.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    kills = mutant_kills(matrix)
-    if kills:
-        killed = sum(1 for v in kills.values() if v == KILLED)
-        table = ["| Mutant | Profile | Result |", "|---|---|---|"]
-        table += [f"| {t} | {p} | {v} |" for (t, p), v in sorted(kills.items())]
-        (out / "mutants.md").write_text(
-            f"# Mutants killed: {killed} of {len(kills)}\n\n" + "\n".join(table) + "\n", encoding="utf-8"
-        )
-        survivors = sorted(t for (t, _), v in kills.items() if v != KILLED)
-        log.write(f"mutants killed: {killed} of {len(kills)}" + (f"; not: {', '.join(survivors)}" if survivors else "")
-                  + f" ({out / 'mutants.md'})\n")  # fmt: skip
-    for column, counts in summary_counts(matrix).items():
-        log.write(f"  {column[0]} ({column[1]}): {counts}\n")
-    log.write(f"matrix: {out / 'matrix.md'}, {out / 'matrix.html'}, {out / 'matrix.png'}\n")
+    if kills.rows:
+        kill_title = f"Mutant kill table, campaign {campaign_id}"
+        (out / "mutants.md").write_text(kill_markdown(kills, kill_title), encoding="utf-8")
+        (out / "mutants.html").write_text(kill_html(kills, kill_title), encoding="utf-8")
+        for way in kills.ways:
+            missed = sorted(r.mutant for r in kills.rows if r.kills.get(way) is not None
+                            and r.kills[way].status in (SURVIVED, WRONG_CLAUSE))  # fmt: skip
+            shown = ", ".join(missed[:8]) + (f" and {len(missed) - 8} more" if len(missed) > 8 else "")
+            log.write(f"mutants ({way}): {kills.summary(way)}" + (f"; not killed: {shown}" if missed else "") + "\n")
+        log.write(f"kill table: {out / 'mutants.md'}, {out / 'mutants.html'}\n")
     from reports.campaign_allure import write_campaign_results
 
     results = out / "allure-results"

@@ -24,15 +24,17 @@ some of those profiles, with the reason next to it.
 
 One module per area, each registering its mutants in `MUTANTS` on import: `validation` (VAL-*),
 `compression` (CMP-*), `format_view` (FMT-*, CON-*), `time_index` (IDX-*), `list_offsets` (LO-*),
-`conversion` (CNV-*), `replication` (REP-*); `base` holds the registry, the seams and shared helpers.
+`conversion` (CNV-*), `replication` (REP-*), `client` (the reference client's faults, kind CLIENT, issue 13),
+`codec` (the reference codec's faults, kind CODEC, issue 13);
+`base` holds the registry, the seams and shared helpers.
 
 Everything is picklable by reference: `MutantFactory` holds names only, `Mutant.build` is a
 module-level function.
 """
 
-from . import compression, conversion, format_view, list_offsets, replication, time_index, validation
+from . import client, codec, compression, conversion, format_view, list_offsets, replication, time_index, validation
 from .base import MUTANTS, Mutant, MutantCluster, MutantFactory, MutantImplementation
 
-AREAS = (validation, compression, format_view, time_index, list_offsets, conversion, replication)
+AREAS = (validation, compression, format_view, time_index, list_offsets, conversion, replication, client, codec)
 
 __all__ = ["AREAS", "MUTANTS", "Mutant", "MutantCluster", "MutantFactory", "MutantImplementation"]

@@ -1,0 +1,373 @@
+"""Shared helpers of the client suites (suites/test_client_*.py, issue 13).
+
+A client target is the reference broker over the wire with a client library at `impl.client`, talking to the broker
+through a wire tap (`impl.tap`, conformance.clients.tap). Each client test drives the library, then judges twice:
+
+1. the client: what the library reports against what the broker answered it (the tapped ProduceResponse and
+   ListOffsets answers) and stored (the raw fetch, read by the model's codec as CON-1 says), under the client clauses
+   (VAL.record-metadata-timestamp, VAL.producer-future-exceptions, LO.client-*) and the CON.* clauses. The
+   expectation never comes from the model, so a broker's departure never shows as the client's;
+2. the broker: the same exchanges replayed into the reference model, its answers and stored batches compared with the
+   broker's under broker clauses (VAL.lat-response-time, CMP.*, LO.*). Against a served broker mutant these fail and
+   the client's verdicts stay PASS.
+
+The client checks run first, so a broker departure that ends the example has already left the client's verdicts.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pytest
+
+from conformance.checks import check_equal, check_true
+from conformance.clients import rules
+from conformance.clients.protocol import (
+    ClientCapability,
+    ClientFailed,
+    ClientLibrary,
+    ClientRefused,
+    OffsetAndTimestamp,
+    Outgoing,
+    RecordMetadata,
+    SendFailure,
+    SendOutcome,
+    java_refusal_text,
+)
+from conformance.clients.tap import TappedLookup, TappedProduce, WireTap
+from conformance.implementation import Implementation
+from conformance.observables import Obs
+from conformance.verdicts import UNSUPPORTED_PREFIX
+from models.cluster import FetchResponse, ProduceResponse
+from models.config import TopicConfig
+from models.constants import MAGIC_V2, ErrorCode, TimestampType
+from models.list_offsets import ListOffsetsAnswer
+from models.profiles import Profile
+from models.records import AnyBatch, ConsumerRecord
+from models.validator import RecordError
+
+from .helpers import Suite, Twin, check_fetch, check_list_offsets, check_produce, newest_fetch
+
+
+@dataclass(frozen=True)
+class ClientUnderTest:
+    """The library, the tap it talks through, and the broker's name for a suite topic."""
+
+    library: ClientLibrary
+    tap: WireTap
+    topic_name: Callable[[str], str]
+
+    def has(self, *capabilities: ClientCapability) -> bool:
+        return all(c in self.library.capabilities for c in capabilities)
+
+
+def client_under_test(impl: Implementation, *capabilities: ClientCapability) -> ClientUnderTest:
+    """The client of a client target; the test is UNSUPPORTED where the library lacks a capability."""
+    library: ClientLibrary = impl.client  # type: ignore[attr-defined]
+    missing = [c for c in capabilities if c not in library.capabilities]
+    if missing:
+        pytest.skip(UNSUPPORTED_PREFIX + ", ".join(f"client {c.value}" for c in missing))
+    return ClientUnderTest(library, impl.tap, impl.topic_name)  # type: ignore[attr-defined]
+
+
+def client_twin(suite: Suite) -> Twin:
+    """The twin with every broker's clock (the reference broker's, set through its control plane, and the model's) at
+    this machine's clock: a producer stamps the records it is given no timestamp for with it, and the broker's
+    validation bounds (4.0's 1 h after-bound) must judge them as a broker next to the producer would."""
+    twin = suite.twin()
+    now = time.time_ns() // 1_000_000
+    for broker in twin.brokers():
+        twin.set_clock(broker, now)
+    return twin
+
+
+# ------------------------------------------------------------------------------------ the client's side
+
+
+@dataclass(frozen=True)
+class SentRecord:
+    """One record as it went out in a tapped Produce request, and the answer it got."""
+
+    create_time: int  # the timestamp the producer wrote (read from its CreateTime batch)
+    batch_first_create_time: int  # ... for the first record of the same batch
+    relative_offset: int  # its offset in the request (the producer writes a batch at base offset 0)
+    batch_index: int  # its position in its batch (a record error's batch_index)
+    batch_size: int
+    answer: TappedProduce
+
+
+def sent_records(produced: Sequence[TappedProduce]) -> dict[bytes | None, SentRecord]:
+    """Each key the tapped Produce requests carried, with the last request that carried it (a retry replaces)."""
+    out: dict[bytes | None, SentRecord] = {}
+    for answer in produced:
+        for batch in answer.batches:
+            records = batch.records()
+            for index, record in enumerate(records):
+                out[record.key] = SentRecord(record.timestamp, records[0].timestamp, record.offset, index,
+                                             len(records), answer)
+    return out
+
+
+def expected_outcome(sent: SentRecord) -> SendOutcome:
+    """What the producer must report for a record, from the broker's answer to it (VAL-12, VAL-11)."""
+    answer = sent.answer
+    if answer.error_code == ErrorCode.NONE:
+        timestamp = rules.metadata_timestamp(answer.log_append_time, sent.create_time)
+        return RecordMetadata(answer.base_offset + sent.relative_offset, timestamp)
+    failures = rules.record_failures(answer.error_code, dict(answer.record_errors), answer.error_message,
+                                     sent.batch_size)
+    return failures[sent.batch_index]
+
+
+def _shown(outcome: SendOutcome) -> object:
+    return outcome if isinstance(outcome, SendFailure) else outcome.offset
+
+
+def check_sent(
+    records: Sequence[Outgoing], outcomes: Sequence[SendOutcome], produced: Sequence[TappedProduce], context: str
+) -> None:
+    """VAL.record-metadata-timestamp: each accepted record's RecordMetadata is the broker's base offset plus its
+    position and the answer's log_append_time, or the create time the producer wrote where that is -1 (VAL-12);
+    VAL.producer-future-exceptions: the records of a rejected batch fail as Sender.failBatch fails them (VAL-11)."""
+    check_equal("VAL.record-metadata-timestamp", Obs.CLIENT_METADATA_OFFSET, len(outcomes), len(records),
+                f"{context}: one outcome per record sent")
+    by_key = sent_records(produced)
+    failed: list[tuple[str, str]] = []
+    for record, outcome in zip(records, outcomes, strict=True):
+        where = f"{context} record {record.key!r}"
+        sent = by_key.get(record.key)
+        if sent is None:
+            check_true("VAL.record-metadata-timestamp", Obs.CLIENT_METADATA_OFFSET, False, _shown(outcome), where,
+                       expectation="a Produce request that carried the record")
+            continue
+        expected = expected_outcome(sent)
+        if isinstance(expected, RecordMetadata):
+            if not check_equal("VAL.record-metadata-timestamp", Obs.CLIENT_METADATA_OFFSET, _shown(outcome),
+                               expected.offset, where):
+                continue
+            assert isinstance(outcome, RecordMetadata)
+            check_equal("VAL.record-metadata-timestamp", Obs.CLIENT_METADATA_TIMESTAMP, outcome.timestamp,
+                        expected.timestamp, where, sent=sent.create_time,
+                        facts={"batch-first-create-time": sent.batch_first_create_time})
+        else:
+            seen = outcome.kind if isinstance(outcome, SendFailure) else f"accepted at offset {outcome.offset}"
+            failed.append((seen, expected.kind))
+    if failed:
+        check_equal("VAL.producer-future-exceptions", Obs.CLIENT_SEND_FAILURES, [seen for seen, _ in failed],
+                    [kind for _, kind in failed], f"{context}: the failure of each record of the rejected batch")
+
+
+def consume(client: ClientUnderTest, topic: str, *, start: int, until: int) -> tuple[tuple[ConsumerRecord, ...], str]:
+    """What the library delivers of a suite topic from `start` up to `until`, and its failure ("" for none): a
+    consumer that fails part-way (a batch it cannot read) is judged on the records it could not deliver."""
+    try:
+        return client.library.consume(client.topic_name(topic), 0, start, until=until), ""
+    except ClientFailed as exc:
+        return exc.delivered, str(exc)
+
+
+def check_consumed(
+    records: Sequence[ConsumerRecord],
+    stored: Sequence[AnyBatch],
+    *,
+    start: int,
+    until: int,
+    clause_of: Callable[[AnyBatch], str],
+    context: str,
+    failure: str = "",
+) -> None:
+    """CON-1: the records a consumer delivers from `start` up to `until`, batch by batch, against the stored batches
+    (the broker's bytes read by the model's codec), each under the CON clause of its stored form (`clause_of`). Where
+    the consumer failed (`failure`), a batch it did not deliver whole shows the failure as what it read."""
+    for batch in stored:
+        want = [r for r in batch.records() if start <= r.offset < until]
+        if not want:
+            continue
+        first, last = batch.base_offset, batch.last_offset
+        got = [r for r in records if first <= r.offset <= last]
+        where = f"{context} stored batch at offset {batch.base_offset} (magic {batch.magic}, {batch.codec.name})"
+        clause = clause_of(batch)
+        read: object = [_read(r) for r in got]
+        payloads: object = [(r.key, r.value) for r in got]
+        if failure and len(got) < len(want):
+            read = payloads = f"the consumer failed: {failure}"
+        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r) for r in want], where)
+        check_equal(clause, Obs.RECORD_PAYLOADS, payloads, [(r.key, r.value) for r in want], where)
+
+
+def _read(record: ConsumerRecord | None) -> tuple[int, int, TimestampType] | None:
+    return None if record is None else (record.offset, record.timestamp, record.timestamp_type)
+
+
+def _asked(tapped: Sequence[TappedLookup], target: int) -> list[TappedLookup]:
+    return [t for t in tapped if t.target == target and t.partition == 0]
+
+
+def check_lookup(
+    answer: OffsetAndTimestamp | None, tapped: Sequence[TappedLookup], target: int, context: str
+) -> TappedLookup | None:
+    """LO-9: offsetsForTimes asked ListOffsets v1+ (LO.client-min-version) and reports the broker's answer to it:
+    null for offset -1 or error 43 (LO.client-null-when-not-found), else its offset and timestamp
+    (LO.client-offsets-for-times-answer). Returns the tapped answer the report was compared with."""
+    asked = _asked(tapped, target)
+    where = f"{context} target {target}"
+    if not asked:
+        check_true("LO.client-offsets-for-times-answer", Obs.CLIENT_LOOKUP, False, answer, where,
+                   expectation=f"the answer to a ListOffsets request for target {target}")
+        return None
+    for request in asked:
+        minimum = rules.lookup_min_version(request.isolation_level)
+        check_true("LO.client-min-version", Obs.CLIENT_REQUEST_VERSION, request.version >= minimum, request.version,
+                   where, expectation=f"ListOffsets v{minimum} or later")
+    last = asked[-1]
+    expected = rules.lookup_answer(last.error_code, last.offset, last.timestamp)
+    if expected is not None and answer is not None and answer.timestamp is None:
+        expected = OffsetAndTimestamp(expected.offset, None)  # the library's call reports an offset only
+    clause = "LO.client-null-when-not-found" if expected is None else "LO.client-offsets-for-times-answer"
+    check_equal(clause, Obs.CLIENT_LOOKUP, answer, expected, f"{where} (broker answered error "
+                f"{ErrorCode(last.error_code).name}, offset {last.offset}, timestamp {last.timestamp})")
+    return last
+
+
+def check_special(
+    answer: OffsetAndTimestamp, tapped: Sequence[TappedLookup], target: int, context: str
+) -> TappedLookup | None:
+    """LO.client-special-target-answer: the library reports the broker's answer to EARLIEST, LATEST or
+    MAX_TIMESTAMP: its offset, and its timestamp where the library's call reports one."""
+    asked = _asked(tapped, target)
+    where = f"{context} target {target}"
+    if not asked:
+        check_true("LO.client-special-target-answer", Obs.CLIENT_LOOKUP, False, answer, where,
+                   expectation=f"the answer to a ListOffsets request for target {target}")
+        return None
+    last = asked[-1]
+    timestamp = None if answer.timestamp is None else (-1 if last.timestamp is None else last.timestamp)
+    expected: object = OffsetAndTimestamp(last.offset, timestamp)
+    if last.error_code != ErrorCode.NONE:
+        expected = f"the error {ErrorCode(last.error_code).name} the broker answered"
+    check_equal("LO.client-special-target-answer", Obs.CLIENT_LOOKUP, answer, expected, where)
+    return last
+
+
+def check_refusal(
+    outcome: OffsetAndTimestamp | ClientRefused | ClientFailed | None,
+    tapped: Sequence[TappedLookup],
+    *,
+    topic: str,
+    target: int,
+    context: str,
+) -> None:
+    """LO.client-rejects-negative-target: offsetsForTimes refuses a negative target before any request, with Java's
+    text (LO-9)."""
+    sent = len(_asked(tapped, target))
+    if isinstance(outcome, ClientRefused):
+        shown = "refused"
+    elif isinstance(outcome, ClientFailed):
+        shown = f"failed after asking: {outcome}"
+    else:
+        shown = f"answered {outcome!r}"
+    where = f"{context} target {target}"
+    refused = check_equal("LO.client-rejects-negative-target", Obs.CLIENT_REFUSAL, (shown, sent), ("refused", 0),
+                          f"{where} (refusal, ListOffsets requests sent for the target)")
+    if refused and isinstance(outcome, ClientRefused):
+        check_equal("LO.client-rejects-negative-target", Obs.CLIENT_REFUSAL_MESSAGE, outcome.detail,
+                    java_refusal_text(topic, 0, target), where)
+
+
+def check_seek(
+    found: OffsetAndTimestamp | None, first: ConsumerRecord | None, stored: Sequence[AnyBatch], context: str
+) -> None:
+    """LO.client-seek-by-time: after a seek to the offset offsetsForTimes found, the first record delivered is the
+    stored record at that offset, read as CON-1 says (nothing at all when nothing was found)."""
+    by_offset = {r.offset: r for batch in stored for r in batch.records()}
+    want = by_offset.get(found.offset) if found is not None else None
+    where = f"{context} seek to {found.offset if found is not None else None}"
+    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, _read(first), _read(want), where)
+    check_equal("LO.client-seek-by-time", Obs.RECORD_PAYLOADS, None if first is None else (first.key, first.value),
+                None if want is None else (want.key, want.value), where)
+
+
+# ------------------------------------------------------------------------------------ the broker's side
+
+
+class BrokerChecks:
+    """Broker comparisons held back until the client's checks have run: a broker departure ends the example, and
+    the client's verdicts must not depend on it (the module doc). `later(check, ...)` keeps one, `run()` runs them
+    in the order kept."""
+
+    def __init__(self) -> None:
+        self._pending: list[Callable[[], None]] = []
+
+    def later(self, check: Callable[..., None], *args: object, **kwargs: object) -> None:
+        self._pending.append(lambda: check(*args, **kwargs))
+
+    def run(self) -> None:
+        pending, self._pending = self._pending, []
+        for check in pending:
+            check()
+
+
+def broker_record_clause(config: TopicConfig) -> Callable[[AnyBatch], str]:
+    """The broker clause of a stored record read differently from the model's: what the broker wrote, not how a
+    reader reads it (the CON.* clauses are the client's in these suites). A stored v0/v1 batch of a topic in an old
+    format may have been converted on append (CMP-5)."""
+    lat = config.timestamp_type is TimestampType.LOG_APPEND_TIME
+
+    def clause(batch: AnyBatch) -> str:
+        if lat and batch.magic > 0:
+            return "CMP.lat-every-record-reads-now"
+        return "CMP.inplace-createtime-untouched" if batch.magic == MAGIC_V2 else "CMP.rebuild-createtime-copies"
+
+    return clause
+
+
+def produce_response(tapped: TappedProduce) -> ProduceResponse:
+    """A tapped Produce answer as the model writes one (fields the version lacks at their defaults)."""
+    return ProduceResponse(
+        ErrorCode(tapped.error_code),
+        base_offset=tapped.base_offset,
+        log_append_time=-1 if tapped.log_append_time is None else tapped.log_append_time,
+        log_start_offset=-1 if tapped.log_start_offset is None else tapped.log_start_offset,
+        error_message=tapped.error_message,
+        record_errors=tuple(RecordError(index, message) for index, message in tapped.record_errors),
+    )
+
+
+def check_broker_produced(
+    twin: Twin, topic: str, produced: Sequence[TappedProduce], *, config: TopicConfig, error_clause: str, context: str
+) -> None:
+    """The broker's answers to the library's Produce requests against the model's for the same batches (replayed into
+    the twin's model only: the broker already has them), under broker clauses (check_produce)."""
+    for tapped in produced:
+        expected = twin.ref.produce(topic, 0, tapped.batches, produce_version=tapped.version)
+        check_produce(produce_response(tapped), expected.as_of_version(tapped.version), config=config,
+                      error_clause=error_clause, context=f"{context} Produce v{tapped.version}")
+
+
+def raw_fetch(twin: Twin, topic: str, profile: Profile) -> tuple[FetchResponse, FetchResponse]:
+    """The broker's stored batches (the suites' own Fetch, read by the model's codec) and the model's."""
+    return twin.fetch(topic, fetch_version=newest_fetch(profile))
+
+
+def compare_stored(
+    raw: FetchResponse, model: FetchResponse, *, config: TopicConfig, profile: Profile, context: str
+) -> None:
+    """The broker's stored batches against the model's, under broker clauses (check_fetch)."""
+    check_fetch(raw, model, config=config, profile=profile, record_clause=broker_record_clause(config),
+                context=context)
+
+
+def check_broker_lookup(twin: Twin, topic: str, tapped: TappedLookup, profile: Profile, context: str) -> None:
+    """The broker's answer to the library's ListOffsets request against the model's at the same version, under the
+    LO.* broker clauses (check_list_offsets)."""
+    observed = ListOffsetsAnswer(
+        ErrorCode(tapped.error_code),
+        tapped.offset,
+        -1 if tapped.timestamp is None else tapped.timestamp,
+        -1 if tapped.leader_epoch is None else tapped.leader_epoch,
+    )
+    expected = twin.ref.list_offsets(topic, 0, tapped.target, version=tapped.version)
+    check_list_offsets(observed, expected, target=tapped.target, version=tapped.version, profile=profile,
+                       context=context, facts=twin.list_offsets_facts(topic))

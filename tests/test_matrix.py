@@ -1,0 +1,219 @@
+"""The conformance matrix and the kill table of a campaign (issue 13, item 5), built from synthetic cells: which
+columns are implementations and which are mutants, how they are grouped, what a cell a kind never checks shows,
+how a mutant is graded each way it ran, and that the HTML and PNG stay self-contained and readable. No Spark
+(tests/test_campaign.py runs a real campaign, e2e)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters.mutants import MUTANTS
+from conformance.campaign.matrix import (
+    IN_PROCESS,
+    NOT_RUN,
+    SERVED,
+    Cell,
+    Matrix,
+    grade,
+    implementation_matrix,
+    kill_table,
+    mutant_of,
+)
+from conformance.implementation import Kind
+from conformance.mutation import KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
+from conformance.verdicts import ALLURE_STATUS, DEPARTS, Verdict
+from models.clauses import CLAUSES, Area
+from reports.matrix import (
+    COLOURS,
+    KILL_COLOURS,
+    KILL_MEANING,
+    NOT_CHECKED,
+    PALETTE,
+    area_summary,
+    kill_html,
+    kill_markdown,
+    to_html,
+    to_markdown,
+)
+
+P = "kafka-4.0"
+BROKERS = ("tansu", "model", "noida", "rdkafka-mock", "reference")
+CODECS = ("codec:kafka-python", "codec:model", "codec:aiokafka", "codec:aiokafka-pure", "codec:java")
+CLIENTS = ("client:java", "client:model", "client:kafka-python", "client:aiokafka", "client:confluent-kafka")
+# Clauses a broker suite checks, and clauses of the codec and client suites.
+BROKER_CLAUSES = (
+    "LO.first-ge-target", "LO.max-timestamp-first-record", "VAL.range-before-after", "IDX.strictly-increasing"
+)  # fmt: skip
+LIBRARY_CLAUSES = ("FMT.v1-uncompressed-own-timestamp", "FMT.legacy-type-bit")
+LOOKUP = "lookup-last-match"  # a broker mutant declaring LO.first-ge-target
+READER_ONLY = next(m for m, mutant in MUTANTS.items() if mutant.reader_only)
+
+
+def cell(verdict: Verdict, first: float | None = None) -> Cell:
+    return Cell(verdict.value, 1, first, 10, "pytest suites/... --hypothesis-seed=1" if first is not None else "")
+
+
+def campaign() -> Matrix:
+    """15 implementations, a mutant run three ways and a served mutant, over broker and library clauses."""
+    cells: dict[tuple[str, tuple[str, str]], Cell] = {}
+    for target in BROKERS:
+        for clause in BROKER_CLAUSES:
+            cells[(clause, (target, P))] = cell(Verdict.PASS)
+    cells[("LO.first-ge-target", ("tansu", P))] = cell(Verdict.KNOWN, 2.0)
+    cells[("VAL.range-before-after", ("noida", P))] = cell(Verdict.FAIL, 1.0)
+    cells[("IDX.strictly-increasing", ("rdkafka-mock", P))] = cell(Verdict.UNSUPPORTED)
+    for target in (*CODECS, *CLIENTS):
+        for clause in LIBRARY_CLAUSES:
+            cells[(clause, (target, P))] = cell(Verdict.PASS)
+    cells[("FMT.legacy-type-bit", ("codec:kafka-python", P))] = cell(Verdict.NON_STRICT, 0.5)
+    # lookup-last-match: killed in process and served, missed by the client served the mutant.
+    for target, verdict in (
+        (f"mutant:{LOOKUP}", Verdict.FAIL),
+        (f"reference:mutant:{LOOKUP}", Verdict.FAIL),
+        (f"client:kafka-python@reference:mutant:{LOOKUP}", Verdict.PASS),
+    ):
+        cells[("LO.first-ge-target", (target, P))] = cell(verdict, 0.3 if verdict is Verdict.FAIL else None)
+    cells[("LO.first-ge-target", (f"mutant:{READER_ONLY}", P))] = cell(Verdict.PASS)
+    columns = sorted({col for _, col in cells})
+    return Matrix(sorted({c for c, _ in cells}), columns, cells, [])
+
+
+def test_mutants_are_not_columns_of_the_matrix_but_rows_of_the_kill_table() -> None:
+    assert mutant_of("mutant:x") == ("x", IN_PROCESS)
+    assert mutant_of("reference:mutant:x") == ("x", SERVED)
+    assert mutant_of("client:aiokafka@reference:mutant:x") == ("x", "client:aiokafka")
+    for implementation in ("model", "reference", "tansu", "codec:java", "client:java", "client:java@reference"):
+        assert mutant_of(implementation) is None
+    matrix = implementation_matrix(campaign())
+    assert {t for t, _ in matrix.columns} == {*BROKERS, *CODECS, *CLIENTS}
+    assert not any("mutant" in t for t, _ in matrix.columns)
+
+
+def test_columns_are_grouped_by_kind_with_the_reference_implementations_first() -> None:
+    matrix = implementation_matrix(campaign())
+    assert [g.kind for g in matrix.groups] == [Kind.BROKER, Kind.CODEC, Kind.CLIENT]
+    names = [[t for t, _ in g.columns] for g in matrix.groups]
+    assert names[0] == ["model", "reference", "noida", "rdkafka-mock", "tansu"]
+    assert names[1][0] == "codec:model" and sorted(names[1]) == sorted(CODECS)
+    assert names[2][0] == "client:model" and sorted(names[2]) == sorted(CLIENTS)
+
+
+def test_clauses_are_grouped_by_area_in_catalogue_order() -> None:
+    matrix = implementation_matrix(campaign())
+    order = [c.id for c in CLAUSES]
+    assert [a.area for a in matrix.areas] == [a for a in Area if any(x.area is a for x in matrix.areas)]
+    for area in matrix.areas:
+        assert list(area.clauses) == sorted(area.clauses, key=order.index)
+        assert all(c.startswith(area.area.prefix + ".") for c in area.clauses)  # type: ignore[union-attr]
+
+
+def test_a_clause_a_kind_never_checks_is_a_dash_not_a_verdict() -> None:
+    matrix = implementation_matrix(campaign())
+    assert matrix.cell("FMT.legacy-type-bit", ("tansu", P)) is None
+    assert matrix.kinds_checking("FMT.legacy-type-bit") == {Kind.CODEC, Kind.CLIENT}
+    assert matrix.not_checked_reason("FMT.legacy-type-bit", ("tansu", P)).startswith("no broker test checks")
+    assert matrix.not_checked_reason("LO.first-ge-target", ("codec:java", P)).startswith("no codec test")
+    page = to_html(matrix, "t")
+    row = re.search(r"<code>FMT\.legacy-type-bit</code>.*?</tr>", page, re.S).group(0)  # type: ignore[union-attr]
+    dashes = re.findall(r'<td class="nc[^"]*" title="([^"]*)">' + NOT_CHECKED + "</td>", row)
+    assert len(dashes) == len(BROKERS) and all(d.startswith("no broker test") for d in dashes)
+    # N/A and UNSUPPORTED are verdicts, shown as such.
+    idx = re.search(r"<code>IDX\.strictly-increasing</code>.*?</tr>", page, re.S).group(0)  # type: ignore[union-attr]
+    assert idx.count('class="v-UNSUPPORTED') == 1 and NOT_CHECKED in idx  # unsupported on one, a dash on 10
+    markdown = to_markdown(matrix)
+    assert re.search(r"\| `FMT.legacy-type-bit` \| — \| — \|", markdown)
+
+
+def test_a_dash_says_where_the_catalogue_checks_the_clause_instead() -> None:
+    elsewhere = next(c for c in CLAUSES if c.checked_elsewhere)
+    cells = {(elsewhere.id, ("client:model", P)): cell(Verdict.PASS), ("LO.first-ge-target", ("tansu", P)): cell(
+        Verdict.PASS)}  # fmt: skip
+    matrix = implementation_matrix(Matrix([], sorted({c for _, c in cells}), cells, []))
+    why = matrix.not_checked_reason(elsewhere.id, ("tansu", P))
+    assert why == f"no broker test checks this clause (checked by the {elsewhere.checked_elsewhere})"
+
+
+def test_an_area_row_shows_where_an_implementation_departs() -> None:
+    matrix = implementation_matrix(campaign())
+    validation = next(a for a in matrix.areas if a.area is Area.VALIDATION)
+    assert area_summary(matrix.tally(("noida", P), validation.clauses), {}) == ("FAIL", "1 FAIL")
+    assert area_summary(matrix.tally(("model", P), validation.clauses), {}) == ("ok", "✓ 1")
+    assert area_summary(matrix.tally(("codec:java", P), validation.clauses), {}) == (NOT_CHECKED, NOT_CHECKED)
+    everything = matrix.tally(("tansu", P), matrix.clauses)
+    assert everything.line() == "1 KNOWN, 3 PASS" and everything.not_checked == 2
+    page = to_html(matrix, "t")
+    overview = page.split("<h2>By clause</h2>")[0]
+    assert overview.count(">1 FAIL<") == 2  # noida's validation row and its all-clauses row
+    assert 'class="quiet"' in page  # the clauses where nobody departs can be hidden
+    assert "<code>LO.first-ge-target</code>" in page and not re.search(r'<tr class="quiet"><th class="c"[^>]*><code>'
+                                                                      r"LO\.first-ge-target", page)  # fmt: skip
+
+
+def test_verdict_colours_follow_the_allure_status_of_each_verdict() -> None:
+    for status, shades in PALETTE.items():
+        for verdict in shades:
+            assert ALLURE_STATUS[verdict] == status, verdict
+    assert set(COLOURS) == {v.value for v in Verdict}
+    assert len(set(COLOURS.values())) == len(COLOURS)  # every verdict its own shade
+    assert set(KILL_COLOURS) == set(KILL_MEANING)
+
+
+def test_the_page_is_one_file_that_opens_from_disk() -> None:
+    page = to_html(implementation_matrix(campaign()), "Kafka <timestamps>", mutants="in process: 1 of 1 killed")
+    assert "<script" not in page and "<link" not in page and not re.search(r'src="https?:', page)
+    assert "Kafka &lt;timestamps&gt;" in page and 'href="mutants.html"' in page
+
+
+def test_a_mutant_is_graded_each_way_it_ran() -> None:
+    table = kill_table(campaign())
+    assert table.ways == (IN_PROCESS, SERVED, "client:kafka-python")
+    row = next(r for r in table.rows if r.mutant == LOOKUP)
+    assert row.kills[IN_PROCESS].status == KILLED and row.kills[IN_PROCESS].killed_by == ("LO.first-ge-target",)
+    assert row.kills[IN_PROCESS].verdict == "FAIL" and row.kills[IN_PROCESS].first_failure_s == 0.3
+    assert row.kills[SERVED].status == KILLED
+    assert row.kills["client:kafka-python"].status == SURVIVED
+    reader = next(r for r in table.rows if r.mutant == READER_ONLY)
+    assert reader.kills[SERVED].status == NOT_SERVED and reader.kills["client:kafka-python"].status == NOT_SERVED
+    assert table.killed(IN_PROCESS) == (1, 1)  # the reader-only mutant's declared clauses were not checked
+    assert table.summary(SERVED) == f"1 of 1 killed (1 {NOT_SERVED})"
+    markdown, page = kill_markdown(table, "kills"), kill_html(table, "kills")
+    assert f"| `{LOOKUP}` | {P} | LO.first-ge-target | KILLED by LO.first-ge-target (FAIL, 0.3 s) | KILLED" in markdown
+    assert "broker mutants · LO · list-offsets" in page and 'href="matrix.html"' in page
+    assert f"not killed: <code>{LOOKUP}</code> (SURVIVED)" in page  # listed at the top, for the client's way
+    # "only the mutants not killed": both stay (one survived a way, the other's clauses were not run).
+    assert '<tr class="quiet">' not in page and page.count('<tr><th class="c" title=') == 2
+
+
+@pytest.mark.parametrize(
+    ("cells", "status"),
+    [
+        ({"A": Verdict.FAIL, "B": Verdict.PASS}, KILLED),
+        ({"A": Verdict.NON_STRICT}, KILLED),  # a SHOULD clause not met kills (conformance.verdicts.KILLS)
+        ({"A": Verdict.KNOWN}, SURVIVED),  # mutants run without expectations: KNOWN never kills
+        ({"A": Verdict.PASS, "B": Verdict.FAIL}, WRONG_CLAUSE),
+        ({"A": Verdict.PASS}, SURVIVED),
+        ({"A": Verdict.NOT_APPLICABLE, "B": Verdict.FAIL}, NOT_RUN),  # no check of A ran: not a verdict on A
+        ({"B": Verdict.PASS}, NOT_RUN),
+        ({"A": Verdict.TIMEOUT}, Verdict.TIMEOUT.value),
+        ({"A": Verdict.FAIL, "B": Verdict.CRASHED}, KILLED),
+    ],
+)
+def test_grading_a_mutant(cells: dict[str, Verdict], status: str) -> None:
+    assert grade(["A"], {c: cell(v, 1.0 if v in DEPARTS else None) for c, v in cells.items()}).status == status
+
+
+def test_the_heatmap_stays_readable_for_fifteen_implementations(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the campaign extra (matplotlib) is not installed")
+    from PIL import Image
+
+    from reports.matrix import to_png
+
+    matrix = implementation_matrix(campaign())
+    assert len(matrix.columns) == 15
+    width, height = to_png(matrix, tmp_path / "m.png", "a campaign")
+    with Image.open(tmp_path / "m.png") as image:
+        assert image.size == (width, height)
+    assert width < 1600, width  # the matrix with every mutant as a column was about 7,900 px wide
