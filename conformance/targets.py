@@ -33,7 +33,7 @@ REFERENCE = "reference"
 REFERENCE_MUTANT = "reference:mutant:"  # + a mutant id: that mutant served over the wire
 TARGETS_HELP = (
     "model, mutant:<id>, tansu, noida, rdkafka-mock, reference, reference:mutant:<id>, broker, "
-    "client:<library> or client:<library>@reference:mutant:<id> "
+    "codec:<library>, client:<library> or client:<library>@reference:mutant:<id> "
     "(`kafka-conformance mutants --list` lists the mutant ids)"
 )
 
@@ -41,8 +41,13 @@ TARGETS_HELP = (
 def known_targets() -> list[str]:
     """Every target name but the served mutants (`reference:mutant:<id>` for each `mutant:<id>`)."""
     from .clients import LIBRARIES as CLIENT_LIBRARIES
+    from .codecs import LIBRARIES as CODEC_LIBRARIES
 
-    names = ["model", *MANAGED, REFERENCE, "broker", *(f"client:{library}" for library in CLIENT_LIBRARIES)]
+    names = [
+        "model", *MANAGED, REFERENCE, "broker",
+        *(f"codec:{library}" for library in CODEC_LIBRARIES),
+        *(f"client:{library}" for library in CLIENT_LIBRARIES),
+    ]
     try:
         from .adapters.mutants import MUTANTS
     except ImportError:  # the mutants adapter is optional while it is being built
