@@ -34,6 +34,7 @@ from conformance.campaign.audit import (
 )
 from conformance.cli import main
 from conformance.expectations import Expectation, load_expectations
+from conformance.implementation import Kind
 from conformance.observables import Obs
 from conformance.targets import resolve_target
 from conformance.verdicts import Verdict
@@ -140,7 +141,7 @@ def test_every_answer_a_mutant_changes_is_reported(spark: Any, tmp_path: Path) -
     reference = _audit(spark, "model", tmp_path / "model")
     caught = set()
     compared = 0
-    for mutant in sorted(MUTANTS):
+    for mutant in sorted(m for m, seeded in MUTANTS.items() if seeded.kind is Kind.BROKER):  # audit reads a broker
         for topic, result in _audit(spark, f"mutant:{mutant}", tmp_path / mutant).items():
             if result.disagreements:
                 caught.add(mutant)
