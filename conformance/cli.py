@@ -19,14 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
+from conformance.targets.fault_hook import fault_options
 from models.clauses import CLAUSES, Area, Clause, coverage
 from models.profiles import PROFILES
 from models.rules import RULE_IDS, UNTESTABLE, parse_semantics
 
-from .faults import fault_options
-
 if TYPE_CHECKING:
-    from .adapters.wire import ControlOffer
+    from conformance.targets.kafka_wire import ControlOffer
 
 PROG = "kafka-conformance"
 EXIT_OK = 0
@@ -170,8 +169,8 @@ def _print_coverage(rule_ids: Sequence[str], source: str, out: TextIO) -> int:
 
 def _print_clause_coverage(out: TextIO) -> int:
     """Issue 11: per clause, the suite tests that declare it, or where else it is checked and why, or that
-    nothing checks it (exit 1 then; conformance.coverage)."""
-    from .coverage import CoverageStatus, clause_coverage, format_coverage, with_status
+    nothing checks it (exit 1 then; conformance.judging.coverage)."""
+    from conformance.judging.coverage import CoverageStatus, clause_coverage, format_coverage, with_status
 
     rows = clause_coverage()
     print("", file=out)
@@ -255,9 +254,9 @@ def _add_mutants_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_mutants(args: argparse.Namespace, out: TextIO) -> int:
-    from .adapters.mutants import MUTANTS
-    from .launcher import LauncherError, suites_dir
-    from .mutation import KILLED, NOT_SERVED, KillResult, KillTable, default_jobs, run_kill_table
+    from conformance.faults import MUTANTS
+    from conformance.faults.kill_table import KILLED, NOT_SERVED, KillResult, KillTable, default_jobs, run_kill_table
+    from conformance.plugin.launcher import LauncherError, suites_dir
 
     if args.list:
         for mutant in sorted(MUTANTS.values(), key=lambda m: m.id):
@@ -404,10 +403,10 @@ def _wire_timeout(args: argparse.Namespace) -> float:
 def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO) -> Path:
     """Everything `run` can check before pytest starts, each problem one usage error; the suites directory.
     What a control plane turns on is said on `out`."""
-    from .expectations import ExpectationsError, load_expectations
-    from .faults import check_fault_options
-    from .launcher import LauncherError, suites_dir
-    from .targets import TargetError, check_target
+    from conformance.judging.expectations import ExpectationsError, load_expectations
+    from conformance.plugin.launcher import LauncherError, suites_dir
+    from conformance.targets.fault_hook import check_fault_options
+    from conformance.targets.registry import TargetError, check_target
 
     _check_profile(args.profile)
     try:
@@ -425,7 +424,7 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO
         if cid not in {c.id for c in CLAUSES}:
             raise UsageError(f"--clauses: unknown clause {cid!r}: `{PROG} clauses` lists the IDs")
     if args.target == "broker":
-        from .adapters.wire import check_control, check_reachable
+        from conformance.targets.kafka_wire import check_control, check_reachable
 
         try:
             check_reachable(args.bootstrap_servers, timeout=wire_timeout)
@@ -439,7 +438,7 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO
 
 def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: TextIO) -> None:
     """What the control plane turns on for this run, and what it declared that the suite ignores."""
-    from .implementation import Capability
+    from conformance.targets.implementation import Capability
 
     names = ", ".join(sorted(c.value for c in offer.capabilities)) or "nothing"
     out.write(f"control plane at {args.control_url}: turns on {names}\n")
@@ -455,7 +454,7 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     NON-STRICT), 1 when a clause FAILs or an expectation is stale, 2 on bad input."""
     import shlex
 
-    from .launcher import SuitesRun, pytest_command, run_streaming
+    from conformance.plugin.launcher import SuitesRun, pytest_command, run_streaming
 
     wire_timeout = _wire_timeout(args)
     suites = _check_run_inputs(args, wire_timeout, out)
@@ -524,8 +523,8 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _verdict_counts(data: dict[str, object]) -> str:
-    """'27 KNOWN, 12 PASS, ...' in triage order (conformance.verdicts.TRIAGE_ORDER)."""
-    from .verdicts import TRIAGE_ORDER
+    """'27 KNOWN, 12 PASS, ...' in triage order (conformance.judging.verdicts.TRIAGE_ORDER)."""
+    from conformance.judging.verdicts import TRIAGE_ORDER
 
     clauses = data.get("clauses", {})
     assert isinstance(clauses, dict)
@@ -617,7 +616,7 @@ _COMMANDS: tuple[_Command, ...] = (
 
 def _differential():  # type: ignore[no-untyped-def]
     # Imported on use: the other commands must not need the JVM bridge's modules.
-    from .differential import command
+    from conformance.commands import differential as command
 
     return command
 
@@ -633,19 +632,19 @@ def _run_differential(args: argparse.Namespace, out: TextIO) -> int:
 
 def _serve():  # type: ignore[no-untyped-def]
     # Imported on use, like the campaign: `run` must not need the reference broker's modules.
-    from .reference import serve
+    from conformance.commands import serve
 
     return serve
 
 
 def _check_control():  # type: ignore[no-untyped-def]
-    from .control import check
+    from conformance.commands import check_control as check
 
     return check
 
 
 def _agreement():  # type: ignore[no-untyped-def]
-    from . import agreement
+    from conformance.commands import compare as agreement
 
     return agreement
 
@@ -661,19 +660,19 @@ def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
 
 def _campaign():  # type: ignore[no-untyped-def]
     # Imported on use: the other commands must not need the campaign's dependencies.
-    from .campaign import command
+    from conformance.commands import campaign as command
 
     return command
 
 
 def _audit():  # type: ignore[no-untyped-def]
-    from .campaign import audit_command
+    from conformance.commands import audit as audit_command
 
     return audit_command
 
 
 def _run_campaign(args: argparse.Namespace, out: TextIO, command: object = None) -> int:
-    from .campaign.tasks import CampaignError
+    from conformance.spark.tasks import CampaignError
 
     try:
         code: int = (command or _campaign()).run(args, out)  # type: ignore[attr-defined]

@@ -212,7 +212,7 @@ MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 
 # --- clauses checked outside the suites (issue 11) ----------------------------------------------------
 # A clause that no suite test checks against implementations says where it is checked instead and why no
-# broker answer can show it. `conformance.coverage` lists these beside the clauses the suites declare; a
+# broker answer can show it. `conformance.judging.coverage` lists these beside the clauses the suites declare; a
 # clause in neither list is a gap (tests/test_clause_coverage.py).
 
 CLIENT_AND_CODEC_SUITES = "client and codec suites (issue 13)"

@@ -127,7 +127,7 @@ class Cluster:
     leadership, bumps the leader epoch and truncates diverging replicas (IDX-14).
 
     The seams below (`log_class` and the four produce-path methods) are identities here. They exist so
-    that a seeded fault (conformance/adapters/mutants/) overrides one step of the leader's produce
+    that a seeded fault (conformance/faults/) overrides one step of the leader's produce
     path, the way a real implementation gets one step wrong, without restating the rest of it."""
 
     log_class: ClassVar[type[PartitionLog]] = PartitionLog

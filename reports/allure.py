@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from conformance.verdicts import MEANING, TRIAGE_ORDER, UNSUPPORTED_PREFIX, Verdict
+from conformance.judging.verdicts import MEANING, TRIAGE_ORDER, UNSUPPORTED_PREFIX, Verdict
 from reports.known_issues import KNOWN_HEAD, VERDICT_LABEL, config_module, known_issue_rules
 
 ALLURE_VERSION = "3.18.0"

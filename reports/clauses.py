@@ -17,7 +17,14 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from conformance.verdicts import ALLURE_STATUS, DEPARTS, MEANING, NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, Verdict
+from conformance.judging.verdicts import (
+    ALLURE_STATUS,
+    DEPARTS,
+    MEANING,
+    NOT_APPLICABLE_PREFIX,
+    UNSUPPORTED_PREFIX,
+    Verdict,
+)
 from models.clauses import Level, get_clause, kip_url
 from reports.known_issues import (
     KNOWN_ISSUE_VERDICTS,

@@ -3,7 +3,7 @@ each test's verdict put on the result allure-pytest wrote for it (allure-pytest 
 "skipped"), a known failure (KNOWN, NON-STRICT) shown as a failure marked as a known issue of its clause (Allure 3
 resolutions: rules matched by test case ID and message, listed in the known-issues file Allure writes), and the
 quality gate that fails on new failures only (ARCHITECTURE.md "Reports"). Verdict words and their Allure status
-come from conformance.verdicts; nothing here runs Allure (reports.allure does).
+come from conformance.judging.verdicts; nothing here runs Allure (reports.allure does).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from conformance.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
+from conformance.judging.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
 from models.clauses import get_clause, kip_url
 
 # The label the report's tree groups results by ("01 FAIL"), and the label naming the clause a known failure is a

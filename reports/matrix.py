@@ -1,8 +1,8 @@
 """The conformance matrix and the mutant kill table of a campaign, as Markdown, HTML (one self-contained file that
-opens from disk) and a PNG heatmap (issue 13, item 5). Reads the views of conformance.campaign.matrix; writes
+opens from disk) and a PNG heatmap (issue 13, item 5). Reads the views of conformance.spark.aggregate; writes
 nothing else.
 
-Colours follow the Allure status of each verdict (conformance.verdicts.ALLURE_STATUS), so the matrix and the
+Colours follow the Allure status of each verdict (conformance.judging.verdicts.ALLURE_STATUS), so the matrix and the
 Allure report agree: failed in reds (FAIL strongest, KNOWN and NON-STRICT lighter: departures that do not fail the
 run), broken in ambers, skipped in greys, passed in green. A clause a column's kind never checks is white with a
 dash, never a verdict colour.
@@ -14,7 +14,9 @@ import html
 import re
 from pathlib import Path
 
-from conformance.campaign.matrix import (
+from conformance.faults.kill_table import CRASHED, KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
+from conformance.judging.verdicts import MEANING, PRECEDENCE, Verdict
+from conformance.spark.aggregate import (
     KIND_TITLE,
     NOT_RUN,
     QUIET,
@@ -29,8 +31,6 @@ from conformance.campaign.matrix import (
     clause_level,
     short_name,
 )
-from conformance.mutation import CRASHED, KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
-from conformance.verdicts import MEANING, PRECEDENCE, Verdict
 from models.clauses import Level, get_clause
 
 V = Verdict
@@ -57,7 +57,7 @@ _CELL_TEXT = {V.PASS.value: "✓", V.UNSUPPORTED.value: "unsup.", V.NOT_APPLICAB
               V.UNEXPECTED_PASS.value: "UNEXP. PASS"}  # fmt: skip
 # An area's summary is a count and a word in one narrow cell.
 _SUMMARY_TEXT = {**_CELL_TEXT, V.UNEXPECTED_PASS.value: "UNEXP.", V.NON_STRICT.value: "NON-STR."}
-# The kill table's statuses (conformance.mutation) in the colours of what they mean for the suite: killed is
+# The kill table's statuses (conformance.faults.kill_table) in the colours of what they mean for the suite: killed is
 # the suite doing its job, a survivor is the suite's failure.
 KILL_COLOURS = {
     KILLED: COLOURS[V.PASS.value],

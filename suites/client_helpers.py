@@ -1,7 +1,8 @@
 """Shared helpers of the client suites (suites/test_client_*.py, issue 13).
 
 A client target is the reference broker over the wire with a client library at `impl.client`, talking to the broker
-through a wire tap (`impl.tap`, conformance.clients.tap). Each client test drives the library, then judges twice:
+through a wire tap (`impl.tap`, conformance.targets.clients.tap). Each client test drives the library, then judges
+twice:
 
 1. the client: what the library reports against what the broker answered it (the tapped ProduceResponse and
    ListOffsets answers) and stored (the raw fetch, read by the model's codec as CON-1 says), under the client clauses
@@ -22,9 +23,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from conformance.checks import check_equal, check_true
-from conformance.clients import rules
-from conformance.clients.protocol import (
+from conformance.judging.checks import check_equal, check_true
+from conformance.judging.observables import Obs
+from conformance.judging.verdicts import UNSUPPORTED_PREFIX
+from conformance.targets.clients import client_rules as rules
+from conformance.targets.clients.client_library import (
     ClientCapability,
     ClientFailed,
     ClientLibrary,
@@ -36,10 +39,8 @@ from conformance.clients.protocol import (
     SendOutcome,
     java_refusal_text,
 )
-from conformance.clients.tap import TappedLookup, TappedProduce, WireTap
-from conformance.implementation import Implementation
-from conformance.observables import Obs
-from conformance.verdicts import UNSUPPORTED_PREFIX
+from conformance.targets.clients.tap import TappedLookup, TappedProduce, WireTap
+from conformance.targets.implementation import Implementation
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
 from models.constants import MAGIC_V2, ErrorCode, TimestampType

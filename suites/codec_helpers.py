@@ -1,5 +1,6 @@
 """Shared helpers of the codec suites (suites/test_codec_*.py): the library under test beside the reference codec
-(conformance.codecs.model.ModelCodec), capability gating, and the clause-naming comparisons of what a library
+(conformance.targets.codecs.model_codec.ModelCodec), capability gating, and the clause-naming comparisons of what a
+library
 writes, reads and converts with what the model does for the same input.
 
 Every comparison goes through the model's own codec: a library's bytes are decoded with models/codec.py and
@@ -22,12 +23,18 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import strategies as st
 
-from conformance.checks import check_equal
-from conformance.codecs.model import ModelCodec
-from conformance.codecs.protocol import BatchRequest, CodecCapability, CodecRefused, ReadBatch, RecordCodecLibrary
-from conformance.implementation import Capability, Implementation
-from conformance.observables import Obs
-from conformance.verdicts import UNSUPPORTED_PREFIX
+from conformance.judging.checks import check_equal
+from conformance.judging.observables import Obs
+from conformance.judging.verdicts import UNSUPPORTED_PREFIX
+from conformance.targets.codecs.codec_library import (
+    BatchRequest,
+    CodecCapability,
+    CodecRefused,
+    ReadBatch,
+    RecordCodecLibrary,
+)
+from conformance.targets.codecs.model_codec import ModelCodec
+from conformance.targets.implementation import Capability, Implementation
 from models.clauses import get_clause
 from models.codec import decode_batches, encode_batches
 from models.constants import (
@@ -79,7 +86,7 @@ class CodecTwin:
         return self.profile.name in get_clause(clause).profiles
 
     def check(self, clause: str, observable: Obs, observed: object, expected: object, where: str) -> bool:
-        """conformance.checks.check_equal where `clause` applies to the profile (else nothing: N/A)."""
+        """conformance.judging.checks.check_equal where `clause` applies to the profile (else nothing: N/A)."""
         if not self.applies(clause):
             return True
         return check_equal(clause, observable, observed, expected, where)
@@ -347,7 +354,7 @@ def _check_read_batch(
         if not offsets_held:
             return  # known: the records below would repeat the offsets' departure
     # A wrapper's type is what its records read (each record's type is compared below, CON-1); some readers
-    # expose no batch-level getter for legacy batches (conformance/codecs/pyrecords.py).
+    # expose no batch-level getter for legacy batches (conformance/targets/codecs/pyrecords.py).
     if _type_clauses(batch):
         twin.check_all(_type_clauses(batch), Obs.BATCH_TIMESTAMP_TYPE, got.timestamp_type, want.timestamp_type, at)
     if got.max_timestamp is not None and _max_clauses(batch):

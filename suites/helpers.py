@@ -18,10 +18,10 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from conformance.checks import NOT_GIVEN, check_equal
-from conformance.draws import Draws, note_clock, recorded
-from conformance.implementation import Capability, Implementation, ImplementationFactory
-from conformance.observables import Obs
+from conformance.judging.checks import NOT_GIVEN, check_equal
+from conformance.judging.draws import Draws, note_clock, recorded
+from conformance.judging.observables import Obs
+from conformance.targets.implementation import Capability, Implementation, ImplementationFactory
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig, effective_bounds, target_magic
 from models.constants import (
@@ -89,7 +89,7 @@ class Suite:
     profile: Profile
 
     def draws(self, data: Draws) -> Draws:
-        """The example's draws, recorded (or replayed from a pin: conformance.draws)."""
+        """The example's draws, recorded (or replayed from a pin: conformance.judging.draws)."""
         return recorded(data)
 
     def twin(self) -> Twin:
@@ -149,7 +149,7 @@ class Twin:
         """The leader's `now`: the clock the suite set, or a fresh reading of a wall clock."""
         self._follow_clock(topic)
         now = self.ref.clock(self.ref.leader(topic, 0))
-        note_clock(now)  # anchors a recorded example's timestamps (conformance.draws)
+        note_clock(now)  # anchors a recorded example's timestamps (conformance.judging.draws)
         return now
 
     def _follow_clock(self, topic: str) -> None:
@@ -325,7 +325,7 @@ def accepted_timestamps(now: int, config: TopicConfig, profile: Profile, **kwarg
 
 
 def check_produce_error(clause: str, observed: ProduceResponse, expected: ProduceResponse, context: str) -> bool:
-    """False when the codes differ and the clause is a known failure (the test goes on: conformance.checks)."""
+    """False when the codes differ and the clause is a known failure (the test goes on: conformance.judging.checks)."""
     return check_equal(clause, Obs.PRODUCE_ERROR, observed.error, expected.error, context)
 
 

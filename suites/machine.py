@@ -15,9 +15,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from conformance.checks import check_equal
-from conformance.implementation import Capability, ImplementationFactory
-from conformance.observables import Obs
+from conformance.judging.checks import check_equal
+from conformance.judging.observables import Obs
+from conformance.targets.implementation import Capability, ImplementationFactory
 from models.config import TopicConfig, effective_bounds
 from models.constants import MAGIC_V1, MAGIC_V2, ErrorCode, TimestampType
 from models.profiles import get_profile, narrow_versions

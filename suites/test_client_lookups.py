@@ -13,15 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.clients.protocol import (
+from conformance.judging.draws import Draws, draws
+from conformance.targets.clients.client_library import (
     SPEC_CAPABILITY,
     ClientCapability,
     ClientFailed,
     ClientRefused,
     OffsetAndTimestamp,
 )
-from conformance.draws import Draws, draws
-from conformance.implementation import Capability
+from conformance.targets.implementation import Capability
 from models.config import TopicConfig
 from models.constants import LONG_MIN, SpecialTarget, TimestampType
 from models.records import RecordSpec, build_v2

@@ -24,10 +24,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.checks import check_equal
-from conformance.draws import Draws, draws
-from conformance.implementation import Capability
-from conformance.observables import Obs
+from conformance.judging.checks import check_equal
+from conformance.judging.draws import Draws, draws
+from conformance.judging.observables import Obs
+from conformance.targets.implementation import Capability
 from models.config import TopicConfig
 from models.constants import MAGIC_V1, MAGIC_V2
 from models.records import RecordSpec, build_batches

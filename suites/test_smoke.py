@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.checks import check_equal, check_true
-from conformance.implementation import Capability, Implementation
-from conformance.observables import Obs
+from conformance.judging.checks import check_equal, check_true
+from conformance.judging.observables import Obs
+from conformance.targets.implementation import Capability, Implementation
 from models.config import TopicConfig
 from models.constants import TimestampType
 from models.records import RecordSpec, build_v2

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance.implementation import ImplementationFactory
+from conformance.targets.implementation import ImplementationFactory
 
 from .helpers import suite_settings
 from .machine import machine_for

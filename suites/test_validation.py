@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.checks import check_equal
-from conformance.draws import Draws, draws
-from conformance.implementation import Capability, Implementation, ImplementationFactory
-from conformance.observables import Obs
+from conformance.judging.checks import check_equal
+from conformance.judging.draws import Draws, draws
+from conformance.judging.observables import Obs
+from conformance.targets.implementation import Capability, Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, ErrorCode, TimestampType
 from models.profiles import ErrorTextStyle, LogAppendTimeFlagCheck, Profile, RangeRule

@@ -1,4 +1,4 @@
-"""`kafka-conformance compare` (conformance/agreement.py): what it compares and when it fails, without running
+"""`kafka-conformance compare` (conformance/commands/compare.py): what it compares and when it fails, without running
 the suites (the run itself is `tox -e reference`), and the kill table over the wire (`mutants --served`)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import agreement
-from conformance.agreement import CompareError, Comparison, RunVerdicts, baseline_of, parse_inputs
 from conformance.cli import main
-from conformance.mutation import KillTable
+from conformance.commands import compare as agreement
+from conformance.commands.compare import CompareError, Comparison, RunVerdicts, baseline_of, parse_inputs
+from conformance.faults.kill_table import KillTable
 
 
 def _args(**overrides: str | None) -> argparse.Namespace:

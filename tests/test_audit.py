@@ -1,4 +1,4 @@
-"""Audit mode (conformance.campaign.audit): Spark's ground truth against ListOffsets answers.
+"""Audit mode (conformance.spark.audit_job): Spark's ground truth against ListOffsets answers.
 
 The proof that audit mode finds what it must: on the reference model it reports nothing; on every seeded
 mutant, every answer that differs from the model's answer over the same records is reported, and no other;
@@ -18,7 +18,11 @@ from typing import Any
 
 import pytest
 
-from conformance.campaign.audit import (
+from conformance.cli import main
+from conformance.judging.expectations import Expectation, load_expectations
+from conformance.judging.observables import Obs
+from conformance.judging.verdicts import Verdict
+from conformance.spark.audit_job import (
     EARLIEST,
     LATEST,
     MAX_TIMESTAMP,
@@ -32,12 +36,8 @@ from conformance.campaign.audit import (
     write_records,
     write_report,
 )
-from conformance.cli import main
-from conformance.expectations import Expectation, load_expectations
-from conformance.implementation import Kind
-from conformance.observables import Obs
-from conformance.targets import resolve_target
-from conformance.verdicts import Verdict
+from conformance.targets.implementation import Kind
+from conformance.targets.registry import resolve_target
 
 pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
 
@@ -65,7 +65,7 @@ LATEST_CLAUSE = "LO.latest-is-high-watermark"
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from conformance.campaign.engine import spark_session
+    from conformance.spark.engine import spark_session
 
     session = spark_session("local[2]", app="audit tests")
     session.sparkContext.setLogLevel("ERROR")
@@ -136,7 +136,7 @@ def test_the_model_agrees_with_the_ground_truth(spark: Any, tmp_path: Path) -> N
 
 @pytest.mark.e2e
 def test_every_answer_a_mutant_changes_is_reported(spark: Any, tmp_path: Path) -> None:
-    from conformance.adapters.mutants import MUTANTS
+    from conformance.faults import MUTANTS
 
     reference = _audit(spark, "model", tmp_path / "model")
     caught = set()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.campaign.tasks import CampaignError, CampaignTask, task_table
-from conformance.campaign.worker import run_task
+from conformance.spark.tasks import CampaignError, CampaignTask, task_table
+from conformance.spark.worker import run_task
 
 REPO = Path(__file__).resolve().parents[1]
 SUITES = REPO / "suites"
@@ -135,8 +135,8 @@ def test_a_campaign_stopped_midway_keeps_its_rows_and_resume_completes_it(tmp_pa
 
 
 def test_mutants_stand_for_every_mutant_each_under_a_profile_where_it_exists() -> None:
-    from conformance.adapters.mutants import MUTANTS
-    from conformance.campaign.command import expand_targets
+    from conformance.commands.campaign import expand_targets
+    from conformance.faults import MUTANTS
 
     targets = expand_targets(["model", "mutants", "mutant:lookup-last-match"])
     assert targets == ["model", *(f"mutant:{m}" for m in sorted(MUTANTS))]
@@ -154,11 +154,11 @@ def test_mutants_stand_for_every_mutant_each_under_a_profile_where_it_exists() -
 
 
 def test_groups_of_targets_stand_for_every_codec_every_client_and_every_served_mutant() -> None:
-    from conformance.adapters.mutants import MUTANTS
-    from conformance.campaign.command import expand_targets
-    from conformance.clients import LIBRARIES as CLIENTS
-    from conformance.codecs import LIBRARIES as CODECS
-    from conformance.implementation import Kind
+    from conformance.commands.campaign import expand_targets
+    from conformance.faults import MUTANTS
+    from conformance.targets.clients import LIBRARIES as CLIENTS
+    from conformance.targets.codecs import LIBRARIES as CODECS
+    from conformance.targets.implementation import Kind
 
     assert expand_targets(["codecs", "codec:model"]) == [f"codec:{c}" for c in CODECS]
     assert expand_targets(["clients"]) == [f"client:{c}" for c in CLIENTS]
@@ -177,8 +177,8 @@ def _suite(tmp_path: Path, name: str, source: str) -> Path:
 
 
 def test_the_kind_of_a_suite_module_is_read_from_its_marks(tmp_path: Path) -> None:
-    from conformance.campaign.command import suite_kinds
-    from conformance.implementation import Kind
+    from conformance.commands.campaign import suite_kinds
+    from conformance.targets.implementation import Kind
 
     codec = _suite(tmp_path, "codec_x", 'pytestmark = pytest.mark.kind("codec")\n\ndef test_a(): pass\n')
     mixed = _suite(tmp_path, "mixed", '@pytest.mark.kind("client")\ndef test_a(): pass\n\ndef test_b(): pass\n')
@@ -194,7 +194,7 @@ def test_the_kind_of_a_suite_module_is_read_from_its_marks(tmp_path: Path) -> No
 
 
 def test_a_campaign_plans_no_task_whose_suite_has_no_test_of_its_targets_kind(tmp_path: Path) -> None:
-    from conformance.campaign.command import plannable
+    from conformance.commands.campaign import plannable
 
     _suite(tmp_path, "codec_x", 'pytestmark = pytest.mark.kind("codec")\n\ndef test_a(): pass\n')
     _suite(tmp_path, "list_offsets", "def test_a(): pass\n")

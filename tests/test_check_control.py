@@ -12,11 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.adapters.model import ModelFactory
 from conformance.cli import main
-from conformance.control.check import INSTALL_HINT, ControlCheck, Finding, verdict_line
-from conformance.reference.control import ControlPlane
-from conformance.reference.state import ServedCluster
+from conformance.commands.check_control import INSTALL_HINT, ControlCheck, Finding, verdict_line
+from conformance.reference.control_plane import ControlPlane
+from conformance.reference.served import ServedCluster
+from conformance.targets.model import ModelFactory
 from models.config import TopicConfig
 from tests.brokencontrol import BrokenControlPlane
 

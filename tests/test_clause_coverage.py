@@ -1,4 +1,4 @@
-"""Clause coverage (issue 11 items 2 and 3; conformance.coverage): every catalogue clause is checked by a suite
+"""Clause coverage (issue 11 items 2 and 3; conformance.judging.coverage): every catalogue clause is checked by a suite
 test or marked as checked elsewhere with its reason, and every clause a suite test declares can PASS.
 
 The last test runs the suites over the reference model under every profile (subprocesses, `ci` budget) and
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.coverage import (
+from conformance.judging.coverage import (
     ClauseCoverage,
     CoverageStatus,
     clause_coverage,
@@ -24,7 +24,7 @@ from conformance.coverage import (
     format_coverage,
     with_status,
 )
-from conformance.verdicts import Verdict
+from conformance.judging.verdicts import Verdict
 from models.clauses import CLAUSES, CLIENT_AND_CODEC_SUITES, MODEL_TESTS, Area, Clause, Level, get_clause
 from models.profiles import PROFILES
 
@@ -82,7 +82,8 @@ def test_statuses_and_the_listing() -> None:
 
 def test_cli_lists_the_coverage_and_fails_on_a_gap(monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    from conformance import cli, coverage
+    from conformance import cli
+    from conformance.judging import coverage
 
     assert cli.main(["clauses", "--coverage"]) == 0
     out = capsys.readouterr().out

@@ -257,7 +257,7 @@ def test_wrapped_bounds_only_where_each_side_has_its_own_bound() -> None:
 
 
 def test_checked_elsewhere_is_catalogue_data() -> None:
-    """Issue 11: a clause no suite checks says where it is checked instead and why (conformance.coverage)."""
+    """Issue 11: a clause no suite checks says where it is checked instead and why (conformance.judging.coverage)."""
     from models.clauses import CLIENT_AND_CODEC_SUITES, MODEL_TESTS
 
     elsewhere = [c for c in CLAUSES if c.checked_elsewhere]

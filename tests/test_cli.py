@@ -162,7 +162,7 @@ def test_python_dash_m_conformance() -> None:
 
 
 def test_launcher_finds_the_installed_suites_and_pins_node_ids_to_their_parent(tmp_path: Path) -> None:
-    from conformance.launcher import SuitesRun, pytest_command, suites_dir
+    from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
 
     suites = suites_dir()
     assert (suites / "__init__.py").is_file() and any(suites.glob("test_*.py"))
@@ -185,7 +185,7 @@ def test_launcher_finds_the_installed_suites_and_pins_node_ids_to_their_parent(t
 
 
 def test_collect_lists_each_test_with_its_clauses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.launcher import SuitesRun, collect
+    from conformance.plugin.launcher import SuitesRun, collect
 
     monkeypatch.chdir(tmp_path)
     tests = collect(SuitesRun("model", "kafka-4.0", "fast"))
@@ -196,7 +196,7 @@ def test_collect_lists_each_test_with_its_clauses(tmp_path: Path, monkeypatch: p
 def test_run_streaming_turns_a_pytest_exit_banner_into_a_message() -> None:
     import io
 
-    from conformance.launcher import run_streaming
+    from conformance.plugin.launcher import run_streaming
 
     script = (
         "import sys; sys.stdout.write('collected 1 item\\n..'); sys.stdout.flush();"

@@ -1,4 +1,5 @@
-"""Clients as implementations (issue 13): the client rules (conformance/clients/rules.py), the client checks of the
+"""Clients as implementations (issue 13): the client rules (conformance/targets/clients/client_rules.py), the client
+checks of the
 client suites (suites/client_helpers.py), the `client:` targets, the wire tap, a witness for every client mutant,
 and a client that is never blamed for a broker's fault.
 
@@ -17,13 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters.model import ModelFactory
-from conformance.adapters.mutants import MUTANTS
-from conformance.adapters.mutants.client import CLIENT_FAULTS, client_fault
-from conformance.checks import CheckRecord, ClauseViolation, recording
-from conformance.clients import LIBRARIES, rules
-from conformance.clients.model import ReferenceClient
-from conformance.clients.protocol import (
+from conformance.errors import TargetError
+from conformance.faults import MUTANTS
+from conformance.faults.client_faults import CLIENT_FAULTS, client_fault
+from conformance.judging.checks import CheckRecord, ClauseViolation, recording
+from conformance.judging.verdicts import Verdict
+from conformance.targets.clients import LIBRARIES
+from conformance.targets.clients import client_rules as rules
+from conformance.targets.clients.client_library import (
     BATCH_FAILED,
     ClientRefused,
     OffsetAndTimestamp,
@@ -32,12 +34,12 @@ from conformance.clients.protocol import (
     SendFailure,
     java_refusal_text,
 )
-from conformance.clients.tap import TappedLookup, TappedProduce
-from conformance.clients.target import ClientFactory, open_client_target, parse_client_target
-from conformance.errors import TargetError
-from conformance.implementation import Capability, Kind
-from conformance.targets import check_target, resolve_target, target_kind
-from conformance.verdicts import Verdict
+from conformance.targets.clients.client_target import ClientFactory, open_client_target, parse_client_target
+from conformance.targets.clients.model_client import ReferenceClient
+from conformance.targets.clients.tap import TappedLookup, TappedProduce
+from conformance.targets.implementation import Capability, Kind
+from conformance.targets.model import ModelFactory
+from conformance.targets.registry import check_target, resolve_target, target_kind
 from conformance.wire.client import ListOffsetsResult, ProduceResult
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType

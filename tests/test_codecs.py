@@ -13,11 +13,11 @@ from dataclasses import replace
 
 import pytest
 
-from conformance.adapters.mutants import MUTANTS
-from conformance.checks import CheckRecord, ClauseViolation, recording
-from conformance.codecs import LIBRARIES
-from conformance.codecs.model import ModelCodec
-from conformance.codecs.protocol import (
+from conformance.errors import TargetError
+from conformance.faults import MUTANTS
+from conformance.judging.checks import CheckRecord, ClauseViolation, recording
+from conformance.targets.codecs import LIBRARIES
+from conformance.targets.codecs.codec_library import (
     BatchRequest,
     CodecCapability,
     CodecRefused,
@@ -25,10 +25,10 @@ from conformance.codecs.protocol import (
     RecordCodecLibrary,
     read_records,
 )
-from conformance.codecs.target import CodecFactory, CodecImplementation, open_library
-from conformance.errors import TargetError
-from conformance.implementation import Capability, Kind
-from conformance.targets import resolve_target, target_kind
+from conformance.targets.codecs.codec_target import CodecFactory, CodecImplementation, open_library
+from conformance.targets.codecs.model_codec import ModelCodec
+from conformance.targets.implementation import Capability, Kind
+from conformance.targets.registry import resolve_target, target_kind
 from models.codec import decode_batches, encode_batches
 from models.constants import (
     CONTROL_MASK,

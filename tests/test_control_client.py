@@ -1,7 +1,7 @@
-"""The suite's control-plane client (conformance.control.client), the wire adapter's use of it and the
+"""The suite's control-plane client (conformance.reference.control_client), the wire adapter's use of it and the
 --control-url plumbing (issue 12).
 
-The client runs against the reference broker's control plane on loopback (conformance.reference.control)
+The client runs against the reference broker's control plane on loopback (conformance.reference.control_plane)
 over a ServedCluster, and against a server of canned answers for answers outside the contract. The wire
 adapter runs against `_StubKafka`, a stand-in for WireClient backed by the same ServedCluster, so that a
 leader moved through the control plane shows in its Metadata as on a real broker.
@@ -22,15 +22,15 @@ from typing import Any
 import pytest
 
 from conformance import cli
-from conformance.adapters.model import ModelFactory
-from conformance.adapters.wire import WireImplementation, check_control
-from conformance.control.client import ControlClient, ControlPlaneError
 from conformance.errors import TargetError
-from conformance.implementation import Capability, UnsupportedOperation
-from conformance.launcher import SuitesRun, pytest_command
-from conformance.reference.control import ControlPlane
-from conformance.reference.state import ServedCluster
-from conformance.targets import check_target, open_target
+from conformance.plugin.launcher import SuitesRun, pytest_command
+from conformance.reference.control_client import ControlClient, ControlPlaneError
+from conformance.reference.control_plane import ControlPlane
+from conformance.reference.served import ServedCluster
+from conformance.targets.implementation import Capability, UnsupportedOperation
+from conformance.targets.kafka_wire import WireImplementation, check_control
+from conformance.targets.model import ModelFactory
+from conformance.targets.registry import check_target, open_target
 from conformance.wire.client import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
 from models.config import TopicConfig
 from models.constants import ErrorCode
@@ -383,8 +383,8 @@ def test_a_control_plane_that_does_not_answer_stops_the_run_before_it_starts() -
 
 
 def test_reference_mutant_targets_are_checked_like_mutants() -> None:
-    from conformance.adapters.mutants import MUTANTS
-    from conformance.campaign.tasks import profile_for
+    from conformance.faults import MUTANTS
+    from conformance.spark.tasks import profile_for
 
     check_target("reference", "kafka-4.0")
     mutant = sorted(MUTANTS)[0]

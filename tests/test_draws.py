@@ -1,11 +1,11 @@
-"""Pinned draws (conformance.draws): recorded values come back in order, moved with the clock."""
+"""Pinned draws (conformance.judging.draws): recorded values come back in order, moved with the clock."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import strategies as st
 
-from conformance.draws import PinExhausted, PinMismatch, Replay, note_clock, recorded, shift_timestamps
+from conformance.judging.draws import PinExhausted, PinMismatch, Replay, note_clock, recorded, shift_timestamps
 from models.constants import Codec, TimestampType
 from models.records import RecordSpec, build_v2
 

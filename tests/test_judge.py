@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.checks import NOT_GIVEN, CheckRecord, ClauseViolation, check_equal, recording
-from conformance.expectations import Expectation, ExpectationsError, coverer, load_expectations, matches
-from conformance.judge import Evidence, RunRecord, clause_verdicts, entry_statuses, judge
-from conformance.observables import Obs
-from conformance.verdicts import EntryStatus, Verdict
+from conformance.judging.checks import NOT_GIVEN, CheckRecord, ClauseViolation, check_equal, recording
+from conformance.judging.expectations import Expectation, ExpectationsError, coverer, load_expectations, matches
+from conformance.judging.judge import Evidence, RunRecord, clause_verdicts, entry_statuses, judge
+from conformance.judging.observables import Obs
+from conformance.judging.verdicts import EntryStatus, Verdict
 from models.constants import ErrorCode, TimestampType
 
 LATEST = "LO.latest-is-high-watermark"

@@ -13,10 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.codecs.protocol import BatchRequest
-from conformance.jvm import build as bridge_module
-from conformance.jvm import compact, locate, session
-from conformance.jvm.locate import JvmUnavailable
+from conformance.spark.jvm import build as bridge_module
+from conformance.spark.jvm import compact, locate, session
+from conformance.spark.jvm.locate import JvmUnavailable
+from conformance.targets.codecs.codec_library import BatchRequest
 from models.constants import LONG_MAX, Codec, TimestampType
 from models.records import Header, RecordSpec
 
@@ -194,8 +194,8 @@ def test_a_spec_carries_every_field_in_order() -> None:
 
 @pytest.mark.e2e
 def test_kafkas_record_layer_as_a_codec_agrees_with_the_model_on_a_simple_batch() -> None:
-    from conformance.codecs.java import JavaCodec
-    from conformance.codecs.protocol import CodecRefused
+    from conformance.targets.codecs.codec_library import CodecRefused
+    from conformance.targets.codecs.java_records import JavaCodec
     from models.codec import decode_batches, encode_batches
     from models.records import all_records, build_batches
 
@@ -222,7 +222,7 @@ def test_kafkas_record_layer_as_a_codec_agrees_with_the_model_on_a_simple_batch(
 
 @pytest.mark.e2e
 def test_the_session_is_one_per_process_and_drives_kafka_through_py4j() -> None:
-    from conformance import jvm
+    from conformance.spark import jvm
 
     spark = jvm.spark_session()
     assert jvm.spark_session() is spark

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters.mutants import MUTANTS
-from conformance.campaign.matrix import (
+from conformance.faults import MUTANTS
+from conformance.faults.kill_table import KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
+from conformance.judging.verdicts import ALLURE_STATUS, DEPARTS, Verdict
+from conformance.spark.aggregate import (
     IN_PROCESS,
     NOT_RUN,
     SERVED,
@@ -22,9 +24,7 @@ from conformance.campaign.matrix import (
     kill_table,
     mutant_of,
 )
-from conformance.implementation import Kind
-from conformance.mutation import KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
-from conformance.verdicts import ALLURE_STATUS, DEPARTS, Verdict
+from conformance.targets.implementation import Kind
 from models.clauses import CLAUSES, Area
 from reports.matrix import (
     COLOURS,
@@ -191,7 +191,7 @@ def test_a_mutant_is_graded_each_way_it_ran() -> None:
     ("cells", "status"),
     [
         ({"A": Verdict.FAIL, "B": Verdict.PASS}, KILLED),
-        ({"A": Verdict.NON_STRICT}, KILLED),  # a SHOULD clause not met kills (conformance.verdicts.KILLS)
+        ({"A": Verdict.NON_STRICT}, KILLED),  # a SHOULD clause not met kills (conformance.judging.verdicts.KILLS)
         ({"A": Verdict.KNOWN}, SURVIVED),  # mutants run without expectations: KNOWN never kills
         ({"A": Verdict.PASS, "B": Verdict.FAIL}, WRONG_CLAUSE),
         ({"A": Verdict.PASS}, SURVIVED),

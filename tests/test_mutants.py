@@ -1,4 +1,4 @@
-"""The seeded faults of conformance.adapters.mutants: registry sanity, and for every mutant a deterministic
+"""The seeded faults of conformance.faults: registry sanity, and for every mutant a deterministic
 witness proving its fault is observable through the Implementation protocol on one of its declared
 clauses (and that the same witness passes against the reference model).
 
@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance import mutation
-from conformance.adapters.model import ModelFactory
-from conformance.adapters.mutants import MUTANTS, Mutant, MutantFactory
-from conformance.checks import CheckRecord, ClauseViolation, check_equal, recording
-from conformance.implementation import Implementation, Kind
-from conformance.launcher import CollectedTest, SuitesRun
-from conformance.mutation import CRASHED, KILLED, KillResult, KillTable, order_tests, run_kill_table
-from conformance.observables import Obs
+from conformance.faults import MUTANTS, Mutant, MutantFactory
+from conformance.faults import kill_table as mutation
+from conformance.faults.kill_table import CRASHED, KILLED, KillResult, KillTable, order_tests, run_kill_table
+from conformance.judging.checks import CheckRecord, ClauseViolation, check_equal, recording
+from conformance.judging.observables import Obs
+from conformance.plugin.launcher import CollectedTest, SuitesRun
+from conformance.targets.implementation import Implementation, Kind
+from conformance.targets.model import ModelFactory
 from models.clauses import CLAUSES
 from models.cluster import ProduceResponse
 from models.codec import v2_crc
@@ -502,7 +502,8 @@ def test_witness_passes_against_the_model(mutant_id: str) -> None:
     WITNESSES[mutant_id](ModelFactory(profile=profile).build(), ModelFactory(profile=profile).build())
 
 
-# ------------------------------------------------------------------------ the kill table (conformance.mutation)
+# ------------------------------------------------------------------------ the kill table
+# (conformance.faults.kill_table)
 
 LOOKUP = "LO.first-ge-target"
 MACHINE = CollectedTest("suites/test_stateful.py::test_machine", (LOOKUP, *(f"VAL.c{i}" for i in range(20))))

@@ -14,8 +14,8 @@ REPO = Path(__file__).resolve().parents[1]
 SUITE = '''
 import pytest
 from hypothesis import given, strategies as st
-from conformance.checks import check_equal
-from conformance.observables import Obs
+from conformance.judging.checks import check_equal
+from conformance.judging.observables import Obs
 
 @pytest.mark.clause("LO.first-ge-target")
 @given(x=st.integers(0, 10))
@@ -187,8 +187,8 @@ def test_a_known_failure_does_not_block_the_clauses_checked_after_it(pytester: p
     pytester.makepyfile(
         test_two='''
 import pytest
-from conformance.checks import check_equal
-from conformance.observables import Obs
+from conformance.judging.checks import check_equal
+from conformance.judging.observables import Obs
 
 @pytest.mark.clause("LO.first-ge-target", "LO.not-found-minus-one")
 def test_two_clauses():
@@ -214,9 +214,9 @@ def test_two_clauses():
 UNCHECKED_AND_DRAFTED = '''
 import pytest
 from hypothesis import given, strategies as st
-from conformance.checks import check_equal
-from conformance.observables import Obs
-from conformance.draws import draws, recorded
+from conformance.judging.checks import check_equal
+from conformance.judging.observables import Obs
+from conformance.judging.draws import draws, recorded
 
 @pytest.mark.clause("LO.first-ge-target", "LO.record-own-timestamp")
 def test_checks_one_of_two():

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from conformance.managed import rdkafka_mock
-from conformance.managed.process import probe_api_versions
-from conformance.managed.rdkafka_mock import (
+from conformance.targets.managed import rdkafka_mock
+from conformance.targets.managed.process import probe_api_versions
+from conformance.targets.managed.rdkafka_mock import (
     INSTALL_HINT,
     LibrdkafkaNotFound,
     MockCluster,

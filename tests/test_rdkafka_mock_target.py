@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters.wire import WireImplementation
-from conformance.faults import FaultHook, FaultHookError
-from conformance.implementation import Capability, UnsupportedOperation
-from conformance.targets import TargetError, open_target
+from conformance.targets.fault_hook import FaultHook, FaultHookError
+from conformance.targets.implementation import Capability, UnsupportedOperation
+from conformance.targets.kafka_wire import WireImplementation
+from conformance.targets.registry import TargetError, open_target
 from models.config import TopicConfig
 from models.constants import ErrorCode, TimestampType
 from models.records import RecordSpec, build_batches

@@ -32,14 +32,14 @@ from kafka.protocol.consumer import OffsetForLeaderEpochRequest
 from kafka.protocol.metadata import ApiVersionsResponse, FindCoordinatorRequest
 from kafka.protocol.producer import InitProducerIdRequest
 
-from conformance.adapters.model import ModelFactory, ModelImplementation
-from conformance.adapters.wire import kafka_configs
-from conformance.managed.process import ManagedProcessError
-from conformance.managed.reference import start_reference
-from conformance.reference import serve
+from conformance.commands import serve
 from conformance.reference.configs import ConfigProblem, describe, topic_config
 from conformance.reference.kafka_server import KafkaServer, ServeError
-from conformance.reference.state import ServedCluster
+from conformance.reference.served import ServedCluster
+from conformance.targets.kafka_wire import kafka_configs
+from conformance.targets.managed.process import ManagedProcessError
+from conformance.targets.managed.reference_broker import start_reference
+from conformance.targets.model import ModelFactory, ModelImplementation
 from conformance.wire.client import SUPPORTED_VERSIONS, WireClient
 from conformance.wire.connection import KafkaConnection, WireError
 from models.codec import encode_batches

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conformance.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
+from conformance.judging.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
 from reports.allure import (
     ALLURE_VERSION,
     CATEGORIES,

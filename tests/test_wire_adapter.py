@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from conformance.adapters.wire import kafka_configs
-from conformance.implementation import Capability
-from conformance.targets import TargetError, check_target, open_target
+from conformance.targets.implementation import Capability
+from conformance.targets.kafka_wire import kafka_configs
+from conformance.targets.registry import TargetError, check_target, open_target
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, TimestampType
 from models.records import RecordSpec, build_v2

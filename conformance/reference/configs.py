@@ -2,7 +2,7 @@
 AlterConfigs and IncrementalAlterConfigs send is parsed into a TopicConfig (`topic_config`), and
 DescribeConfigs answers a TopicConfig in Kafka's names and value syntax (`describe`).
 
-It is the inverse of `conformance.adapters.wire.kafka_configs` (every key that writes parses back to the
+It is the inverse of `conformance.targets.kafka_wire.kafka_configs` (every key that writes parses back to the
 same fields; tests/test_reference_server.py checks the round trip). A config the model does not know is
 refused (INVALID_CONFIG naming it), as is a value Kafka's ConfigDef would not parse or that
 `models.config.check_config` rejects for the profile (VAL-6: the difference config does not exist in 4.0,

@@ -51,16 +51,8 @@ from kafka.protocol.producer import (
     ProduceResponse,
 )
 
-from models.cluster import Partition
-from models.cluster import ProduceResponse as ModelProduceResponse
-from models.codec import decode_batches, encode_batch
-from models.constants import NO_PARTITION_LEADER_EPOCH, ErrorCode, IsolationLevel
-from models.errors import CodecError
-from models.log import PartitionLog
-from models.profiles import Profile
-
-from . import topics
-from .context import (
+from conformance.reference import topics
+from conformance.reference.request_context import (
     COORDINATOR_NOT_AVAILABLE,
     FETCH_SESSION_ID_NOT_FOUND,
     INVALID_REQUIRED_ACKS,
@@ -69,6 +61,13 @@ from .context import (
     Request,
     leader_error,
 )
+from models.cluster import Partition
+from models.cluster import ProduceResponse as ModelProduceResponse
+from models.codec import decode_batches, encode_batch
+from models.constants import NO_PARTITION_LEADER_EPOCH, ErrorCode, IsolationLevel
+from models.errors import CodecError
+from models.log import PartitionLog
+from models.profiles import Profile
 
 # API keys (the protocol guide's numbering).
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3

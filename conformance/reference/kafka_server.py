@@ -35,11 +35,10 @@ import uuid
 from types import TracebackType
 from typing import Any
 
+from conformance.reference.handlers import API_VERSIONS, APIS, api_versions_answer
+from conformance.reference.request_context import KafkaState, Request
+from conformance.reference.served import ServedCluster
 from models.constants import ErrorCode
-
-from .context import KafkaState, Request
-from .handlers import API_VERSIONS, APIS, api_versions_answer
-from .state import ServedCluster
 
 __all__ = ["DEFAULT_HOST", "IDLE_TIMEOUT", "MAX_REQUEST_BYTES", "KafkaServer", "ServeError", "check_host"]
 

@@ -22,14 +22,8 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsResponse,
 )
 
-from models.cluster import ClusterError
-from models.config import TopicConfig
-from models.constants import ErrorCode
-from models.errors import ConfigError
-from models.profiles import Profile
-
-from .configs import TYPE_LIST, ConfigProblem, describe, overrides, topic_config
-from .context import (
+from conformance.reference.configs import TYPE_LIST, ConfigProblem, describe, overrides, topic_config
+from conformance.reference.request_context import (
     INVALID_PARTITIONS,
     INVALID_REPLICATION_FACTOR,
     INVALID_TOPIC_EXCEPTION,
@@ -37,6 +31,11 @@ from .context import (
     UNKNOWN_TOPIC_ID,
     Request,
 )
+from models.cluster import ClusterError
+from models.config import TopicConfig
+from models.constants import ErrorCode
+from models.errors import ConfigError
+from models.profiles import Profile
 
 TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3  # IncrementalAlterConfigs operations

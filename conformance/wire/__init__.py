@@ -4,7 +4,7 @@ partition requests to leaders and offers the requests the suites send, each at a
 
 from __future__ import annotations
 
-from .client import (
+from conformance.wire.client import (
     KAFKA_PYTHON_VERSION,
     SUPPORTED_VERSIONS,
     ApiError,
@@ -20,7 +20,7 @@ from .client import (
     WireClient,
     parse_bootstrap,
 )
-from .connection import DEFAULT_TIMEOUT, Exchange, KafkaConnection, WireError
+from conformance.wire.connection import DEFAULT_TIMEOUT, Exchange, KafkaConnection, WireError
 
 __all__ = [
     "DEFAULT_TIMEOUT",

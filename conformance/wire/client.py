@@ -59,7 +59,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, MetadataRequest
 from kafka.protocol.producer import ProduceRequest
 from kafka.version import __version__ as KAFKA_PYTHON_VERSION
 
-from .connection import DEFAULT_TIMEOUT, Exchange, KafkaConnection, WireError, api_name
+from conformance.wire.connection import DEFAULT_TIMEOUT, Exchange, KafkaConnection, WireError, api_name
 
 __all__ = [
     "KAFKA_PYTHON_VERSION",

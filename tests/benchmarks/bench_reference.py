@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.launcher import SuitesRun, pytest_command
+from conformance.plugin.launcher import SuitesRun, pytest_command
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SUITES = "test_list_offsets.py,test_validation.py,test_compression.py,test_failover.py"
@@ -33,7 +33,7 @@ def examples_per_second(target: str, profile: str, suites: list[str]) -> tuple[i
     """(examples, seconds inside the tests, wall seconds) of the suites against `target`."""
     with tempfile.TemporaryDirectory(prefix="kts-bench-") as scratch:
         verdicts = Path(scratch) / "verdicts.json"
-        # The command line `kafka-conformance run` builds (conformance.launcher), on this checkout's suites.
+        # The command line `kafka-conformance run` builds (conformance.plugin.launcher), on this checkout's suites.
         command = pytest_command(
             SuitesRun(
                 target=target,

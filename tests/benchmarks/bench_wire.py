@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conformance.adapters.model import ModelFactory
-from conformance.targets import open_target
+from conformance.targets.model import ModelFactory
+from conformance.targets.registry import open_target
 from models.codec import encode_batches
 from models.config import TopicConfig
 from models.records import RecordSpec, build_v2

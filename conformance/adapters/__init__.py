@@ -1,1 +1,0 @@
-"""Adapters: each makes one kind of implementation speak the `Implementation` protocol."""

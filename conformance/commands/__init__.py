@@ -1,0 +1,1 @@
+"""The `kafka-conformance` subcommands, one module each; conformance.cli builds the parser."""

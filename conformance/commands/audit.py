@@ -1,0 +1,171 @@
+"""`kafka-conformance audit`: audit mode on the command line (conformance.spark.audit_job).
+
+    kafka-conformance audit --target tansu                       # a generated workload on a managed Tansu
+    kafka-conformance audit --target mutant:lookup-last-match    # ... on a seeded mutant
+    kafka-conformance audit --target broker --bootstrap-servers HOST:PORT --topic orders --partition 3
+
+Without --topic the audit writes its own workload (conformance.spark.audit_job.populate) into new topics
+and deletes them afterwards; with --topic it only reads the user's topic and asks ListOffsets.
+Writes into --out: audit.md, audit.json, records-<topic>.parquet, rows/audit-*.parquet (campaign rows,
+so the matrix can show audits) and allure-results/. Exit 0 when every answer agrees with the records
+(or disagrees only where the expectations file says so: an entry covers a disagreement on its clause and
+observable, with its matchers; entries scoped to one suite test do not apply to the audit), 1 on a
+disagreement no entry covers, 2 on bad input (a malformed expectations file included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from conformance.judging.verdicts import FAILS_RUN
+from conformance.spark.tasks import CampaignError
+
+if TYPE_CHECKING:
+    from conformance.judging.expectations import Expectation
+    from conformance.spark.audit_job import AuditResult
+
+EXIT_OK, EXIT_DISAGREED = 0, 1
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", required=True, help="model, mutant:<id>, tansu, noida, rdkafka-mock or broker")
+    parser.add_argument("--profile", default=os.environ.get("KTS_PROFILE", "kafka-4.0"), help="behaviour profile")
+    parser.add_argument(
+        "--bootstrap-servers",
+        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
+        help="HOST:PORT of your cluster (target broker only)",
+    )
+    parser.add_argument("--topic", default=None, help="audit this existing topic instead of a generated workload")
+    parser.add_argument("--partition", type=int, default=0, help="the partition of --topic (default 0)")
+    parser.add_argument("--seed", type=int, default=1, help="the generated workload's seed (default 1)")
+    parser.add_argument("--batches", type=int, default=60, help="batches in the generated workload (default 60)")
+    parser.add_argument(
+        "--max-targets", type=int, default=600, help="timestamps asked through ListOffsets per topic (default 600)"
+    )
+    parser.add_argument(
+        "--expectations",
+        default=None,
+        help="known failures of the target (TOML): a disagreement an entry covers is KNOWN, not FAIL",
+    )
+    parser.add_argument("--master", default=os.environ.get("KTS_SPARK_MASTER", "local[2]"), help="Spark master URL")
+    parser.add_argument("--out", default=None, help="output directory (default reports/out/audit-<target>)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per network request (default 10)")
+
+
+def load_entries(path: str | None) -> tuple[Expectation, ...]:
+    """The entries of an expectations file (none without one); a file that cannot be read or is malformed is
+    a CampaignError (one line, exit 2) naming the file and the fix."""
+    if not path:
+        return ()
+    from conformance.judging.expectations import ExpectationsError, load_expectations
+
+    try:
+        return load_expectations(path)
+    except (OSError, ExpectationsError) as exc:
+        raise CampaignError(f"--expectations: {exc}") from None
+
+
+def run(args: argparse.Namespace, out_stream: TextIO) -> int:
+    from conformance.spark.audit_job import (
+        AuditError,
+        AuditTask,
+        Workload,
+        audit_generated,
+        audit_partition,
+        audit_rows,
+        build,
+        write_report,
+    )
+    from conformance.spark.engine import SparkUnavailable, spark_session, write_rows
+    from conformance.targets.registry import TargetError, check_target, open_target
+
+    if args.topic is not None and not args.target.startswith("broker"):
+        raise CampaignError("--topic reads a topic on your cluster: use it with --target broker --bootstrap-servers")
+    if args.batches < 1 or args.max_targets < 2 or args.partition < 0:
+        raise CampaignError("--batches must be >= 1, --max-targets >= 2 and --partition >= 0")
+    try:
+        check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
+    except TargetError as exc:
+        raise CampaignError(str(exc)) from None
+    entries = load_entries(args.expectations)
+    out = Path(args.out or f"reports/out/audit-{args.target.replace(':', '-')}")
+    out.mkdir(parents=True, exist_ok=True)
+    campaign_id = f"audit-{uuid.uuid4().hex[:8]}"
+    began = time.monotonic()
+    try:
+        spark = spark_session(args.master, app="kafka-conformance audit")
+    except SparkUnavailable as exc:
+        raise CampaignError(str(exc)) from None
+    spark.sparkContext.setLogLevel("ERROR")
+    out_stream.write(f"spark session ({args.master}) started in {time.monotonic() - began:.1f} s\n")
+    try:
+        with open_target(
+            args.target, args.profile, bootstrap=args.bootstrap_servers, log_dir=out / "logs", timeout=args.timeout
+        ) as (factory, _logs):
+            if args.topic is not None:
+                import dataclasses
+
+                factory = dataclasses.replace(factory, topic_prefix="")  # the user's topic, as named
+            impl = build(factory)
+            try:
+                if args.topic is not None:
+                    results = [
+                        audit_partition(
+                            spark, impl, args.topic, out=out, partition=args.partition,
+                            target_name=args.target, max_targets=args.max_targets, expectations=entries,
+                        )
+                    ]  # fmt: skip
+                else:
+                    workload = Workload(seed=args.seed, batches=args.batches)
+                    results = audit_generated(
+                        spark, impl, workload, out=out, target_name=args.target, max_targets=args.max_targets,
+                        expectations=entries,
+                    )  # fmt: skip
+            finally:
+                impl.close()
+        write_report(results, out)
+        task = AuditTask(args.target, impl.profile.name)
+        write_rows(out, task, audit_rows(results, task, campaign_id=campaign_id, seed=args.seed))
+    except (AuditError, TargetError) as exc:
+        raise CampaignError(str(exc)) from None
+    finally:
+        spark.stop()
+    _write_allure(out, campaign_id, out_stream)
+    failing = 0
+    for result in results:
+        bad = [f"{c} on {', '.join(_uncovered(result, c))}" for c, v in result.verdicts().items() if v in FAILS_RUN]
+        failing += len(bad)
+        out_stream.write(
+            f"{result.target} {result.topic}: {result.records} records, {sum(result.questions.values())} questions, "
+            f"{len(result.disagreements)} disagreement(s)" + (f" ({'; '.join(bad)})" if bad else "") + "\n"
+        )
+        if result.records == 0:
+            out_stream.write(
+                f"  {result.topic} holds no records (only the empty-log answers were checked): is the topic name "
+                "right? (a broker that creates topics on first use answers for a new, empty one)\n"
+            )
+    out_stream.write(f"audit report: {out / 'audit.md'} ({time.monotonic() - began:.0f} s)\n")
+    return EXIT_DISAGREED if failing else EXIT_OK
+
+
+def _uncovered(result: AuditResult, clause: str) -> list[str]:
+    """The observables of `clause` on which the result disagrees and no entry covers the disagreement."""
+    from conformance.spark.audit_job import covering
+
+    return list(dict.fromkeys(
+        v.observable.id
+        for d in result.disagreements if d.clause == clause
+        for v in d.violations if covering(v, result.expectations) is None
+    ))  # fmt: skip
+
+
+def _write_allure(out: Path, campaign_id: str, log: TextIO) -> None:
+    from reports.campaign_allure import write_campaign_results
+
+    written = write_campaign_results(out / "rows", out / "allure-results", campaign_id=campaign_id, log=log)
+    log.write(f"allure results: {written} in {out / 'allure-results'}\n")

@@ -1,0 +1,209 @@
+"""`kafka-conformance compare`: a target's clause verdicts against the in-process model's, profile by profile
+(issue 12, item 4).
+
+The reference broker serves the model over the Kafka protocol, so the suites over the wire must give exactly
+the verdicts they give in process: any difference is a bug of the wire path (the adapter, the client, the
+server) or of the harness, never a finding about Kafka. The same command compares a served mutant with the
+in-process mutant (`--target reference:mutant:ID --with mutant:ID`).
+
+Both runs use the same derandomized Hypothesis profile. Each run's pytest output goes to a log file in
+`--out`; the command prints one line per profile and every clause whose verdicts differ, and exits 1 on a
+difference, or on a verdict outside `--require` (default PASS and N/A: a known-good target has nothing else).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from conformance.judging.verdicts import Verdict
+from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
+from models.profiles import PROFILES
+
+DEFAULT_PROFILES = ("kafka-4.0", "kafka-3.9", "kafka-2.8")
+DEFAULT_REQUIRE = (Verdict.PASS, Verdict.NOT_APPLICABLE)
+
+
+class CompareError(Exception):
+    """Bad input to `compare` (a usage error: the message names the problem and the fix)."""
+
+
+@dataclass(frozen=True)
+class RunVerdicts:
+    """One run's clause verdicts, as its verdicts.json gives them."""
+
+    target: str
+    profile: str
+    clauses: dict[str, str]
+    exit_status: int
+    log: Path
+    failed_tests: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The target's run and the baseline's under one profile."""
+
+    profile: str
+    target: RunVerdicts
+    baseline: RunVerdicts
+
+    def differences(self) -> list[tuple[str, str, str]]:
+        """(clause, target verdict, baseline verdict) wherever they differ (a clause one run lacks reads "-")."""
+        clauses = sorted(set(self.target.clauses) | set(self.baseline.clauses))
+        return [
+            (c, self.target.clauses.get(c, "-"), self.baseline.clauses.get(c, "-"))
+            for c in clauses
+            if self.target.clauses.get(c) != self.baseline.clauses.get(c)
+        ]
+
+    def outside(self, allowed: tuple[str, ...]) -> list[tuple[str, str]]:
+        """(clause, verdict) of the target's clauses whose verdict is not allowed."""
+        return [(c, v) for c, v in sorted(self.target.clauses.items()) if v not in allowed]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", default="reference", help="the target to compare (default reference)")
+    parser.add_argument(
+        "--with",
+        dest="baseline",
+        default=None,
+        help="the in-process baseline (default: model; for reference:mutant:ID, mutant:ID)",
+    )
+    parser.add_argument(
+        "--profiles",
+        default=",".join(DEFAULT_PROFILES),
+        help=f"comma-separated behaviour profiles (default {','.join(DEFAULT_PROFILES)})",
+    )
+    parser.add_argument(
+        "--hypothesis-profile",
+        default="ci",
+        choices=["fast", "ci", "broker", "dev", "thorough"],
+        help="the Hypothesis budget of both runs (default ci: derandomized, 100 examples)",
+    )
+    parser.add_argument(
+        "--require",
+        default=",".join(v.value for v in DEFAULT_REQUIRE),
+        help="the only clause verdicts the target may have (default PASS,N/A); 'any' checks agreement only",
+    )
+    parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
+    parser.add_argument("--out", default="reports/out/compare", help="where each run's verdicts and log go")
+    parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
+
+
+def baseline_of(target: str) -> str:
+    """The in-process twin of a served target: the model, or the mutant a reference broker serves."""
+    return target.removeprefix("reference:") if target.startswith("reference:mutant:") else "model"
+
+
+def parse_inputs(args: argparse.Namespace) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+    profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
+    if not profiles:
+        raise CompareError("--profiles is empty: name at least one, e.g. --profiles kafka-4.0")
+    unknown = [p for p in profiles if p not in PROFILES]
+    if unknown:
+        raise CompareError(f"unknown profile(s) {', '.join(unknown)}: choose from {', '.join(PROFILES)}")
+    words = {v.value for v in Verdict}
+    if args.require.strip().lower() == "any":
+        allowed: tuple[str, ...] = tuple(sorted(words))
+    else:
+        allowed = tuple(w.strip() for w in args.require.split(",") if w.strip())
+        bad = [w for w in allowed if w not in words]
+        if bad:
+            choices = ", ".join(sorted(words))
+            raise CompareError(f"--require: unknown verdict(s) {', '.join(bad)}: choose from {choices}")
+    clauses = tuple(c.strip() for c in (args.clauses or "").split(",") if c.strip())
+    return profiles, allowed, clauses
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    from conformance.targets.registry import TargetError, check_target
+
+    profiles, allowed, clauses = parse_inputs(args)
+    baseline = args.baseline or baseline_of(args.target)
+    try:
+        for profile in profiles:
+            check_target(args.target, profile)
+            check_target(baseline, profile)
+        suites = suites_dir(args.suites)
+    except TargetError as exc:
+        raise CompareError(str(exc)) from None
+    root = Path(args.out)
+    failed = False
+    for profile in profiles:
+        runs = {
+            name: SuitesRun(
+                target=name,
+                profile=profile,
+                hypothesis_profile=args.hypothesis_profile,
+                suites=suites,
+                clauses=clauses,
+                verdicts_json=root / f"{_slug(name)}-{profile}" / "verdicts.json",
+                log_dir=root / f"{_slug(name)}-{profile}" / "logs",
+            )
+            for name in (args.target, baseline)
+        }
+        # The two runs at once: the in-process one is CPU-bound in its own process, the served one mostly waits
+        # on its server process.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {name: pool.submit(_execute, r) for name, r in runs.items()}
+            results = {name: f.result() for name, f in futures.items()}
+        comparison = Comparison(profile, results[args.target], results[baseline])
+        failed |= _report(comparison, allowed, out)
+    return 1 if failed else 0
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in ".-" else "-" for c in name)
+
+
+def _execute(run: SuitesRun) -> RunVerdicts:
+    assert run.verdicts_json is not None
+    folder = run.verdicts_json.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    run.verdicts_json.unlink(missing_ok=True)
+    log = folder / "pytest.log"
+    with log.open("w") as stream:
+        finished = subprocess.run(pytest_command(run), stdout=stream, stderr=subprocess.STDOUT, check=False)
+    if not run.verdicts_json.exists():
+        raise CompareError(
+            f"the run of {run.target} under {run.profile} wrote no verdicts (pytest exit {finished.returncode}): "
+            f"see {log}"
+        )
+    payload: dict[str, Any] = json.loads(run.verdicts_json.read_text())
+    failed = tuple(
+        str(t.get("nodeid", t.get("test", "?")))
+        for t in payload.get("tests", [])
+        if isinstance(t, dict) and t.get("outcome") == "failed"
+    )
+    return RunVerdicts(run.target, run.profile, dict(payload["clauses"]), int(payload["exit_status"]), log, failed)
+
+
+def _report(comparison: Comparison, allowed: tuple[str, ...], out: TextIO) -> bool:
+    """Print the profile's lines; whether it failed."""
+    target, baseline = comparison.target, comparison.baseline
+    counts = Counter(target.clauses.values())
+    spread = ", ".join(f"{v} {n}" for v, n in sorted(counts.items()))
+    differences = comparison.differences()
+    outside = comparison.outside(allowed)
+    same = "the same verdicts" if not differences else f"{len(differences)} clause(s) differ"
+    out.write(
+        f"{comparison.profile}: {target.target} vs {baseline.target}: {len(target.clauses)} clauses, {same} "
+        f"({target.target}: {spread})\n"
+    )
+    for clause, mine, theirs in differences:
+        out.write(f"  DIFFERS {clause}: {target.target} {mine}, {baseline.target} {theirs}\n")
+    for clause, verdict in outside:
+        out.write(f"  NOT ALLOWED {clause}: {verdict} (allowed: {', '.join(allowed)})\n")
+    for run in (target, baseline):
+        if differences and run.failed_tests:
+            out.write(f"  failed on {run.target}: {', '.join(run.failed_tests)}\n")
+    if differences or outside:
+        out.write(f"  logs: {target.log} and {baseline.log}\n")
+    return bool(differences or outside)

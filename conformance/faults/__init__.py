@@ -1,0 +1,53 @@
+"""The `mutants` adapter: seeded faults that prove the suites can fail (issue 3 item 5).
+
+Each mutant is the reference model with ONE small, realistic deviation of the kind Kafka-compatible
+implementations (or Kafka itself, in some release) have shipped. It declares the clause IDs
+(models/clauses.py) whose checks must catch it; the kill table (conformance/faults/kill_table.py) runs the suites
+tagged with those clauses against it and fails if it survives.
+
+A mutant overrides one seam: a small method of the model named for the spec step it replaces (each cites
+its SEMANTICS rule), in a subclass the mutant's cluster uses:
+- `Cluster` (`MutantCluster`): the leader's produce path (`validation_inputs`, `pre_validate`,
+  `append_time`, `post_validate`), `fetch_view` (down-conversion) and `log_class`;
+- `PartitionLog`: `_retention_reference`, `_shields_later_segments` (IDX-10), `segments_searched_for`,
+  `timestamp_search_start` (LO-2), `append_as_follower` (REP-1);
+- `Segment` / `TimeIndex`: `_raise_max`, `_time_index_entry_offset`, `_roll_ms`, `_age_without_roll_base`,
+  `time_waited_for_roll` (IDX-2, IDX-5, IDX-9), `_supersedes_last_entry`, `is_full`, `lookup` (IDX-1/3/7);
+- `DefaultBatch.record_timestamp` / `LegacyBatch.inner_timestamp`: the read rule (FMT-7, FMT-12);
+- a tweaked `Profile` for the cluster (a fault that is exactly "this field has another value"), while
+  the implementation still reports the true profile and the model's capabilities;
+- `MutantImplementation`: a response-level fault post-processing one answer (produce, ListOffsets).
+
+A mutant runs by default under `Mutant.profile`: the first of kafka-4.0, 3.9, 2.8, 0.10 in which all its
+declared clauses apply (models.clauses); `profiles` is stated only where the fault cannot be seeded into
+some of those profiles, with the reason next to it.
+
+One module per area, each registering its mutants in `MUTANTS` on import: `validation` (VAL-*),
+`compression` (CMP-*), `format_view` (FMT-*, CON-*), `time_index` (IDX-*), `list_offsets` (LO-*),
+`conversion` (CNV-*), `replication` (REP-*), `client_faults` (the reference client's faults, kind CLIENT),
+`codec_faults` (the reference codec's faults, kind CODEC);
+`mutants` holds the registry, the seams and shared helpers.
+
+Everything is picklable by reference: `MutantFactory` holds names only, `Mutant.build` is a
+module-level function.
+"""
+
+from conformance.faults import (
+    client_faults,
+    codec_faults,
+    compression,
+    conversion,
+    format_view,
+    list_offsets,
+    replication,
+    time_index,
+    validation,
+)
+from conformance.faults.mutants import MUTANTS, Mutant, MutantCluster, MutantFactory, MutantImplementation
+
+AREAS = (
+    validation, compression, format_view, time_index, list_offsets, conversion, replication, client_faults,
+    codec_faults,
+)
+
+__all__ = ["AREAS", "MUTANTS", "Mutant", "MutantCluster", "MutantFactory", "MutantImplementation"]

@@ -1,0 +1,181 @@
+"""The mutants' shared machinery: the registry (`MUTANTS`, `Mutant`, `MutantFactory`, the `_mutant`
+decorator), the seams a mutant subclasses (`MutantCluster`, `MutantImplementation`) and small helpers
+used by more than one area.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, TypeVar
+
+from conformance.targets.implementation import Implementation, Kind
+from conformance.targets.model import DEFAULT_START_TIME, ModelImplementation, profile_capabilities
+from models.clauses import get_clause
+from models.cluster import Cluster, Partition
+from models.config import TopicConfig
+from models.constants import (
+    TimestampType,
+)
+from models.profiles import Profile, get_profile
+from models.records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec
+
+BROKERS = 3
+
+# --------------------------------------------------------------------------------------------
+# Registry
+
+
+# The profiles a mutant may run under by default, newest first: the first in which all its declared
+# clauses apply is where its fault is observed with the most checks (conformance.spark.tasks.profile_for).
+MAIN_PROFILES = ("kafka-4.0", "kafka-3.9", "kafka-2.8", "kafka-0.10")
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One seeded fault. `profiles`: the profiles whose behaviour the fault can be seeded into (a fault of
+    a feature some versions lack, e.g. down-conversion, v2 batch headers), None = every profile."""
+
+    id: str
+    description: str
+    clauses: tuple[str, ...]
+    profiles: tuple[str, ...] | None
+    build: Callable[[Profile], Implementation]
+    # A fault only in how a consumer reads what it was served (the model's fetch answer, retyped), with nothing
+    # on the broker's side: served over the wire, the reading is the client's (the suite's codec), so a served
+    # broker cannot show it. Client and codec adapters are where such faults are caught.
+    reader_only: bool = False
+    # Which suites see the fault (conformance.targets.implementation.Kind): a broker mutant runs the broker suites, a
+    # codec mutant (a fault in the model's record codec) the codec suites, a client mutant (a fault in the
+    # reference client) the client suites against the reference broker (issue 13).
+    kind: Kind = Kind.BROKER
+
+    def runs_under(self, profile: str) -> bool:
+        """Whether the fault can be seeded into `profile` and every declared clause applies there
+        (models.clauses: a clause's `profiles`)."""
+        seeded = self.profiles is None or profile in self.profiles
+        return seeded and all(profile in get_clause(clause).profiles for clause in self.clauses)
+
+    @property
+    def profile(self) -> str:
+        """The profile the mutant runs under by default: the first of MAIN_PROFILES it `runs_under`,
+        derived from its declared clauses (else its first seeded profile)."""
+        derived = next((p for p in MAIN_PROFILES if self.runs_under(p)), None)
+        if derived is not None:
+            return derived
+        return self.profiles[0] if self.profiles else MAIN_PROFILES[0]
+
+
+MUTANTS: dict[str, Mutant] = {}
+
+_F = TypeVar("_F", bound=Callable[[Profile], Implementation])
+
+
+def _mutant(
+    mutant_id: str,
+    description: str,
+    clauses: Sequence[str],
+    profiles: Sequence[str] | None = None,
+    *,
+    reader_only: bool = False,
+    kind: Kind = Kind.BROKER,
+) -> Callable[[_F], _F]:
+    def register(build: _F) -> _F:
+        if mutant_id in MUTANTS:
+            raise ValueError(f"duplicate mutant id {mutant_id!r}")
+        MUTANTS[mutant_id] = Mutant(
+            mutant_id, description, tuple(clauses), tuple(profiles) if profiles else None, build, reader_only, kind
+        )
+        return build
+
+    return register
+
+
+@dataclass(frozen=True)
+class MutantFactory:
+    """Picklable recipe for one mutant under one profile (`--target mutant:<id>`)."""
+
+    mutant: str
+    profile: str = "kafka-4.0"
+
+    @property
+    def name(self) -> str:
+        return f"mutant:{self.mutant}"
+
+    def build(self) -> Implementation:
+        try:
+            mutant = MUTANTS[self.mutant]
+        except KeyError:
+            raise KeyError(f"unknown mutant {self.mutant!r}: one of {', '.join(sorted(MUTANTS))}") from None
+        impl = mutant.build(get_profile(self.profile))
+        impl.name = self.name
+        return impl
+
+
+# --------------------------------------------------------------------------------------------
+# Seams
+
+
+class MutantCluster(Cluster):
+    """The model's cluster; a mutant overrides one of `Cluster`'s produce-path seams (`append_time`,
+    `pre_validate`, `validation_inputs`, `post_validate`) or its `log_class`."""
+
+
+class MutantImplementation(ModelImplementation):
+    """`ModelImplementation` whose answers can be post-processed (response-level faults). It reports
+    the true profile and the model's capabilities even when its cluster runs a tweaked profile."""
+
+    def __init__(self, cluster: Cluster, profile: Profile) -> None:
+        super().__init__(cluster, name="mutant")
+        self.profile = profile
+        self.capabilities = profile_capabilities(profile)
+
+    def topic_config(self, topic: str, partition: int) -> TopicConfig:
+        return self.cluster.partition(topic, partition).config
+
+
+def _cluster(profile: Profile, cls: type[Cluster] = MutantCluster) -> Cluster:
+    return cls(profile=profile, broker_ids=tuple(range(BROKERS)), start_time=DEFAULT_START_TIME)
+
+
+def _impl(
+    profile: Profile,
+    cluster_cls: type[Cluster] = MutantCluster,
+    impl_cls: type[MutantImplementation] = MutantImplementation,
+    cluster_profile: Profile | None = None,
+) -> MutantImplementation:
+    return impl_cls(_cluster(cluster_profile or profile, cluster_cls), profile)
+
+
+_B = TypeVar("_B", DefaultBatch, LegacyBatch)
+
+
+def _retype(batch: Any, cls: type[_B]) -> _B:
+    """The same field values under another (faulty) batch class."""
+    return cls(**{f.name: getattr(batch, f.name) for f in fields(batch)})
+
+
+def _is_lat_topic(part: Partition) -> bool:
+    return part.config.timestamp_type is TimestampType.LOG_APPEND_TIME
+
+
+def _specs(batch: DefaultBatch) -> list[RecordSpec]:
+    return [
+        RecordSpec(timestamp=r.timestamp, key=r.key, value=r.value, headers=r.headers) for r in batch.records()
+    ]
+
+
+def _restamped(batch: AnyBatch, stamp: Callable[[int], int]) -> AnyBatch:
+    """`batch` with each record's timestamp mapped through `stamp` (v2: base, deltas and max recomputed;
+    v0/v1: an uncompressed message's own field; wrappers are left as they are), CRC recomputed."""
+    if isinstance(batch, DefaultBatch):
+        stamps = [stamp(r.timestamp) for r in batch.records()]
+        if not stamps:
+            return batch
+        records = tuple(replace(r, timestamp_delta=t - stamps[0]) for r, t in zip(batch.records_, stamps, strict=True))
+        return replace(batch, base_timestamp=stamps[0], max_timestamp=max(stamps), records_=records, crc=None)
+    message = batch.message
+    if message.inner or message.timestamp is None:
+        return batch
+    return replace(batch, message=replace(message, timestamp=stamp(message.timestamp), crc=None))
+

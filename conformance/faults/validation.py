@@ -1,0 +1,677 @@
+"""Validation faults on the produce path (VAL-*): range bounds, LogAppendTime handling, record errors,
+the produce response, duplicates."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from conformance.faults.mutants import (
+    MutantCluster,
+    MutantImplementation,
+    _impl,
+    _is_lat_topic,
+    _mutant,
+    _restamped,
+    _specs,
+)
+from conformance.targets.implementation import Implementation
+from models.cluster import Partition, ProduceResponse, find_duplicate
+from models.config import TopicConfig, effective_bounds
+from models.constants import (
+    LONG_MAX,
+    NO_TIMESTAMP,
+    ErrorCode,
+    TimestampType,
+)
+from models.profiles import Profile, RangeRule
+from models.records import AnyBatch, DefaultBatch, build_v2
+from models.validator import (
+    RECORDS_REJECTED_TEXT_2_5,
+    TIMESTAMP_REJECTED_TEXT,
+    AppendRejected,
+    RecordError,
+    ValidatedAppend,
+    out_of_range_text,
+    timestamp_out_of_range,
+)
+
+
+class _LatIgnoredCluster(MutantCluster):
+    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
+        return replace(part.config, timestamp_type=TimestampType.CREATE_TIME), self.profile
+
+
+@_mutant(
+    "lat-ignored",
+    "message.timestamp.type=LogAppendTime is ignored and the topic is treated as CreateTime (producer "
+    "timestamps kept, like brokers that accept the config but never implement it).",
+    ("CMP.lat-every-record-reads-now", "VAL.lat-response-time", "CON.v2-lat-max-timestamp"),
+)
+def build_lat_ignored(profile: Profile) -> Implementation:
+    return _impl(profile, _LatIgnoredCluster)
+
+
+class _SymmetricCluster(MutantCluster):
+    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
+        before, after = effective_bounds(part.config, self.profile)
+        return (
+            replace(part.config, difference_max_ms=max(before, after)),
+            replace(self.profile, range_rule=RangeRule.SYMMETRIC),
+        )
+
+
+@_mutant(
+    "symmetric-range",
+    "KIP-937 before/after are collapsed into one symmetric bound max(before, after) (the pre-3.6 "
+    "difference rule kept after adding the new configs).",
+    ("VAL.range-before-after",),
+)
+def build_symmetric_range(profile: Profile) -> Implementation:
+    return _impl(profile, _SymmetricCluster)
+
+
+class _BeforeExclusiveCluster(MutantCluster):
+    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
+        before, after = effective_bounds(part.config, self.profile)
+        return replace(part.config, before_max_ms=before - 1, after_max_ms=after), self.profile
+
+
+@_mutant(
+    "before-bound-exclusive",
+    "The past bound is exclusive: now - ts >= before rejects, so ts = now - before is refused (an "
+    "off-by-one `>=` in the range check).",
+    ("VAL.range-inclusive-bounds",),
+)
+def build_before_bound_exclusive(profile: Profile) -> Implementation:
+    return _impl(profile, _BeforeExclusiveCluster)
+
+
+class _AfterExclusiveCluster(MutantCluster):
+    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
+        before, after = effective_bounds(part.config, self.profile)
+        return replace(part.config, before_max_ms=before, after_max_ms=after - 1), self.profile
+
+
+@_mutant(
+    "after-bound-exclusive",
+    "The future bound is exclusive: ts - now >= after rejects, so ts = now + after is refused.",
+    ("VAL.range-inclusive-bounds",),
+)
+def build_after_bound_exclusive(profile: Profile) -> Implementation:
+    return _impl(profile, _AfterExclusiveCluster)
+
+
+@_mutant(
+    "no-timestamp-not-exempt",
+    "Timestamp -1 is range-checked like any value (the 0.10.x behaviour, VAL-3) on a profile where it "
+    "must be exempt.",
+    ("VAL.no-timestamp-exempt",),
+)
+def build_no_timestamp_not_exempt(profile: Profile) -> Implementation:
+    return _impl(profile, cluster_profile=replace(profile, exempt_no_timestamp=False))
+
+
+@_mutant(
+    "difference-honoured-in-4-0",
+    "message.timestamp.difference.max.ms is still accepted and used as the fallback bound after its "
+    "removal in 4.0 (KIP-724), as in 3.6-3.9.",
+    ("VAL.difference-config-removed",),
+)
+def build_difference_honoured(profile: Profile) -> Implementation:
+    return _impl(profile, cluster_profile=replace(profile, has_difference_config=True))
+
+
+class _NoFallbackCluster(MutantCluster):
+    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
+        return replace(part.config, difference_max_ms=None), self.profile
+
+
+@_mutant(
+    "no-fallback-to-difference",
+    "In 3.6-3.9 an unset before/after bound does not fall back to message.timestamp.difference.max.ms, "
+    "so topics configured with the deprecated config lose their bound.",
+    ("VAL.bounds-fallback-to-difference",),
+)
+def build_no_fallback(profile: Profile) -> Implementation:
+    return _impl(profile, _NoFallbackCluster)
+
+
+@_mutant(
+    "after-default-unlimited",
+    "The 4.0 default message.timestamp.after.max.ms of 1 h (KIP-1030) is not applied: far-future "
+    "timestamps are accepted with default configs.",
+    ("VAL.after-default-one-hour",),
+)
+def build_after_default_unlimited(profile: Profile) -> Implementation:
+    return _impl(profile, cluster_profile=replace(profile, default_after_ms=LONG_MAX))
+
+
+class _LatRangeCheckedCluster(MutantCluster):
+    """VAL-3 fault: the range check runs on LogAppendTime topics too (on the producer's timestamps)."""
+
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        if not _is_lat_topic(part):
+            return batches
+        before, after = effective_bounds(replace(part.config, timestamp_type=TimestampType.CREATE_TIME), self.profile)
+        errors: list[RecordError] = []
+        for batch in batches:
+            for i, record in enumerate(batch.records()):
+                ts = record.timestamp
+                if ts != NO_TIMESTAMP and timestamp_out_of_range(
+                    ts, now=now, before=before, after=after, rule=self.profile.range_rule
+                ):
+                    text = out_of_range_text(
+                        ts, record.offset, now=now, before=before, after=after, style=self.profile.error_text
+                    )
+                    errors.append(RecordError(i, text))
+        if errors:
+            return AppendRejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMP_REJECTED_TEXT, tuple(errors))
+        return batches
+
+
+@_mutant(
+    "lat-topic-range-checked",
+    "Producer timestamps are range-checked on LogAppendTime topics although they are about to be "
+    "overwritten (the bounds only apply to CreateTime, VAL-3).",
+    ("VAL.lat-topic-skips-range-check",),
+)
+def build_lat_topic_range_checked(profile: Profile) -> Implementation:
+    return _impl(profile, _LatRangeCheckedCluster)
+
+
+class _LatFlagAcceptedCluster(MutantCluster):
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        if not _is_lat_topic(part):
+            return batches
+        # The fault: a producer-set LogAppendTime flag is silently cleared instead of rejected (VAL-8).
+        return [
+            b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp)
+            if isinstance(b, DefaultBatch) and b.timestamp_type is TimestampType.LOG_APPEND_TIME
+            else b
+            for b in batches
+        ]
+
+
+@_mutant(
+    "lat-flag-accepted-on-lat-topic",
+    "A producer batch flagged LogAppendTime is accepted on a LogAppendTime topic (the flag cleared and "
+    "the batch stamped) instead of rejected with INVALID_TIMESTAMP (VAL-8).",
+    ("VAL.lat-flag-rejected-on-lat-topic",),
+    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
+    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
+)
+def build_lat_flag_accepted(profile: Profile) -> Implementation:
+    return _impl(profile, _LatFlagAcceptedCluster)
+
+
+class _PartialBatchCluster(MutantCluster):
+    """VAL-9 fault: out-of-range records are dropped and the valid rest of the v2 batch is appended."""
+
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        if _is_lat_topic(part) or len(batches) != 1 or not isinstance(batches[0], DefaultBatch):
+            return batches
+        batch = batches[0]
+        if batch.producer_id >= 0 or batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+            return batches
+        before, after = effective_bounds(part.config, self.profile)
+        specs = _specs(batch)
+        keep = [
+            s
+            for s in specs
+            if (s.timestamp == NO_TIMESTAMP and self.profile.exempt_no_timestamp)
+            or not timestamp_out_of_range(
+                s.timestamp, now=now, before=before, after=after, rule=self.profile.range_rule
+            )
+        ]
+        if not keep or len(keep) == len(specs):
+            return batches
+        return [build_v2(keep, codec=batch.codec)]
+
+
+@_mutant(
+    "partial-batch-append",
+    "A batch with some out-of-range records is partly appended (the valid records kept) instead of "
+    "rejected as a whole (VAL-9).",
+    ("VAL.whole-batch-rejected",),
+    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
+    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
+)
+def build_partial_batch_append(profile: Profile) -> Implementation:
+    return _impl(profile, _PartialBatchCluster)
+
+
+class _RecordErrorsMissingImpl(MutantImplementation):
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        return replace(response, record_errors=())
+
+
+@_mutant(
+    "record-errors-missing",
+    "A rejected produce carries no record_errors at v8+ (KIP-467 not implemented, as in pre-2.4 brokers "
+    "and some proxies).",
+    ("VAL.record-errors-batch-index",),
+)
+def build_record_errors_missing(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_RecordErrorsMissingImpl)
+
+
+class _RecordErrorsOffByOneImpl(MutantImplementation):
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        shifted = tuple(replace(e, batch_index=e.batch_index + 1) for e in response.record_errors)
+        return replace(response, record_errors=shifted)
+
+
+@_mutant(
+    "record-errors-index-off-by-one",
+    "record_errors report a 1-based batch_index instead of the record's 0-based position (VAL-11).",
+    ("VAL.record-errors-batch-index",),
+)
+def build_record_errors_off_by_one(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_RecordErrorsOffByOneImpl)
+
+
+class _LatResponseMinusOneImpl(MutantImplementation):
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        return replace(response, log_append_time=-1)
+
+
+@_mutant(
+    "lat-response-minus-one",
+    "A successful produce to a LogAppendTime topic answers log_append_time -1 (the field left at its "
+    "default), so clients report their own create time.",
+    ("VAL.lat-response-time",),
+)
+def build_lat_response_minus_one(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_LatResponseMinusOneImpl)
+
+
+class _LatResponseCreateTimeImpl(MutantImplementation):
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        if response.log_append_time == -1 or not batches:
+            return response
+        # The fault: the producer's (create) timestamp of the batch is echoed instead of `now`.
+        return replace(response, log_append_time=batches[0].max_timestamp)
+
+
+@_mutant(
+    "lat-response-create-time",
+    "A successful produce to a LogAppendTime topic answers the batch's producer timestamp instead of "
+    "the broker's append time.",
+    ("VAL.lat-response-time",),
+)
+def build_lat_response_create_time(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_LatResponseCreateTimeImpl)
+
+
+class _CreateTimeResponseNowImpl(MutantImplementation):
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        config = self.topic_config(topic, partition)
+        created = config.timestamp_type is TimestampType.CREATE_TIME
+        if response.error is ErrorCode.NONE and created and produce_version >= 2:
+            return replace(response, log_append_time=self.clock(self.leader(topic, partition)))
+        return response
+
+
+@_mutant(
+    "createtime-response-now",
+    "A successful produce to a CreateTime topic answers log_append_time = the broker clock instead of -1.",
+    ("VAL.createtime-response-minus-one",),
+)
+def build_createtime_response_now(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_CreateTimeResponseNowImpl)
+
+
+class _HeaderMaxKeptCluster(MutantCluster):
+    def post_validate(
+        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+    ) -> ValidatedAppend:
+        if _is_lat_topic(part) or len(sent) != len(outcome.batches):
+            return outcome
+        stored = tuple(
+            replace(b, max_timestamp=s.max_timestamp, crc=None)
+            if isinstance(b, DefaultBatch) and isinstance(s, DefaultBatch)
+            else b
+            for b, s in zip(outcome.batches, sent, strict=True)
+        )
+        return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
+
+
+@_mutant(
+    "header-max-not-recomputed",
+    "On a CreateTime topic the producer's batch MaxTimestamp is trusted and stored instead of the max of "
+    "the record timestamps (VAL-13).",
+    ("VAL.header-max-recomputed",),
+    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
+    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
+)
+def build_header_max_not_recomputed(profile: Profile) -> Implementation:
+    return _impl(profile, _HeaderMaxKeptCluster)
+
+
+class _ProduceAnswerImpl(MutantImplementation):
+    """Post-processes produce answers with `mutate` (a response-level fault); what was sent is at hand."""
+
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        return self.mutate(topic, partition, batches, response)
+
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+    ) -> ProduceResponse:
+        return response
+
+
+def _is_key_error(error: RecordError) -> bool:
+    return (error.message or "").startswith("Compacted topic cannot accept message without key")
+
+
+class _KeyErrorWinsImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+    ) -> ProduceResponse:
+        # The fault: the first record error's kind decides the partition error, not "any timestamp error".
+        errors = response.record_errors
+        if response.error is ErrorCode.INVALID_TIMESTAMP and errors and _is_key_error(errors[0]):
+            return replace(response, error=ErrorCode.INVALID_RECORD, error_message=RECORDS_REJECTED_TEXT_2_5)
+        return response
+
+
+@_mutant(
+    "first-record-error-decides",
+    "A batch with both key errors (compacted topic) and timestamp errors fails with the first record's error "
+    "(INVALID_RECORD, 87) instead of INVALID_TIMESTAMP (VAL-9: any timestamp error wins).",
+    ("VAL.timestamp-error-wins",),
+)
+def build_first_record_error_decides(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_KeyErrorWinsImpl)
+
+
+class _EveryFailureImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+    ) -> ProduceResponse:
+        config = self.topic_config(topic, partition)
+        if not (config.compacted and response.record_errors) or len(sent) != 1:
+            return response
+        # The fault: a keyless record is checked on to its timestamp, and both failures are listed (VAL-9
+        # reports only a record's first failure); any timestamp error then fails the batch with 32.
+        now = self.cluster.clock(self.cluster.partition(topic, partition).leader)
+        before, after = effective_bounds(config, self.profile)
+        extra = [
+            RecordError(i, out_of_range_text(r.timestamp, i, now=now, before=before, after=after,
+                                             style=self.profile.error_text))
+            for i, r in enumerate(sent[0].records())
+            if r.key is None
+            and timestamp_out_of_range(r.timestamp, now=now, before=before, after=after, rule=self.profile.range_rule)
+        ]
+        if not extra:
+            return response
+        errors = tuple(sorted([*response.record_errors, *extra], key=lambda e: e.batch_index))
+        return replace(response, error=ErrorCode.INVALID_TIMESTAMP, error_message=TIMESTAMP_REJECTED_TEXT,
+                       record_errors=errors)
+
+
+@_mutant(
+    "every-failure-per-record",
+    "A keyless record on a compacted topic is also checked for its timestamp, and both failures are listed "
+    "in record_errors (VAL-9 reports only each record's first failure, the key).",
+    ("VAL.first-failure-per-record",),
+)
+def build_every_failure_per_record(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_EveryFailureImpl)
+
+
+class _PlainSummaryImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+    ) -> ProduceResponse:
+        # The fault: the 2.5-3.1 top-level text, without the count and the first three record errors.
+        if response.error is ErrorCode.INVALID_RECORD and response.error_message:
+            return replace(response, error_message=RECORDS_REJECTED_TEXT_2_5)
+        return response
+
+
+@_mutant(
+    "invalid-record-summary-plain",
+    "A batch rejected for non-timestamp record errors carries the pre-3.2 error_message \"One or more records "
+    "have been rejected\" instead of the count and the first three errors (VAL-9).",
+    ("VAL.invalid-record-summary-text",),
+)
+def build_invalid_record_summary_plain(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_PlainSummaryImpl)
+
+
+_OUT_OF_RANGE_TEXT = re.compile(
+    r"^(Timestamp -?\d+ of message with offset )(-?\d+)( is out of range\. "
+    r"The timestamp should be within \[)(-?\d+), (-?\d+)\]$"
+)
+
+
+class _LogOffsetInTextImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+    ) -> ProduceResponse:
+        # The fault: the message prints the offset the record would have had in the log (VAL-7 prints the
+        # request's own, relative offset).
+        end = self.cluster.leader_log(topic, partition).log_end_offset
+
+        def absolute(error: RecordError) -> RecordError:
+            match = _OUT_OF_RANGE_TEXT.match(error.message or "")
+            if match is None:
+                return error
+            head, offset, middle, low, high = match.groups()
+            return replace(error, message=f"{head}{end + int(offset)}{middle}{low}, {high}]")
+
+        return replace(response, record_errors=tuple(absolute(e) for e in response.record_errors))
+
+
+@_mutant(
+    "error-text-log-offset",
+    "An out-of-range record's message prints the offset the record would have had in the log instead of its "
+    "offset in the request (VAL-7).",
+    ("VAL.error-offset-from-request",),
+)
+def build_error_text_log_offset(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_LogOffsetInTextImpl)
+
+
+class _SaturatedBoundsImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+    ) -> ProduceResponse:
+        # The fault: the printed bounds saturate at Long.MAX_VALUE instead of wrapping (VAL-7).
+        def saturated(error: RecordError) -> RecordError:
+            match = _OUT_OF_RANGE_TEXT.match(error.message or "")
+            if match is None:
+                return error
+            head, offset, middle, low, high = match.groups()
+            upper = LONG_MAX if int(high) < int(low) else int(high)
+            return replace(error, message=f"{head}{offset}{middle}{low}, {upper}]")
+
+        return replace(response, record_errors=tuple(saturated(e) for e in response.record_errors))
+
+
+@_mutant(
+    "error-bounds-saturated",
+    "The bounds printed in an out-of-range message saturate at Long.MAX_VALUE where Kafka's 64-bit sum "
+    "wraps to a negative number (after = Long.MAX_VALUE, VAL-7).",
+    ("VAL.error-bounds-wraparound",),
+)
+def build_error_bounds_saturated(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_SaturatedBoundsImpl)
+
+
+def _timestamp_rejection(rejected: list[tuple[int, int]], text: Callable[[int, int], str]) -> AppendRejected:
+    errors = tuple(RecordError(index, text(index, ts)) for index, ts in rejected)
+    return AppendRejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMP_REJECTED_TEXT, errors, "seeded fault")
+
+
+class _NegativeExemptCluster(MutantCluster):
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        # The fault: the range check skips every negative timestamp, as if each were "no timestamp" (VAL-3
+        # exempts only -1).
+        return [_restamped(b, lambda t: -1 if t < -1 else t) for b in batches]
+
+
+@_mutant(
+    "negative-timestamps-exempt",
+    "Every negative timestamp is exempt from the range check like -1, so Long.MIN_VALUE is accepted where "
+    "the 3.6+ rule's 64-bit difference makes it ~2^63 ms in the future (VAL-4).",
+    ("VAL.range-long-min-is-future",),
+)
+def build_negative_timestamps_exempt(profile: Profile) -> Implementation:
+    return _impl(profile, _NegativeExemptCluster)
+
+
+class _ExactDistanceCluster(MutantCluster):
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        if self.profile.range_rule is not RangeRule.SYMMETRIC or _is_lat_topic(part):
+            return batches
+        difference, _ = effective_bounds(part.config, self.profile)
+        # The fault: |ts - now| computed without 64-bit overflow, so Long.MIN_VALUE is "out of range" (VAL-5:
+        # Java's abs of the overflowed distance stays negative and never rejects).
+        flat = [r.timestamp for b in batches for r in b.records()]
+        rejected = [(i, t) for i, t in enumerate(flat) if t != -1 and abs(t - now) > difference]
+        if not rejected:
+            return batches
+        return _timestamp_rejection(rejected, lambda i, t: out_of_range_text(
+            t, i, now=now, before=difference, after=difference, style=self.profile.error_text))
+
+
+@_mutant(
+    "symmetric-distance-exact",
+    "The symmetric range rule computes |ts - now| exactly (no 64-bit overflow), so it rejects ts = now + "
+    "Long.MIN_VALUE, which Kafka's overflowing Math.abs never does (VAL-5).",
+    ("VAL.symmetric-long-min-accepted",),
+)
+def build_symmetric_distance_exact(profile: Profile) -> Implementation:
+    return _impl(profile, _ExactDistanceCluster)
+
+
+class _NegativeRejectedCluster(MutantCluster):
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        if _is_lat_topic(part):
+            return batches
+        # The fault: the broker applies the Java writer's sign check (FMT-8) to what it receives (VAL-15
+        # range-checks such values like any other).
+        flat = [r.timestamp for b in batches for r in b.records()]
+        rejected = [(i, t) for i, t in enumerate(flat) if t < -1]
+        if not rejected:
+            return batches
+        return _timestamp_rejection(rejected, lambda i, t: f"Invalid negative timestamp {t}")
+
+
+@_mutant(
+    "negative-timestamps-rejected",
+    "A record stamped below -1 is refused with INVALID_TIMESTAMP for its sign (the Java writer's check) "
+    "instead of being range-checked like any value (VAL-15).",
+    ("VAL.below-minus-one-range-checked",),
+)
+def build_negative_timestamps_rejected(profile: Profile) -> Implementation:
+    return _impl(profile, _NegativeRejectedCluster)
+
+
+class _DuplicateAnsweredAsNewCluster(MutantCluster):
+    def duplicate_answer(self, part: Partition, batches: Sequence[AnyBatch], now: int) -> ProduceResponse | None:
+        answer = super().duplicate_answer(part, batches, now)
+        if answer is None:
+            return None
+        # The fault: a duplicate is answered like a new append: -1 on a CreateTime topic, the current clock on
+        # a LogAppendTime one (VAL-12: the cached batch's MaxTimestamp either way).
+        return replace(answer, log_append_time=now if _is_lat_topic(part) else NO_TIMESTAMP)
+
+
+@_mutant(
+    "duplicate-answered-as-new",
+    "A retried idempotent batch is answered with the log_append_time of a new append (-1 on CreateTime topics, "
+    "now on LogAppendTime ones) instead of the cached batch's MaxTimestamp (VAL-12).",
+    ("VAL.duplicate-returns-cached-max",),
+)
+def build_duplicate_answered_as_new(profile: Profile) -> Implementation:
+    return _impl(profile, _DuplicateAnsweredAsNewCluster)
+
+
+class _DedupFirstImpl(MutantImplementation):
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        log = self.cluster.leader_log(topic, partition)
+        duplicate = find_duplicate(log.batches(), batches)
+        if duplicate is None:
+            return super().produce(topic, partition, batches, produce_version=produce_version)
+        # The fault: duplicate detection before validation, so a retry whose timestamps fell out of the window
+        # is still answered as a duplicate (VAL-12: Kafka validates first and rejects it with 32).
+        return ProduceResponse(
+            ErrorCode.NONE,
+            base_offset=duplicate.base_offset,
+            log_append_time=duplicate.max_timestamp,
+            log_start_offset=log.log_start_offset,
+        ).as_of_version(produce_version)
+
+
+@_mutant(
+    "dedup-before-validation",
+    "Duplicate detection runs before validation: an idempotent retry whose timestamps are now out of range is "
+    "answered as a duplicate instead of rejected with INVALID_TIMESTAMP (VAL-12).",
+    ("VAL.validation-before-dedup",),
+)
+def build_dedup_before_validation(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_DedupFirstImpl)
+
+
+class _IdempotenceDroppedCluster(MutantCluster):
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        if part.config.message_format_magic >= 2 or not self.profile.honours_message_format_version:
+            return batches
+        # The fault: for a topic stored below v2 the producer id and sequence are dropped in the conversion
+        # instead of refusing the batch (VAL-14: UNSUPPORTED_FOR_MESSAGE_FORMAT).
+        return [
+            replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
+            if isinstance(b, DefaultBatch)
+            else b
+            for b in batches
+        ]
+
+
+@_mutant(
+    "idempotence-dropped-on-old-format",
+    "An idempotent batch for a topic stored in format v0/v1 is accepted, its producer id and sequence dropped "
+    "in the conversion, instead of refused with UNSUPPORTED_FOR_MESSAGE_FORMAT (VAL-14).",
+    ("VAL.idempotent-needs-v2",),
+)
+def build_idempotence_dropped(profile: Profile) -> Implementation:
+    return _impl(profile, _IdempotenceDroppedCluster)
+

@@ -1,0 +1,2 @@
+"""Judging: the verdict vocabulary, the observables, clause-tagged checks, the pure judge, expectations, pinned
+draws, the state of a run and clause coverage."""

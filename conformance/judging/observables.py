@@ -1,0 +1,100 @@
+"""The observables: what a check compares, one name per field of an answer that an implementation can get
+wrong on its own (a ListOffsets answer's offset, its timestamp, its leader epoch and its error are four).
+
+Every check names one (conformance.judging.checks), and an expectations entry says which observable(s) of a clause
+it covers (conformance.judging.expectations), so a known departure in one field never hides a new one in another
+(WPT expects per subtest, not per file). The IDs are stable API: expectations files name them.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Obs(Enum):
+    """One observable: its stable ID (as expectations files write it) and what it is."""
+
+    # Produce (VAL-*, KIP-467)
+    PRODUCE_ERROR = ("produce.error", "the produce response's error code")
+    PRODUCE_ACCEPTED = ("produce.accepted", "whether the produce was accepted (error NONE)")
+    PRODUCE_BASE_OFFSET = ("produce.base-offset", "the produce response's base_offset")
+    PRODUCE_LOG_APPEND_TIME = ("produce.log-append-time", "the produce response's log_append_time")
+    PRODUCE_LOG_START_OFFSET = ("produce.log-start-offset", "the produce response's log_start_offset")
+    PRODUCE_REJECTION_FIELDS = (
+        "produce.rejection-fields",
+        "base_offset, log_append_time and log_start_offset of a rejected produce",
+    )
+    PRODUCE_RECORD_ERROR_COUNT = ("produce.record-error-count", "how many record_errors a rejection lists")
+    PRODUCE_RECORD_ERROR_INDEXES = ("produce.record-error-indexes", "the batch_index of each record error")
+    PRODUCE_RECORD_ERROR_MESSAGES = ("produce.record-error-messages", "the text of each record error")
+    PRODUCE_ERROR_MESSAGE = ("produce.error-message", "the produce response's error_message")
+    # Topic administration
+    CREATE_TOPICS_REFUSED = ("create-topics.refused", "whether CreateTopics refused the topic config")
+    # Fetch: what was stored and served (CNV-*, CMP-*, VAL-13, CON-1)
+    FETCH_ERROR = ("fetch.error", "the fetch response's error code")
+    FETCH_BATCHES = ("fetch.batches", "the served batches' (base offset, last offset, magic)")
+    FETCH_SERVED_LOG = ("fetch.served-log", "the whole log served, batch by batch, compared with an earlier read")
+    BATCH_CODEC = ("batch.codec", "a stored batch's compression codec")
+    BATCH_TIMESTAMP_TYPE = ("batch.timestamp-type", "a stored batch's timestamp type attribute")
+    BATCH_MAX_TIMESTAMP = ("batch.max-timestamp", "a stored batch's MaxTimestamp (v2) or wrapper timestamp (v1)")
+    BATCH_BASE_TIMESTAMP = ("batch.base-timestamp", "a stored v2 batch's BaseTimestamp")
+    BATCH_PARTITION_LEADER_EPOCH = ("batch.partition-leader-epoch", "a stored v2 batch's PartitionLeaderEpoch")
+    INNER_TIMESTAMPS = ("records.inner-timestamps", "the stored timestamps of a v1 wrapper's inner messages")
+    RECORD_TIMESTAMPS = ("records.timestamps", "each record's (offset, timestamp, timestamp type) as read")
+    RECORD_PAYLOADS = ("records.payloads", "each record's (key, value) as read")
+    # Codec libraries (issue 13: conformance/codecs, suites/test_codec_*.py)
+    CODEC_REFUSED = ("codec.refused", "whether the codec library refused the operation (build, read or convert)")
+    BATCH_LAYOUT = (
+        "batch.layout",
+        "the bytes a codec wrote as the model's decoder reads them: None, or the field where decoding stops",
+    )
+    BATCH_OFFSETS = ("batch.offsets", "a written legacy entry's offset and its inner entries' stored offsets")
+    RECORD_OFFSETS = ("records.offsets", "each record's offset as a codec's reader gives it")
+    # Client libraries (issue 13: conformance/clients, suites/test_client_*.py), compared with the broker's answers
+    CLIENT_METADATA_OFFSET = ("client.metadata-offset", "the offset a client reports for a sent record")
+    CLIENT_METADATA_TIMESTAMP = (
+        "client.metadata-timestamp",
+        "the timestamp a client reports for a sent record (RecordMetadata.timestamp())",
+    )
+    CLIENT_SEND_FAILURES = ("client.send-failures", "the failure a client reports for each record of a rejected batch")
+    CLIENT_LOOKUP = ("client.lookup", "a client's lookup result: (offset, timestamp), or None for null")
+    CLIENT_REFUSAL = ("client.refusal", "whether a client refused the call, and the requests it sent for it")
+    CLIENT_REFUSAL_MESSAGE = ("client.refusal-message", "the text of a client's refusal")
+    CLIENT_REQUEST_VERSION = ("client.request-version", "the API version of a request a client sent")
+    # ListOffsets (LO-*, IDX-*)
+    LIST_OFFSETS_ERROR = ("list-offsets.error", "the ListOffsets answer's error code")
+    LIST_OFFSETS_OFFSET = ("list-offsets.offset", "the ListOffsets answer's offset")
+    LIST_OFFSETS_TIMESTAMP = ("list-offsets.timestamp", "the ListOffsets answer's timestamp")
+    LIST_OFFSETS_EPOCH = ("list-offsets.leader-epoch", "the ListOffsets answer's leader epoch")
+    # The log as a whole (retention, replication)
+    LOG_RANGE = ("log.range", "(log start offset, high watermark)")
+    LOG_START_OFFSET = ("log.start-offset", "the log start offset")
+    HIGH_WATERMARK = ("log.high-watermark", "the high watermark")
+    LEADER = ("metadata.leader", "the partition's leader as Metadata shows it")
+
+    def __init__(self, id: str, description: str) -> None:
+        self.id = id
+        self.description = description
+
+    def __str__(self) -> str:
+        return self.id
+
+    @classmethod
+    def by_id(cls, observable_id: str) -> Obs:
+        """The observable with this ID; KeyError naming the known IDs otherwise."""
+        for obs in cls:
+            if obs.id == observable_id:
+                return obs
+        raise KeyError(f"unknown observable {observable_id!r}; known: {', '.join(o.id for o in cls)}")
+
+
+# Values a check may know besides the observed and expected ones, by name: an expectations entry can say the
+# implementation showed one of them (`observed_is = "sent"`), which describes a known departure exactly
+# where a constant cannot (a header stored as the producer wrote it; LATEST one past the last batch's base).
+FACTS: dict[str, str] = {
+    "sent": "what the producer sent for this field",
+    "last-batch-base-plus-one": "one past the base offset of the last batch in the model's log (where the "
+    "high watermark is one past its last offset)",
+    "batch-first-create-time": "the create time the producer wrote for the first record of the same batch (a "
+    "client's RecordMetadata)",
+}

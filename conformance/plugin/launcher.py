@@ -1,0 +1,223 @@
+"""The pytest command line of a suites run: one place builds it for `kafka-conformance run`, `kafka-conformance
+mutants` and the campaign worker.
+
+The suites are the `suites` package as installed (they ship in the wheel), so every command works from any
+directory; `--suites DIR` overrides them. pytest runs with `--rootdir` set to the suites' parent, so node ids
+read `suites/test_x.py::test_y` wherever the command runs: expectations files pin tests by those ids, and a
+replay command names them. The conformance plugin is loaded with `-p` (an installed copy has no root
+conftest.py to load it).
+
+`run_streaming` runs a command line with its output passed through as it comes, except pytest's banner for
+`pytest.exit(...)` (`!!! _pytest.outcomes.Exit: ... !!!`), whose message it hands back so that the command
+can print it as one line of its own. `collect` lists the suites' tests with the clauses each declares.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+PLUGIN = "conformance.plugin"
+
+
+class LauncherError(ValueError):
+    """Suites that cannot be found or listed; the message names the fix."""
+
+
+def suites_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The suites directory: `override` (`--suites DIR`) when given, else the installed `suites` package."""
+    if override is not None:
+        path = Path(override)
+        if not path.is_dir():
+            raise LauncherError(
+                f"suites directory {str(override)!r} not found: pass --suites DIR naming the suites' folder, or "
+                "drop --suites to run the suites installed with the package"
+            )
+        return path.resolve()
+    import suites
+
+    return Path(suites.__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class SuitesRun:
+    """What one pytest run of the suites is asked to do (each field maps to one option of the plugin)."""
+
+    target: str
+    profile: str
+    hypothesis_profile: str
+    suites: Path | None = None  # None: the installed suites package
+    # What to run, relative to the suites' parent (`suites/test_x.py::test_y`, `suites/test_x.py`) or
+    # absolute paths; run in this order. Empty: the whole suites directory.
+    tests: tuple[str, ...] = ()
+    clauses: tuple[str, ...] = ()
+    expectations: str | None = None
+    bootstrap_servers: str | None = None
+    wire_timeout: float | None = None
+    fault_hook: str | None = None
+    allow_disruptive: bool = False
+    control_url: str | None = None  # --target broker: the cluster's control plane (conformance.reference)
+    draft_expectations: str | None = None
+    hypothesis_seed: int | None = None
+    verdicts_json: Path | None = None
+    alluredir: Path | None = None
+    log_dir: Path | None = None
+    count_examples: bool = False
+    maxfail: int | None = None  # stop after this many failed tests (1 = pytest -x)
+    extra: tuple[str, ...] = ()  # more pytest arguments, last
+
+
+def pytest_command(run: SuitesRun) -> list[str]:
+    """The command line (`python -m pytest ...`) of `run`."""
+    suites = suites_dir(run.suites)
+    root = suites.parent
+    paths = [_under(root, test) for test in run.tests] or [str(suites)]
+    cmd = [sys.executable, "-m", "pytest", *paths, "--rootdir", str(root), "-p", PLUGIN, "-p", "no:cacheprovider"]
+    # schemathesis' pytest plugin (the control-plane tests use it) costs a second of start-up per run, and the
+    # kill table starts a pytest run per mutant pass: the suites do not need it.
+    cmd += ["-p", "no:schemathesis"]
+    cmd += ["-q", "--target", run.target, "--profile", run.profile, "--hypothesis-profile", run.hypothesis_profile]
+    if run.hypothesis_seed is not None:
+        cmd.append(f"--hypothesis-seed={run.hypothesis_seed}")
+    if run.clauses:
+        cmd += ["--clauses", ",".join(run.clauses)]
+    options: list[tuple[str, object]] = [
+        ("--expectations", run.expectations),
+        ("--bootstrap-servers", run.bootstrap_servers),
+        ("--wire-timeout", f"{run.wire_timeout:g}" if run.wire_timeout is not None else None),
+        ("--fault-hook", run.fault_hook),
+        ("--control-url", run.control_url),
+        ("--draft-expectations", run.draft_expectations),
+        ("--verdicts-json", run.verdicts_json),
+        ("--log-dir", run.log_dir),
+        ("--maxfail", run.maxfail),
+    ]
+    for flag, value in options:
+        if value is not None:
+            cmd += [flag, str(value)]
+    if run.alluredir is not None:
+        cmd += ["--alluredir", str(run.alluredir), "--clean-alluredir"]
+    if run.allow_disruptive:
+        cmd.append("--allow-disruptive")
+    if run.count_examples:
+        cmd.append("--count-examples")
+    return cmd + list(run.extra)
+
+
+def _under(root: Path, test: str) -> str:
+    path, sep, rest = test.partition("::")
+    return str(root / path) + sep + rest
+
+
+# --- running ---------------------------------------------------------------------------------------------
+
+# pytest's banner for pytest.exit(msg): "!!!!! _pytest.outcomes.Exit: msg !!!!!" (twice: at session finish and at
+# unconfigure). A user should read the message, not the class that carried it.
+_EXIT_BANNER = re.compile(r"^!+ (?:[\w.]+\.)?Exit: (?P<message>.*?) !+$")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finished pytest run: its exit code and the messages of any pytest.exit banner it printed."""
+
+    returncode: int
+    exit_messages: tuple[str, ...]
+
+
+def run_streaming(cmd: Sequence[str], out: TextIO, *, env: dict[str, str] | None = None) -> Finished:
+    """Run `cmd`, copying its stdout to `out` as it arrives (stderr is inherited), without pytest.exit's banner
+    lines, whose messages come back in `Finished.exit_messages`."""
+    messages: list[str] = []
+    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    held = ""  # the start of a line that may be a banner, until its end arrives
+    mid_line = False  # the line being copied has been partly written already: it is no banner
+    try:
+        while chunk := os.read(proc.stdout.fileno(), 65536):
+            data, held = held + decoder.decode(chunk), ""
+            for piece in re.split(r"(?<=\n)", data):
+                if not piece:
+                    continue
+                complete = piece.endswith("\n")
+                if not mid_line and _ANSI.sub("", piece).startswith("!"):
+                    if not complete:
+                        held = piece
+                        continue
+                    banner = _EXIT_BANNER.match(_ANSI.sub("", piece).strip())
+                    if banner:
+                        if banner["message"] not in messages:
+                            messages.append(banner["message"])
+                        continue
+                out.write(piece)
+                mid_line = not complete
+            out.flush()
+        out.write(held + decoder.decode(b"", final=True))
+        out.flush()
+    finally:
+        proc.stdout.close()
+        returncode = proc.wait()
+    return Finished(returncode, tuple(messages))
+
+
+# --- listing the tests -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CollectedTest:
+    """One suite test as pytest collected it: its node id and the clauses it declares (`@pytest.mark.clause`)."""
+
+    nodeid: str
+    clauses: tuple[str, ...]
+
+
+def collect(run: SuitesRun, *, timeout_s: float = 120.0) -> list[CollectedTest]:
+    """The tests `run` would run, in collection order, with their clauses (one pytest process, no test run)."""
+    with tempfile.TemporaryDirectory(prefix="kts-collect-") as scratch:
+        listing = Path(scratch) / "tests.json"
+        cmd = pytest_command(run)
+        cmd[1:3] = ["-m", "conformance.plugin.launcher", "collect", str(listing)]
+        proc = subprocess.run([*cmd, "--collect-only"], capture_output=True, text=True, timeout=timeout_s, check=False)
+        if proc.returncode != 0 or not listing.is_file():
+            tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-5:])
+            raise LauncherError(f"cannot list the suites' tests (pytest exit {proc.returncode}): {tail}")
+        return [CollectedTest(t["nodeid"], tuple(t["clauses"])) for t in json.loads(listing.read_text("utf-8"))]
+
+
+class _ListTests:
+    """pytest plugin of `collect`: writes every collected test's node id and clauses as JSON."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def pytest_collection_finish(self, session: object) -> None:
+        items = getattr(session, "items", [])
+        listing = [
+            {"nodeid": item.nodeid, "clauses": [str(a) for m in item.iter_markers("clause") for a in m.args]}
+            for item in items
+        ]
+        self.path.write_text(json.dumps(listing), encoding="utf-8")
+
+
+def _main(argv: list[str]) -> int:
+    """`python -m conformance.plugin.launcher collect OUT.json PYTEST_ARGS...` (what `collect` runs)."""
+    import pytest
+
+    if len(argv) < 2 or argv[0] != "collect":
+        print("usage: python -m conformance.plugin.launcher collect OUT.json PYTEST_ARGS...", file=sys.stderr)
+        return 2
+    return int(pytest.main(argv[2:], plugins=[_ListTests(Path(argv[1]))]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

@@ -1,0 +1,155 @@
+"""What every Kafka request handler of the reference broker works with: the cluster-wide state of the
+Kafka side (`KafkaState`: the served implementation, the brokers' addresses, topic ids, producer ids) and
+one request (`Request`: which broker it reached, from whom, its decoded body and the summary it logs).
+
+Every read or write of the model holds `served.lock` (the model is not thread-safe); `KafkaState` keeps
+its own few fields under the same lock.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.reference.served import ServedCluster
+from models.cluster import Partition
+from models.constants import ErrorCode
+
+# Error codes the Kafka side answers that the model never does (Errors.java numbering).
+INVALID_TOPIC_EXCEPTION = 17
+INVALID_REQUIRED_ACKS = 21
+INVALID_PARTITIONS = 37
+INVALID_REPLICATION_FACTOR = 38
+FETCH_SESSION_ID_NOT_FOUND = 70
+UNKNOWN_TOPIC_ID = 100
+COORDINATOR_NOT_AVAILABLE = 15
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+
+NO_TOPIC_ID = uuid.UUID(int=0)
+FIRST_PRODUCER_ID = 1000
+
+
+class KafkaState:
+    """The Kafka side's view of one `ServedCluster`, shared by every broker's listener.
+
+    Topic ids are made here (the model has none): one random UUID per topic, stable for the topic's life
+    (a topic deleted and created again gets a new one, as in Kafka), and forgotten when the control plane
+    resets the cluster. Producer ids for InitProducerId count up from FIRST_PRODUCER_ID."""
+
+    def __init__(self, served: ServedCluster, addresses: dict[int, tuple[str, int]], *, cluster_id: str) -> None:
+        self.served = served
+        self.addresses = addresses
+        self.cluster_id = cluster_id
+        self.lock = served.lock
+        self._topic_ids: dict[str, uuid.UUID] = {}
+        self._ids_of: object = served.impl
+        self._producer_ids = itertools.count(FIRST_PRODUCER_ID)
+        # Notified after every append, so that a Fetch with nothing to answer waits for data (max_wait_ms).
+        self.appended = threading.Condition()
+        self.appends = 0
+        self.stopping = threading.Event()
+
+    # -- topics (call with `lock` held)
+
+    def _current(self) -> None:
+        if self._ids_of is not self.served.impl:  # reset by the control plane: a fresh cluster, no topics
+            self._topic_ids.clear()
+            self._ids_of = self.served.impl
+
+    def topics(self) -> list[str]:
+        """The cluster's topics, sorted."""
+        return sorted({t for t, _ in self.served.cluster.partitions})
+
+    def has_topic(self, name: str) -> bool:
+        return any(t == name for t, _ in self.served.cluster.partitions)
+
+    def topic_id(self, name: str) -> uuid.UUID:
+        """The topic's id (made on first use); the zero id for a topic that does not exist."""
+        self._current()
+        if not self.has_topic(name):
+            return NO_TOPIC_ID
+        found = self._topic_ids.get(name)
+        if found is None:
+            found = self._topic_ids[name] = uuid.uuid4()
+        return found
+
+    def topic_by_id(self, topic_id: uuid.UUID) -> str | None:
+        self._current()
+        for name, known in self._topic_ids.items():
+            if known == topic_id and self.has_topic(name):
+                return name
+        return None
+
+    def forget(self, name: str) -> None:
+        self._topic_ids.pop(name, None)
+
+    def partitions(self, name: str) -> list[Partition]:
+        """The topic's partitions in index order ([] for an unknown topic)."""
+        found = [p for (t, _), p in self.served.cluster.partitions.items() if t == name]
+        return sorted(found, key=lambda p: p.index)
+
+    def partition(self, name: str, index: int) -> Partition | None:
+        return self.served.cluster.partitions.get((name, index))
+
+    def next_producer_id(self) -> int:
+        return next(self._producer_ids)
+
+    # -- appends
+
+    def note_append(self) -> None:
+        with self.appended:
+            self.appends += 1
+            self.appended.notify_all()
+
+    def stop(self) -> None:
+        """Shutdown: wake every Fetch waiting for data, and keep new ones from waiting."""
+        self.stopping.set()
+        with self.appended:
+            self.appended.notify_all()
+
+
+@dataclass
+class Request:
+    """One decoded request on one broker. Handlers add to `summary` what the log line should say."""
+
+    state: KafkaState
+    broker: int
+    client: str
+    api_key: int
+    version: int
+    correlation_id: int
+    body: Any
+    summary: list[str] = field(default_factory=list)
+
+    @property
+    def served(self) -> ServedCluster:
+        return self.state.served
+
+    def note(self, text: str) -> None:
+        self.summary.append(text)
+
+    def note_partition(self, topic: str | None, partition: int, error: int, extra: str = "") -> None:
+        """`topic-partition` and the error name when it is not NONE, e.g. "t-0 NOT_LEADER_OR_FOLLOWER"."""
+        text = f"{topic}-{partition}"
+        if error:
+            text += f" {ErrorCode(error).name}"
+        if extra:
+            text += f" {extra}"
+        self.summary.append(text)
+
+
+def leader_error(part: Partition, broker: int, current_leader_epoch: int = -1) -> ErrorCode:
+    """Whether `broker` may answer for `part` as its leader: NOT_LEADER_OR_FOLLOWER on another broker;
+    a client's `current_leader_epoch` (-1: none) below the leader's is FENCED_LEADER_EPOCH, above it
+    UNKNOWN_LEADER_EPOCH (KIP-320), as Kafka checks it."""
+    if part.leader != broker:
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    if current_leader_epoch >= 0:
+        if current_leader_epoch < part.leader_epoch:
+            return ErrorCode.FENCED_LEADER_EPOCH
+        if current_leader_epoch > part.leader_epoch:
+            return ErrorCode.UNKNOWN_LEADER_EPOCH
+    return ErrorCode.NONE

@@ -1,0 +1,419 @@
+"""The conformance matrix and the mutant kill table (issues 5 and 13): Spark SQL over the campaign's Parquet rows
+gives one cell per clause x (target, profile), holding the verdict over all seeds (the most severe wins), the
+seeds run and the time to the first failure (`aggregate`). That raw table is then split in two views, pure
+functions of it (tests build them from synthetic cells):
+
+- `implementation_matrix`: the real implementations as columns (brokers, codecs, clients, grouped by kind) and
+  the clauses as rows, grouped by area; a clause no target of a column's kind checks is a cell of its own
+  ("not checked by this kind"), distinct from N/A and UNSUPPORTED;
+- `kill_table`: one row per seeded mutant, one column per way it was run (in process, served by the reference
+  broker, served to each client), each KILLED / WRONG-CLAUSE / SURVIVED as `kafka-conformance mutants` grades.
+
+reports/matrix.py writes them as Markdown, HTML and a PNG heatmap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.faults.kill_table import CRASHED, KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
+from conformance.judging.verdicts import DEPARTS, KILLS, PRECEDENCE, Verdict, most_severe, words
+from conformance.targets.implementation import Kind
+from conformance.targets.registry import CLIENT_PREFIX, CODEC_PREFIX, REFERENCE, REFERENCE_MUTANT, target_kind
+from models.clauses import CLAUSES, Area, Clause, Level, get_clause
+
+# The row of a task that produced no verdict (conformance.spark.worker.run_task).
+WHOLE_TASK = "*"
+_RANKED = tuple(v.value for v in PRECEDENCE)  # most severe first: a cell shows the worst verdict any seed gave
+_KILL_WORDS = frozenset(words(KILLS))
+
+
+@dataclass(frozen=True)
+class Cell:
+    verdict: str
+    seeds: int
+    first_failure_s: float | None
+    examples: int = 0
+    replay: str = ""  # the command that replays the cell's worst failure ("" when nothing departed)
+    message: str = ""  # the first lines of that failure's message
+
+
+Column = tuple[str, str]  # (target, profile)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Every (target, profile) of the campaign, mutants included: what `aggregate` reads from the rows."""
+
+    clauses: list[str]
+    columns: list[Column]
+    cells: dict[tuple[str, Column], Cell]
+    tasks: list[dict[str, Any]]  # one per task: id, target, machine, profile, seed, status, seconds
+
+
+def aggregate(spark: Any, rows: Path) -> Matrix:
+    """The matrix from every Parquet file under `rows`, computed with Spark SQL."""
+    frame = spark.read.parquet(str(rows))
+    frame.createOrReplaceTempView("campaign_rows")
+    rank = f"CASE verdict {' '.join(f'WHEN {w!r} THEN {i}' for i, w in enumerate(_RANKED))} ELSE {len(_RANKED)} END"
+    # The replay command and message of the cell's most severe failure (rows without one rank last).
+    evidence_rank = f"CASE WHEN replay = '' OR replay IS NULL THEN {len(_RANKED) + 1} ELSE {rank} END"
+    cells = spark.sql(
+        f"""
+        SELECT clause, target, profile,
+               MIN({rank}) AS rank,
+               COUNT(DISTINCT seed) AS seeds,
+               MIN(first_failure_s) AS first_failure_s,
+               SUM(examples) AS examples,
+               MIN_BY(replay, {evidence_rank}) AS replay,
+               MIN_BY(SUBSTRING(counterexample, 1, 600), {evidence_rank}) AS message
+        FROM campaign_rows WHERE clause <> '{WHOLE_TASK}'
+        GROUP BY clause, target, profile
+        """
+    ).collect()
+    # A task that timed out or crashed before any verdict is a row with clause '*': every clause of its
+    # column that no other task decided shows it.
+    broken = spark.sql(
+        f"""
+        SELECT target, profile, MIN({rank}) AS rank
+        FROM campaign_rows WHERE clause = '{WHOLE_TASK}' GROUP BY target, profile
+        """
+    ).collect()
+    tasks = [
+        r.asDict()
+        for r in spark.sql(
+            """
+            SELECT task_id, target, machine, profile, seed, FIRST(status) AS status,
+                   MAX(task_seconds) AS seconds, MAX(task_examples) AS examples
+            FROM campaign_rows GROUP BY task_id, target, machine, profile, seed ORDER BY task_id
+            """
+        ).collect()
+    ]
+    out: dict[tuple[str, Column], Cell] = {}
+    for r in cells:
+        verdict = _RANKED[r["rank"]] if r["rank"] < len(_RANKED) else "?"
+        out[(r["clause"], (r["target"], r["profile"]))] = Cell(
+            verdict, int(r["seeds"]), r["first_failure_s"], int(r["examples"] or 0), r["replay"] or "",
+            (r["message"] or "").strip(),
+        )  # fmt: skip
+    columns = sorted({col for _, col in out} | {(r["target"], r["profile"]) for r in broken})
+    clauses = sorted({clause for clause, _ in out})
+    for r in broken:
+        for clause in clauses:
+            out.setdefault((clause, (r["target"], r["profile"])), Cell(_RANKED[r["rank"]], 0, None))
+    return Matrix(clauses, columns, out, tasks)
+
+
+# --- which columns are implementations, which are mutants ------------------------------------------------------
+
+IN_PROCESS = "in process"  # the kill table's way of running `mutant:<id>`
+SERVED = "served"  # ... of `reference:mutant:<id>`: the reference broker serving the mutant over the wire
+
+
+def mutant_of(target: str) -> tuple[str, str] | None:
+    """(mutant id, the way it is run) for a mutant target, None for an implementation: `mutant:<id>` runs in
+    process, `reference:mutant:<id>` is served by the reference broker, `client:<lib>@reference:mutant:<id>` is
+    served to that client (the way is the client's name)."""
+    base, at, served = target.partition("@")
+    if at:
+        found = mutant_of(served)
+        return (found[0], base) if found is not None else None
+    if target.startswith(REFERENCE_MUTANT):
+        return target.removeprefix(REFERENCE_MUTANT), SERVED
+    if target.startswith("mutant:"):
+        return target.removeprefix("mutant:"), IN_PROCESS
+    return None
+
+
+# Within a kind, the reference implementations come first: every other column is read against them.
+_REFERENCES = ("model", REFERENCE, f"{CODEC_PREFIX}model", f"{CLIENT_PREFIX}model")
+KIND_ORDER = (Kind.BROKER, Kind.CODEC, Kind.CLIENT)
+KIND_TITLE = {Kind.BROKER: "brokers", Kind.CODEC: "codecs", Kind.CLIENT: "clients"}
+
+
+def short_name(target: str) -> str:
+    """A column's name under its kind's heading: `codec:aiokafka` is `aiokafka` under "codecs"."""
+    return target.removeprefix(CODEC_PREFIX).removeprefix(CLIENT_PREFIX)
+
+
+@dataclass(frozen=True)
+class ColumnGroup:
+    kind: Kind
+    columns: tuple[Column, ...]
+
+
+@dataclass(frozen=True)
+class AreaGroup:
+    """The clauses of one spec area (`area` None: clauses the catalogue does not know)."""
+
+    area: Area | None
+    clauses: tuple[str, ...]
+
+    @property
+    def title(self) -> str:
+        return f"{self.area.prefix} · {self.area.value}" if self.area is not None else "other"
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The verdicts of one column over a set of clauses (an area, or all)."""
+
+    counts: dict[str, int]
+    not_checked: int  # clauses the column has no cell for
+
+    @property
+    def worst(self) -> str | None:
+        winner = most_severe(v for v in self.counts if v in _RANKED)
+        return winner.value if winner is not None else None
+
+    @property
+    def departures(self) -> int:
+        return sum(n for v, n in self.counts.items() if v in _DEPARTS_WORDS)
+
+    @property
+    def checked(self) -> int:
+        """Clauses decided by a check that ran: PASS or a departure (not N/A, UNSUPPORTED, BLOCKED, ...)."""
+        return self.counts.get(Verdict.PASS.value, 0) + self.departures
+
+    def line(self) -> str:
+        """`12 PASS, 1 KNOWN`: every verdict present, in PRECEDENCE order."""
+        return ", ".join(f"{self.counts[v]} {v}" for v in _RANKED if v in self.counts)
+
+
+# A departure: the implementation was shown not to hold the clause (conformance.judging.verdicts.DEPARTS).
+_DEPARTS_WORDS = frozenset(words(DEPARTS))
+
+
+@dataclass(frozen=True)
+class ImplementationMatrix:
+    """Clauses (grouped by area) x implementations (grouped by kind): the conformance matrix people read."""
+
+    areas: tuple[AreaGroup, ...]
+    groups: tuple[ColumnGroup, ...]
+    cells: dict[tuple[str, Column], Cell]
+
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        return tuple(c for g in self.groups for c in g.columns)
+
+    @property
+    def clauses(self) -> tuple[str, ...]:
+        return tuple(c for a in self.areas for c in a.clauses)
+
+    @property
+    def profiles(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(p for _, p in self.columns))
+
+    def cell(self, clause: str, column: Column) -> Cell | None:
+        return self.cells.get((clause, column))
+
+    def kinds_checking(self, clause: str) -> frozenset[Kind]:
+        """The kinds of implementation some column of which has a verdict for `clause` in this campaign."""
+        return frozenset(g.kind for g in self.groups for col in g.columns if (clause, col) in self.cells)
+
+    def not_checked_reason(self, clause: str, column: Column) -> str:
+        """Why `column` has no verdict for `clause` (the cell shows a dash, never a verdict)."""
+        kind = target_kind(column[0])
+        elsewhere = _catalogue(clause)
+        if kind not in self.kinds_checking(clause):
+            why = f"no {kind.value} test checks this clause"
+            if elsewhere is not None and elsewhere.checked_elsewhere and kind is Kind.BROKER:
+                why += f" (checked by the {elsewhere.checked_elsewhere})"
+            return why
+        return "not run against this target in this campaign (its suites did not include a test of this clause)"
+
+    def tally(self, column: Column, clauses: Iterable[str]) -> Tally:
+        counts: dict[str, int] = {}
+        missing = 0
+        for clause in clauses:
+            cell = self.cells.get((clause, column))
+            if cell is None:
+                missing += 1
+            else:
+                counts[cell.verdict] = counts.get(cell.verdict, 0) + 1
+        return Tally(counts, missing)
+
+    def departs(self, clause: str) -> bool:
+        """Whether any implementation departs from `clause` or did not decide it (a row worth a look)."""
+        return any(
+            (cell := self.cells.get((clause, col))) is not None and cell.verdict not in QUIET for col in self.columns
+        )
+
+
+# Verdicts nobody needs to look at: held, or not applicable or checkable there.
+QUIET = frozenset((Verdict.PASS.value, Verdict.NOT_APPLICABLE.value, Verdict.UNSUPPORTED.value))
+
+
+def _catalogue(clause: str) -> Clause | None:
+    try:
+        return get_clause(clause)
+    except KeyError:
+        return None
+
+
+_CLAUSE_ORDER = {c.id: i for i, c in enumerate(CLAUSES)}
+
+
+def clause_level(clause: str) -> Level | None:
+    found = _catalogue(clause)
+    return found.level if found is not None else None
+
+
+def _column_order(column: Column) -> tuple[int, str, str]:
+    target, profile = column
+    return (_REFERENCES.index(target) if target in _REFERENCES else len(_REFERENCES), target, profile)
+
+
+def implementation_matrix(matrix: Matrix) -> ImplementationMatrix:
+    """The matrix without the mutants, columns grouped by kind (references first), clauses by area in catalogue
+    order."""
+    by_kind: dict[Kind, list[Column]] = {}
+    for column in matrix.columns:
+        if mutant_of(column[0]) is None:
+            by_kind.setdefault(target_kind(column[0]), []).append(column)
+    groups = tuple(
+        ColumnGroup(kind, tuple(sorted(by_kind[kind], key=_column_order))) for kind in KIND_ORDER if kind in by_kind
+    )
+    kept = {col for g in groups for col in g.columns}
+    cells = {key: cell for key, cell in matrix.cells.items() if key[1] in kept}
+    clauses = {clause for clause, _ in cells}
+    by_area: dict[Area | None, list[str]] = {}
+    for clause in sorted(clauses, key=lambda c: (_CLAUSE_ORDER.get(c, len(_CLAUSE_ORDER)), c)):
+        found = _catalogue(clause)
+        by_area.setdefault(found.area if found is not None else None, []).append(clause)
+    areas = tuple(AreaGroup(a, tuple(by_area[a])) for a in (*Area, None) if a in by_area)
+    return ImplementationMatrix(areas, groups, cells)
+
+
+# --- the kill table -----------------------------------------------------------------------------------------
+
+TIMEOUT = Verdict.TIMEOUT.value
+# What a column's cells say about a mutant when nothing killed it and a task did not finish.
+_UNFINISHED = {Verdict.TIMEOUT.value: TIMEOUT, Verdict.CRASHED.value: CRASHED}
+
+
+@dataclass(frozen=True)
+class Kill:
+    """One way of running one mutant: killed or not, by which declared clause(s), with which verdict."""
+
+    status: str  # KILLED, WRONG-CLAUSE, SURVIVED, TIMEOUT, CRASHED or NOT-SERVED (conformance.faults.kill_table)
+    killed_by: tuple[str, ...] = ()  # the declared clauses that failed
+    verdict: str = ""  # the most severe verdict among them (FAIL, or NON-STRICT for a SHOULD clause)
+    other_clauses: tuple[str, ...] = ()  # undeclared clauses that failed too
+    first_failure_s: float | None = None
+    replay: str = ""
+
+
+@dataclass(frozen=True)
+class KillRow:
+    mutant: str
+    profile: str
+    kind: Kind
+    area: Area | None  # the area of the mutant's first declared clause
+    declared: tuple[str, ...]
+    description: str
+    kills: dict[str, Kill]  # way -> result
+
+
+@dataclass(frozen=True)
+class KillTable:
+    ways: tuple[str, ...]  # IN_PROCESS, SERVED, then each client, in that order
+    rows: tuple[KillRow, ...]  # grouped by kind (KIND_ORDER), then area, then mutant id
+
+    def counts(self, way: str) -> dict[str, int]:
+        """How many mutants got each status this way (NOT-SERVED ones included)."""
+        out: dict[str, int] = {}
+        for row in self.rows:
+            if way in row.kills:
+                out[row.kills[way].status] = out.get(row.kills[way].status, 0) + 1
+        return out
+
+    def killed(self, way: str) -> tuple[int, int]:
+        """(killed, graded): graded leaves out the mutants not served this way and those whose declared clauses no
+        task of this campaign checked (NOT-RUN)."""
+        counts = self.counts(way)
+        graded = sum(n for status, n in counts.items() if status not in (NOT_SERVED, NOT_RUN))
+        return counts.get(KILLED, 0), graded
+
+    def summary(self, way: str) -> str:
+        """`21 of 23 killed (2 SURVIVED; 54 NOT-RUN)`."""
+        counts = self.counts(way)
+        killed, graded = self.killed(way)
+        rest = "; ".join(f"{n} {status}" for status, n in sorted(counts.items()) if status != KILLED)
+        return f"{killed} of {graded} killed" + (f" ({rest})" if rest else "")
+
+
+# The campaign's own kill status: no task checked any clause the mutant declares (the campaign's suites do not
+# test them), so it neither survived nor was killed. `kafka-conformance mutants` runs the declared clauses' tests
+# and never has it.
+NOT_RUN = "NOT-RUN"
+# A declared clause counts as checked when a check of it ran (it held, departed, or stopped at another failure).
+_CHECKED = frozenset(words(DEPARTS)) | {Verdict.PASS.value, Verdict.BLOCKED.value}
+
+
+def grade(declared: Iterable[str], verdicts: dict[str, Cell]) -> Kill:
+    """A mutant's result in one column (clause -> cell), as `kafka-conformance mutants` grades: KILLED when a
+    declared clause got a killing verdict (conformance.judging.verdicts.KILLS); when none did, TIMEOUT or CRASHED if
+    a task
+    of it did not finish, else NOT-RUN when no declared clause was checked at all, WRONG-CLAUSE when only other
+    clauses failed, SURVIVED when nothing did."""
+    declared = set(declared)
+    failing = {c: cell for c, cell in verdicts.items() if cell.verdict in _KILL_WORDS}
+    killers = sorted(c for c in failing if c in declared)
+    others = tuple(sorted(c for c in failing if c not in declared))
+    other_replay = next((failing[c].replay for c in others if failing[c].replay), "")
+    if killers:
+        worst = most_severe(failing[c].verdict for c in killers)
+        times = [t for c in killers if (t := failing[c].first_failure_s) is not None]
+        replay = next((failing[c].replay for c in killers if failing[c].replay), "")
+        return Kill(KILLED, tuple(killers), worst.value if worst else "", others, min(times, default=None), replay)
+    unfinished = most_severe(c.verdict for c in verdicts.values() if c.verdict in _UNFINISHED)
+    if unfinished is not None:
+        return Kill(_UNFINISHED[unfinished.value], other_clauses=others, replay=other_replay)
+    if not any(verdicts[c].verdict in _CHECKED for c in declared if c in verdicts):
+        return Kill(NOT_RUN, other_clauses=others, replay=other_replay)
+    if others:
+        return Kill(WRONG_CLAUSE, other_clauses=others, replay=other_replay)
+    return Kill(SURVIVED)
+
+
+def _way_order(way: str) -> tuple[int, str]:
+    return (0, "") if way == IN_PROCESS else (1, "") if way == SERVED else (2, way)
+
+
+def kill_table(matrix: Matrix) -> KillTable:
+    """The mutant columns of `matrix` as a kill table. A mutant whose fault only a consumer's reading shows
+    (`Mutant.reader_only`), or a codec or client mutant (a library's fault), is NOT-SERVED in the ways that serve
+    mutants over the wire, when the campaign has them."""
+    from conformance.faults import MUTANTS
+
+    found: dict[tuple[str, str], dict[str, dict[str, Cell]]] = {}
+    for target, profile in matrix.columns:
+        which = mutant_of(target)
+        if which is None:
+            continue
+        mutant, way = which
+        column = {c: cell for c in matrix.clauses if (cell := matrix.cells.get((c, (target, profile)))) is not None}
+        found.setdefault((mutant, profile), {})[way] = column
+    ways = tuple(sorted({w for by_way in found.values() for w in by_way}, key=_way_order))
+    rows = []
+    for (mutant, profile), by_way in found.items():
+        known = MUTANTS.get(mutant)
+        declared = tuple(known.clauses) if known is not None else ()
+        kills = {way: grade(declared, column) for way, column in by_way.items()}
+        if known is not None and (known.reader_only or known.kind is not Kind.BROKER):  # nothing a broker serves
+            kills.update({w: Kill(NOT_SERVED) for w in ways if w != IN_PROCESS and w not in kills})
+        first = _catalogue(declared[0]) if declared else None
+        rows.append(
+            KillRow(
+                mutant, profile, known.kind if known is not None else Kind.BROKER,
+                first.area if first is not None else None, declared,
+                known.description if known is not None else "not a mutant of this version", kills,
+            )
+        )  # fmt: skip
+    area_index = {a: i for i, a in enumerate(Area)}
+    rows.sort(key=lambda r: (KIND_ORDER.index(r.kind), area_index.get(r.area, len(area_index)), r.mutant, r.profile))  # type: ignore[arg-type]
+    return KillTable(ways, tuple(rows))

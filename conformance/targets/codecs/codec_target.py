@@ -1,0 +1,121 @@
+"""`codec:<library>` targets: a record library as an implementation of kind codec
+(conformance.targets.implementation.Kind).
+
+The implementation has one capability, CODEC, and its library at `.codec`; the broker operations are not there
+(the codec suites never call them, and the plugin leaves the broker suites out of a codec run)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NoReturn
+
+from conformance.errors import TargetError
+from conformance.targets.codecs import LIBRARIES
+from conformance.targets.codecs.codec_library import CodecUnavailable, RecordCodecLibrary
+from conformance.targets.implementation import Capability, Implementation, Kind, UnsupportedOperation
+from models.cluster import FetchResponse, ProduceResponse
+from models.config import TopicConfig
+from models.constants import IsolationLevel
+from models.list_offsets import ListOffsetsAnswer
+from models.profiles import Profile, get_profile
+from models.records import AnyBatch
+
+
+def open_library(library: str) -> RecordCodecLibrary:
+    """The adapter of `library`, or TargetError naming the choices (unknown) or the fix (not installed)."""
+    try:
+        where = LIBRARIES[library]
+    except KeyError:
+        raise TargetError(
+            f"unknown codec library {library!r}: choose one of {', '.join('codec:' + n for n in LIBRARIES)} (--target)"
+        ) from None
+    module, _, cls = where.partition(":")
+    try:
+        built: RecordCodecLibrary = getattr(importlib.import_module(module), cls)()
+    except CodecUnavailable as exc:
+        raise TargetError(str(exc)) from None
+    return built
+
+
+class CodecImplementation:
+    """A codec library seen through the implementation protocol: capability CODEC, the library at `.codec`."""
+
+    kind = Kind.CODEC
+    capabilities = frozenset({Capability.CODEC})
+
+    def __init__(self, name: str, profile: Profile, codec: RecordCodecLibrary) -> None:
+        self.name = name
+        self.profile = profile
+        self.codec = codec
+
+    def _not_a_broker(self, operation: str) -> NoReturn:
+        raise UnsupportedOperation(Capability.PRODUCE_V2, f"{self.name} is a codec, not a broker ({operation})")
+
+    def brokers(self) -> tuple[int, ...]:
+        return ()
+
+    def create_topic(self, topic: str, config: TopicConfig, *, partitions: int = 1) -> None:
+        self._not_a_broker("create_topic")
+
+    def alter_config(self, topic: str, config: TopicConfig) -> None:
+        self._not_a_broker("alter_config")
+
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        self._not_a_broker("produce")
+
+    def fetch(self, topic: str, partition: int, offset: int, *, fetch_version: int) -> FetchResponse:
+        self._not_a_broker("fetch")
+
+    def list_offsets(
+        self,
+        topic: str,
+        partition: int,
+        target: int,
+        *,
+        version: int,
+        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    ) -> ListOffsetsAnswer:
+        self._not_a_broker("list_offsets")
+
+    def clock(self, broker: int) -> int:
+        self._not_a_broker("clock")
+
+    def set_clock(self, broker: int, now: int) -> None:
+        self._not_a_broker("set_clock")
+
+    def elect_leader(self, topic: str, partition: int, broker: int) -> None:
+        self._not_a_broker("elect_leader")
+
+    def leader(self, topic: str, partition: int) -> int:
+        self._not_a_broker("leader")
+
+    def retention_tick(self) -> None:
+        self._not_a_broker("retention_tick")
+
+    def close(self) -> None:
+        self.codec.close()
+
+
+@dataclass(frozen=True)
+class CodecFactory:
+    """Picklable recipe for `--target codec:<library>`."""
+
+    library: str
+    profile: str = "kafka-4.0"
+
+    @property
+    def name(self) -> str:
+        return f"codec:{self.library}"
+
+    def build(self) -> Implementation:
+        return CodecImplementation(self.name, get_profile(self.profile), open_library(self.library))
+
+
+def check_library(library: str) -> None:
+    """A usage check before anything runs: the library name is known (installation is checked on open)."""
+    if library not in LIBRARIES:
+        open_library(library)  # raises TargetError naming the choices

@@ -1,0 +1,117 @@
+"""The implementation-under-test protocol (ARCHITECTURE.md "conformance/ — the harness").
+
+An implementation is anything the suite can drive through these operations: the reference model,
+a seeded mutant, a broker over the wire, a fake. It declares capabilities; suites gate on them and
+report UNSUPPORTED where one is missing, never FAIL (test262's feature flags).
+
+Implementations are built by factories that must be picklable (the Spark engine builds them
+inside Spark tasks): a factory is a frozen dataclass with a `build()` method, never a lambda.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from typing import Protocol, runtime_checkable
+
+from models.cluster import FetchResponse, ProduceResponse
+from models.config import TopicConfig
+from models.constants import IsolationLevel
+from models.list_offsets import ListOffsetsAnswer
+from models.profiles import Profile
+from models.records import AnyBatch
+
+
+class Capability(Enum):
+    """What an implementation can do. Names are stable: expectation files and reports use them."""
+
+    PRODUCE_V2 = "produce-v2"  # Produce v3+ with magic 2 batches
+    PRODUCE_LEGACY = "produce-legacy"  # Produce v0-v2 with magic 0/1 entries
+    LOG_APPEND_TIME = "log-append-time"  # topics with message.timestamp.type=LogAppendTime
+    KIP_937_CONFIGS = "kip-937-configs"  # message.timestamp.before/after.max.ms
+    DIFFERENCE_CONFIG = "difference-config"  # message.timestamp.difference.max.ms
+    RECORD_ERRORS = "record-errors"  # Produce v8+ record_errors (KIP-467)
+    COMPRESSION = "compression"  # gzip, snappy, lz4 (zstd is separate)
+    ZSTD = "zstd"
+    FETCH = "fetch"
+    DOWN_CONVERSION = "down-conversion"  # fetch at v0-v3 converts to magic 0/1
+    LIST_OFFSETS = "list-offsets"  # ListOffsets v1+ timestamp lookups
+    MAX_TIMESTAMP_LOOKUP = "max-timestamp-lookup"  # ListOffsets v7+ MAX_TIMESTAMP (-3)
+    ALTER_CONFIG = "alter-config"  # change a topic's configuration
+    CLOCK_CONTROL = "clock-control"  # the suite sets each broker's clock
+    LEADER_FAILOVER = "leader-failover"  # the suite moves partition leadership
+    RETENTION = "retention"  # the suite can trigger time-based retention and observe it
+    IDEMPOTENCE = "idempotence"  # idempotent producers (producer id, sequence)
+    CODEC = "codec"  # a record library: `impl.codec` is a RecordCodecLibrary (conformance.targets.codecs.codec_library)
+    CLIENT = "client"  # a client library against a broker: `impl.client` (conformance.targets.clients)
+
+
+class Kind(Enum):
+    """What sort of implementation a target is, and so which suites it runs: a suite test names its kind with
+    `@pytest.mark.kind("codec")` (unmarked tests are broker tests). A broker is not a codec: tests of another
+    kind are left out of a run (deselected), not reported UNSUPPORTED (issue 13)."""
+
+    BROKER = "broker"  # the Kafka protocol's server side: produce, fetch, ListOffsets (every suite so far)
+    CODEC = "codec"  # a record library: build and read batches (suites/test_codec_*.py)
+    CLIENT = "client"  # a client library driving a broker (suites/test_client_*.py)
+
+
+class UnsupportedOperation(Exception):
+    """The implementation cannot do what was asked (a missing capability); a verdict of UNSUPPORTED."""
+
+    def __init__(self, capability: Capability, detail: str = "") -> None:
+        self.capability = capability
+        super().__init__(f"capability {capability.value!r} not supported" + (f": {detail}" if detail else ""))
+
+
+@runtime_checkable
+class Implementation(Protocol):
+    """One running implementation under test. Every operation names its topic-partition; offsets,
+    timestamps and error codes are those of the Kafka protocol (models.constants)."""
+
+    name: str
+    profile: Profile
+    capabilities: frozenset[Capability]
+
+    def brokers(self) -> tuple[int, ...]: ...
+
+    def create_topic(self, topic: str, config: TopicConfig, *, partitions: int = 1) -> None: ...
+
+    def alter_config(self, topic: str, config: TopicConfig) -> None: ...
+
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse: ...
+
+    def fetch(self, topic: str, partition: int, offset: int, *, fetch_version: int) -> FetchResponse: ...
+
+    def list_offsets(
+        self,
+        topic: str,
+        partition: int,
+        target: int,
+        *,
+        version: int,
+        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    ) -> ListOffsetsAnswer: ...
+
+    def clock(self, broker: int) -> int: ...
+
+    def set_clock(self, broker: int, now: int) -> None: ...
+
+    def elect_leader(self, topic: str, partition: int, broker: int) -> None: ...
+
+    def leader(self, topic: str, partition: int) -> int: ...
+
+    def retention_tick(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ImplementationFactory(Protocol):
+    """A picklable recipe for an implementation (a frozen dataclass with `build`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def build(self) -> Implementation: ...
