@@ -215,25 +215,9 @@ def list_offsets(
         # LO-8: a topic stored in format v0 has no timestamps to search (pre-4.0 only).
         return _error(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT)
 
-    found: tuple[int, int, int] | None
-    capped = True
-    if special and target == SpecialTarget.LATEST:
-        # LO-4: the last fetchable offset with the current leader epoch.
-        if fresh_leader:
-            return _error(_not_available(version))
-        found = (NO_TIMESTAMP, cap, log.latest_epoch)
-        capped = False
-    elif special and target == SpecialTarget.EARLIEST:
-        found, capped = earliest(log), False
-    elif special and target == SpecialTarget.EARLIEST_LOCAL:
-        found, capped = earliest_local(log), False
-    elif special and target == SpecialTarget.LATEST_TIERED:
-        # LO-5: no tiered storage in the model.
-        found, capped = (NO_TIMESTAMP, -1, NO_PARTITION_LEADER_EPOCH), False
-    elif special and target == SpecialTarget.MAX_TIMESTAMP:
-        found = max_timestamp_lookup(log, profile.max_timestamp_lookup)
-    else:
-        found = search_by_timestamp(log, target)
+    if special and target == SpecialTarget.LATEST and fresh_leader:
+        return _error(_not_available(version))  # LO-3, LO-4
+    found, capped = _find(log, target, special=special, cap=cap, profile=profile)
 
     if found is None:
         # LO-3: on a fresh leader an empty capped answer is refused as well (the broker raises the
@@ -249,6 +233,26 @@ def list_offsets(
             return _error(_not_available(version))
         return _with_version(NOT_FOUND, version)
     return _with_version(ListOffsetsAnswer(ErrorCode.NONE, offset, timestamp, epoch), version)
+
+
+def _find(
+    log: PartitionLog, target: int, *, special: bool, cap: int, profile: Profile
+) -> tuple[tuple[int, int, int] | None, bool]:
+    """(timestamp, offset, epoch) of what `target` finds, or None, and whether the answer is capped at the last
+    fetchable offset (LO-3: timestamp and MAX_TIMESTAMP lookups are; LATEST and EARLIEST are not)."""
+    if special and target == SpecialTarget.LATEST:
+        # LO-4: the last fetchable offset with the current leader epoch.
+        return (NO_TIMESTAMP, cap, log.latest_epoch), False
+    if special and target == SpecialTarget.EARLIEST:
+        return earliest(log), False
+    if special and target == SpecialTarget.EARLIEST_LOCAL:
+        return earliest_local(log), False
+    if special and target == SpecialTarget.LATEST_TIERED:
+        # LO-5: no tiered storage in the model.
+        return (NO_TIMESTAMP, -1, NO_PARTITION_LEADER_EPOCH), False
+    if special and target == SpecialTarget.MAX_TIMESTAMP:
+        return max_timestamp_lookup(log, profile.max_timestamp_lookup), True
+    return search_by_timestamp(log, target), True
 
 
 def _visible(offset: int, cap: int, profile: Profile) -> bool:

@@ -33,7 +33,7 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -42,7 +42,7 @@ from typing import Any
 from conformance.judging.checks import ClauseViolation
 from conformance.judging.expectations import Expectation
 from conformance.judging.observables import Obs
-from conformance.judging.verdicts import NOT_APPLICABLE_PREFIX, Verdict
+from conformance.judging.verdicts import NOT_APPLICABLE_PREFIX, TaskStatus, Verdict
 from conformance.targets.implementation import Capability, Implementation, UnsupportedOperation
 from models.config import TopicConfig
 from models.constants import MAGIC_V2, Codec, ErrorCode, TimestampType
@@ -440,17 +440,63 @@ _ANSWER_FIELD = {
     Obs.LIST_OFFSETS_EPOCH: "leader_epoch",
 }
 
-# Compares one answer with what the records say: (clause, target, answer, the value each observable must
-# have, the expectation in words, offsets to show, violations found otherwise) -> whether it agreed.
-Compare = Callable[
-    [str, int, ListOffsetsAnswer, Mapping[Obs, object], str, Sequence[int], Sequence[ClauseViolation]], bool
-]
-
-
 def log_facts(log: ObservedLog) -> dict[str, object]:
     """Values from the records read that a known ListOffsets offset departure may equal (observables.FACTS;
     what the producer sent is not known to the audit)."""
     return {"last-batch-base-plus-one": log.batches[-1].base_offset + 1} if log.batches else {}
+
+
+@dataclass
+class _Asker:
+    """The questions put to one partition: each asks the implementation, counts the question under its clause
+    and records a disagreement where the answer departs from what the records say."""
+
+    impl: Implementation
+    topic: str
+    partition: int
+    version: int
+    log: ObservedLog
+    result: AuditResult
+
+    @property
+    def with_epoch(self) -> bool:
+        return self.version >= 4  # KIP-320: v1-v3 carry no epoch
+
+    def ask(self, target: int) -> ListOffsetsAnswer:
+        answer = self.impl.list_offsets(self.topic, self.partition, target, version=self.version)
+        self.result.answers[target] = (int(answer.error), answer.offset, answer.timestamp, answer.leader_epoch)
+        return answer
+
+    def question(self, target: int) -> str:
+        return f"ListOffsets v{self.version} target {target}"
+
+    def count(self, clause: str) -> None:
+        self.result.questions[clause] = self.result.questions.get(clause, 0) + 1
+
+    def compare(
+        self,
+        clause: str,
+        target: int,
+        answer: ListOffsetsAnswer,
+        wanted: Mapping[Obs, object],
+        expected: str,
+        offsets: Sequence[int],
+        other: Sequence[ClauseViolation] = (),
+    ) -> bool:
+        """Whether `answer` has the value each observable must have (`wanted`); a disagreement otherwise."""
+        asked = self.question(target)
+        facts = log_facts(self.log)
+        violations = [
+            ClauseViolation(clause, obs, getattr(answer, _ANSWER_FIELD[obs]), value, asked,
+                            facts=facts if obs is Obs.LIST_OFFSETS_OFFSET else None)
+            for obs, value in wanted.items()
+            if getattr(answer, _ANSWER_FIELD[obs]) != value
+        ] + list(other)  # fmt: skip
+        if violations:
+            self.result.disagreements.append(
+                Disagreement(clause, asked, expected, _fmt(answer), _describe(self.log, offsets), tuple(violations))
+            )
+        return not violations
 
 
 def audit_partition(
@@ -474,7 +520,6 @@ def audit_partition(
     targets = targets_for([ts for _, ts, _, _ in visible], max_targets)
     truth = ground_truth(spark, records_file, targets)
     version = _newest_version(impl, topic, partition, profile)
-    with_epoch = version >= 4  # KIP-320: v1-v3 carry no epoch
     result = AuditResult(
         target=target_name or impl.name, profile=profile.name, topic=topic, list_offsets_version=version,
         records=len(visible), batches=len(log.batches), high_watermark=log.high_watermark,
@@ -482,125 +527,107 @@ def audit_partition(
         record_digest=hashlib.sha1(repr([(o, t, e) for o, t, _, e in visible]).encode()).hexdigest(),
         expectations=tuple(expectations),
     )  # fmt: skip
-    facts = log_facts(log)
+    asker = _Asker(impl, topic, partition, version, log, result)
+    _ask_timestamps(asker, targets, truth)
+    _ask_latest(asker)
+    _ask_earliest(asker)
+    _ask_max_timestamp(asker, truth)
+    _check_stored_max(asker, truth)
+    result.seconds = round(time.monotonic() - began, 3)
+    return result
 
-    def count(clause: str) -> None:
-        result.questions[clause] = result.questions.get(clause, 0) + 1
 
-    def question(target: int) -> str:
-        return f"ListOffsets v{version} target {target}"
-
-    def compare(
-        clause: str,
-        target: int,
-        answer: ListOffsetsAnswer,
-        wanted: Mapping[Obs, object],
-        expected: str,
-        offsets: Sequence[int],
-        other: Sequence[ClauseViolation] = (),
-    ) -> bool:
-        asked = question(target)
-        violations = [
-            ClauseViolation(clause, obs, getattr(answer, _ANSWER_FIELD[obs]), value, asked,
-                            facts=facts if obs is Obs.LIST_OFFSETS_OFFSET else None)
-            for obs, value in wanted.items()
-            if getattr(answer, _ANSWER_FIELD[obs]) != value
-        ] + list(other)  # fmt: skip
-        if violations:
-            result.disagreements.append(
-                Disagreement(clause, asked, expected, _fmt(answer), _describe(log, offsets), tuple(violations))
-            )
-        return not violations
-
+def _ask_timestamps(asker: _Asker, targets: Sequence[int], truth: Truth) -> None:
+    """LO-1/LO-2: each target answers the first record at or after it, with its own timestamp and its batch's
+    epoch; a target past every record answers -1."""
     ok = ErrorCode.NONE
     for target in targets:
-        answer = impl.list_offsets(topic, partition, target, version=version)
-        result.answers[target] = (int(answer.error), answer.offset, answer.timestamp, answer.leader_epoch)
+        answer = asker.ask(target)
         found = truth.first_at_or_after.get(target)
         if found is None:
-            count("LO.not-found-minus-one")
-            compare("LO.not-found-minus-one", target, answer,
-                    {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: -1, Obs.LIST_OFFSETS_TIMESTAMP: -1},
-                    "error NONE, offset -1, timestamp -1 (no record at or after the target)",
-                    [answer.offset])  # fmt: skip
+            asker.count("LO.not-found-minus-one")
+            asker.compare("LO.not-found-minus-one", target, answer,
+                          {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: -1, Obs.LIST_OFFSETS_TIMESTAMP: -1},
+                          "error NONE, offset -1, timestamp -1 (no record at or after the target)",
+                          [answer.offset])  # fmt: skip
             continue
         offset, timestamp, epoch = found
-        count("LO.first-ge-target")
-        if not compare("LO.first-ge-target", target, answer,
-                       {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: offset},
-                       f"offset {offset} (the first record with timestamp >= {target}: {timestamp})",
-                       [offset, answer.offset]):  # fmt: skip
+        asker.count("LO.first-ge-target")
+        if not asker.compare("LO.first-ge-target", target, answer,
+                             {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: offset},
+                             f"offset {offset} (the first record with timestamp >= {target}: {timestamp})",
+                             [offset, answer.offset]):  # fmt: skip
             continue  # another record was answered: its timestamp and epoch say nothing about this one
-        count("LO.record-own-timestamp")
-        compare("LO.record-own-timestamp", target, answer, {Obs.LIST_OFFSETS_TIMESTAMP: timestamp},
-                f"timestamp {timestamp} (offset {offset}'s own)", [offset])  # fmt: skip
-        if with_epoch:
-            count("LO.epoch-of-found-batch")
-            compare("LO.epoch-of-found-batch", target, answer, {Obs.LIST_OFFSETS_EPOCH: epoch},
-                    f"epoch {epoch} (the batch holding offset {offset})", [offset])  # fmt: skip
+        asker.count("LO.record-own-timestamp")
+        asker.compare("LO.record-own-timestamp", target, answer, {Obs.LIST_OFFSETS_TIMESTAMP: timestamp},
+                      f"timestamp {timestamp} (offset {offset}'s own)", [offset])  # fmt: skip
+        if asker.with_epoch:
+            asker.count("LO.epoch-of-found-batch")
+            asker.compare("LO.epoch-of-found-batch", target, answer, {Obs.LIST_OFFSETS_EPOCH: epoch},
+                          f"epoch {epoch} (the batch holding offset {offset})", [offset])  # fmt: skip
 
-    latest = impl.list_offsets(topic, partition, LATEST, version=version)
-    result.answers[LATEST] = (int(latest.error), latest.offset, latest.timestamp, latest.leader_epoch)
-    count("LO.latest-is-high-watermark")
+
+def _ask_latest(asker: _Asker) -> None:
+    log = asker.log
+    latest = asker.ask(LATEST)
+    asker.count("LO.latest-is-high-watermark")
     # LO-4: the current leader epoch, which is at least the epoch of the newest batch (epochs never go back):
     # a bound, not a value, so it is checked as the suites' check_true is (observed, and the rule in words).
     newest_epoch = max((b.leader_epoch for b in log.batches), default=-1)
     epoch_rule = f"epoch >= {newest_epoch} (the newest batch's)"
     epoch_wrong = [
         ClauseViolation("LO.latest-is-high-watermark", Obs.LIST_OFFSETS_EPOCH, latest.leader_epoch, epoch_rule,
-                        question(LATEST), expectation="a value satisfying: " + epoch_rule)
-    ] if with_epoch and latest.leader_epoch < newest_epoch else []  # fmt: skip
-    compare("LO.latest-is-high-watermark", LATEST, latest,
-            {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: log.high_watermark, Obs.LIST_OFFSETS_TIMESTAMP: -1},
-            f"offset {log.high_watermark} (the high watermark Fetch reported), timestamp -1"
-            + (f", {epoch_rule}" if with_epoch else ""), [log.high_watermark - 1], epoch_wrong)  # fmt: skip
-    earliest = impl.list_offsets(topic, partition, EARLIEST, version=version)
-    result.answers[EARLIEST] = (int(earliest.error), earliest.offset, earliest.timestamp, earliest.leader_epoch)
-    count("LO.earliest-is-log-start")
+                        asker.question(LATEST), expectation="a value satisfying: " + epoch_rule)
+    ] if asker.with_epoch and latest.leader_epoch < newest_epoch else []  # fmt: skip
+    wanted = {
+        Obs.LIST_OFFSETS_ERROR: ErrorCode.NONE, Obs.LIST_OFFSETS_OFFSET: log.high_watermark,
+        Obs.LIST_OFFSETS_TIMESTAMP: -1,
+    }  # fmt: skip
+    asker.compare("LO.latest-is-high-watermark", LATEST, latest, wanted,
+                  f"offset {log.high_watermark} (the high watermark Fetch reported), timestamp -1"
+                  + (f", {epoch_rule}" if asker.with_epoch else ""), [log.high_watermark - 1],
+                  epoch_wrong)  # fmt: skip
+
+
+def _ask_earliest(asker: _Asker) -> None:
+    log = asker.log
+    earliest = asker.ask(EARLIEST)
+    asker.count("LO.earliest-is-log-start")
     # LO-5: the epoch of the batch at the log start offset (the epoch cache is truncated to it).
     first_batch = log.batch_of(log.log_start_offset)
     start_epoch = first_batch.leader_epoch if first_batch is not None else None
     wanted: dict[Obs, object] = {
-        Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: log.log_start_offset, Obs.LIST_OFFSETS_TIMESTAMP: -1,
+        Obs.LIST_OFFSETS_ERROR: ErrorCode.NONE, Obs.LIST_OFFSETS_OFFSET: log.log_start_offset,
+        Obs.LIST_OFFSETS_TIMESTAMP: -1,
     }  # fmt: skip
-    if with_epoch and start_epoch is not None:
+    if asker.with_epoch and start_epoch is not None:
         wanted[Obs.LIST_OFFSETS_EPOCH] = start_epoch
-    compare("LO.earliest-is-log-start", EARLIEST, earliest, wanted,
-            f"offset {log.log_start_offset} (the log start offset Fetch reported), timestamp -1"
-            + (f", epoch {start_epoch} (its batch's)" if Obs.LIST_OFFSETS_EPOCH in wanted else ""),
-            [log.log_start_offset])  # fmt: skip
+    asker.compare("LO.earliest-is-log-start", EARLIEST, earliest, wanted,
+                  f"offset {log.log_start_offset} (the log start offset Fetch reported), timestamp -1"
+                  + (f", epoch {start_epoch} (its batch's)" if Obs.LIST_OFFSETS_EPOCH in wanted else ""),
+                  [log.log_start_offset])  # fmt: skip
 
-    _ask_max_timestamp(impl, topic, partition, version, log, truth, result, count, compare)
 
-    count("VAL.header-max-recomputed")
+def _check_stored_max(asker: _Asker, truth: Truth) -> None:
+    """VAL-4: a CreateTime batch is stored with the largest of its records' timestamps as its max."""
+    asker.count("VAL.header-max-recomputed")
     for wrong in truth.wrong_batch_max:
         asked = f"Fetch batch {wrong['base_offset']}-{wrong['last_offset']}"
         stored, record_max = int(wrong["stored_max"]), int(wrong["record_max"])
-        result.disagreements.append(
+        asker.result.disagreements.append(
             Disagreement(
                 "VAL.header-max-recomputed",
                 asked,
                 f"stored max timestamp {record_max} (the largest record timestamp of a CreateTime batch)",
                 f"stored max timestamp {stored}",
-                _describe(log, [int(wrong["base_offset"])], around=0),
+                _describe(asker.log, [int(wrong["base_offset"])], around=0),
                 (ClauseViolation("VAL.header-max-recomputed", Obs.BATCH_MAX_TIMESTAMP, stored, record_max, asked),),
             )
         )
-    result.seconds = round(time.monotonic() - began, 3)
-    return result
 
 
-def _ask_max_timestamp(
-    impl: Implementation,
-    topic: str,
-    partition: int,
-    version: int,
-    log: ObservedLog,
-    truth: Truth,
-    result: AuditResult,
-    count: Callable[[str], None],
-    compare: Compare,
-) -> None:
+def _ask_max_timestamp(asker: _Asker, truth: Truth) -> None:
+    impl, version, log, result = asker.impl, asker.version, asker.log, asker.result
     clauses = ("LO.max-timestamp-first-record", "LO.max-timestamp-lat-batch-first-record",
                "LO.max-timestamp-earliest-on-ties", "LO.max-timestamp-empty")  # fmt: skip
     if impl.profile.max_timestamp_lookup is not MaxTimestampLookup.EXACT:
@@ -617,14 +644,13 @@ def _ask_max_timestamp(
         for clause in clauses:
             result.not_asked[clause] = "the log holds v0 batches, whose answer LO-6 leaves to the segment"
         return
-    answer = impl.list_offsets(topic, partition, MAX_TIMESTAMP, version=version)
-    result.answers[MAX_TIMESTAMP] = (int(answer.error), answer.offset, answer.timestamp, answer.leader_epoch)
+    answer = asker.ask(MAX_TIMESTAMP)
     ok = ErrorCode.NONE
     if truth.max_timestamp is None:
-        count("LO.max-timestamp-empty")
-        compare("LO.max-timestamp-empty", MAX_TIMESTAMP, answer,
-                {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: -1, Obs.LIST_OFFSETS_TIMESTAMP: -1},
-                "offset -1, timestamp -1 (empty log)", [], ())  # fmt: skip
+        asker.count("LO.max-timestamp-empty")
+        asker.compare("LO.max-timestamp-empty", MAX_TIMESTAMP, answer,
+                      {Obs.LIST_OFFSETS_ERROR: ok, Obs.LIST_OFFSETS_OFFSET: -1, Obs.LIST_OFFSETS_TIMESTAMP: -1},
+                      "offset -1, timestamp -1 (empty log)", [], ())  # fmt: skip
         return
     timestamp, offset, epoch = truth.max_timestamp
     batch = log.batch_of(offset)
@@ -640,12 +666,14 @@ def _ask_max_timestamp(
     answered_in = log.batch_of(answer.offset)
     if answered_in is not None and answered_in is not batch and answered_in.max_timestamp == timestamp:
         clause = "LO.max-timestamp-earliest-on-ties"  # a later batch reaching the same max was answered
-    count(clause)
-    agreed = compare(clause, MAX_TIMESTAMP, answer, wanted, f"timestamp {timestamp} at offset {offset} epoch {epoch} "
-                     f"(the first record holding the log's largest timestamp, in the earliest of {truth.max_batches} "
-                     "batch(es) reaching it)", [offset, answer.offset], ())  # fmt: skip
+    asker.count(clause)
+    expected = (
+        f"timestamp {timestamp} at offset {offset} epoch {epoch} (the first record holding the log's largest "
+        f"timestamp, in the earliest of {truth.max_batches} batch(es) reaching it)"
+    )
+    agreed = asker.compare(clause, MAX_TIMESTAMP, answer, wanted, expected, [offset, answer.offset])
     if truth.max_batches > 1 and agreed:
-        count("LO.max-timestamp-earliest-on-ties")  # ties resolved rightly (a wrong tie is counted above)
+        asker.count("LO.max-timestamp-earliest-on-ties")  # ties resolved rightly (a wrong tie is counted above)
 
 
 def _slug(text: str) -> str:
@@ -875,7 +903,7 @@ def audit_rows(results: Sequence[AuditResult], task: AuditTask, *, campaign_id: 
                 for d in wrong[:20]
             ) or result.not_asked.get(clause, "")
             rows.append(_row(
-                task, campaign_id, seed, clause=clause, verdict=verdict.value, status="ok", tests=1,
+                task, campaign_id, seed, clause=clause, verdict=verdict.value, status=TaskStatus.OK.value, tests=1,
                 examples=result.questions.get(clause, 0), task_examples=sum(result.questions.values()),
                 counterexample=f"topic {result.topic}\n{text}"[:20_000],
                 first_failure_s=result.seconds if wrong else None, task_seconds=result.seconds,
@@ -885,5 +913,6 @@ def audit_rows(results: Sequence[AuditResult], task: AuditTask, *, campaign_id: 
 
 def crash_row(task: AuditTask, campaign_id: str, seed: int, text: str) -> dict[str, Any]:
     """The row of an audit that could not run (the target did not start, the topic was unreadable)."""
-    return _row(task, campaign_id, seed, clause="*", verdict=Verdict.CRASHED.value, status="crashed", tests=0,
-                examples=0, task_examples=0, counterexample=text, first_failure_s=None, task_seconds=0.0)  # fmt: skip
+    return _row(task, campaign_id, seed, clause="*", verdict=Verdict.CRASHED.value, status=TaskStatus.CRASHED.value,
+                tests=0, examples=0, task_examples=0, counterexample=text, first_failure_s=None,
+                task_seconds=0.0)  # fmt: skip
