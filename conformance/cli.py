@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
+from conformance.judging.results import RunResults, read_results
 from conformance.targets.fault_hook import fault_options
+from conformance.targets.registry import TargetError, check_target, default_hypothesis_profile, targets_help
+from conformance.targets.target import ServedBy, Target, served_mutant_name
 from models.clauses import CLAUSES, Area, Clause, coverage
 from models.profiles import PROFILES
 from models.rules import RULE_IDS, UNTESTABLE, parse_semantics
@@ -168,7 +171,7 @@ def _print_coverage(rule_ids: Sequence[str], source: str, out: TextIO) -> int:
 
 
 def _print_clause_coverage(out: TextIO) -> int:
-    """Issue 11: per clause, the suite tests that declare it, or where else it is checked and why, or that
+    """Clause coverage: per clause, the suite tests that declare it, or where else it is checked and why, or that
     nothing checks it (exit 1 then; conformance.judging.coverage)."""
     from conformance.judging.coverage import CoverageStatus, clause_coverage, format_coverage, with_status
 
@@ -249,7 +252,7 @@ def _add_mutants_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--served",
         action="store_true",
-        help="over the wire: each mutant served by the reference broker (--target reference:mutant:<id>)",
+        help=f"over the wire: each mutant served by the reference broker (--target {served_mutant_name('<id>')})",
     )
 
 
@@ -344,8 +347,7 @@ def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target",
         default=os.environ.get("KTS_TARGET", "tansu"),
-        help="model, mutant:<id>, tansu, noida, rdkafka-mock, reference, reference:mutant:<id> or broker "
-        "(env KTS_TARGET; default tansu; `kafka-conformance mutants --list` lists the mutant ids)",
+        help=f"the implementation under test: {targets_help()} (env KTS_TARGET; default tansu)",
     )
     parser.add_argument("--profile", default=os.environ.get("KTS_PROFILE", "kafka-4.0"), help="behaviour profile")
     parser.add_argument(
@@ -400,17 +402,18 @@ def _wire_timeout(args: argparse.Namespace) -> float:
     return seconds
 
 
-def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO) -> Path:
-    """Everything `run` can check before pytest starts, each problem one usage error; the suites directory.
-    What a control plane turns on is said on `out`."""
+def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO) -> tuple[Path, Target]:
+    """Everything `run` can check before pytest starts, each problem one usage error; the suites directory and
+    the parsed target. What a control plane turns on is said on `out`."""
     from conformance.judging.expectations import ExpectationsError, load_expectations
     from conformance.plugin.launcher import LauncherError, suites_dir
     from conformance.targets.fault_hook import check_fault_options
-    from conformance.targets.registry import TargetError, check_target
 
     _check_profile(args.profile)
     try:
-        check_target(args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url)
+        target = check_target(
+            args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url
+        )
         check_fault_options(args.target, args.fault_hook, args.allow_disruptive)
         suites = suites_dir(args.suites)
     except (TargetError, LauncherError) as exc:
@@ -423,7 +426,7 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO
     for cid in filter(None, (c.strip() for c in (args.clauses or "").split(","))):
         if cid not in {c.id for c in CLAUSES}:
             raise UsageError(f"--clauses: unknown clause {cid!r}: `{PROG} clauses` lists the IDs")
-    if args.target == "broker":
+    if target.served_by is ServedBy.CLUSTER:
         from conformance.targets.kafka_wire import check_control, check_reachable
 
         try:
@@ -433,7 +436,7 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO
                 _print_control_offer(args, offer, out)
         except TargetError as exc:
             raise UsageError(str(exc)) from None
-    return suites
+    return suites, target
 
 
 def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: TextIO) -> None:
@@ -457,12 +460,11 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     from conformance.plugin.launcher import SuitesRun, pytest_command, run_streaming
 
     wire_timeout = _wire_timeout(args)
-    suites = _check_run_inputs(args, wire_timeout, out)
+    suites, target = _check_run_inputs(args, wire_timeout, out)
     root = Path(args.out)
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
     root.mkdir(parents=True, exist_ok=True)
-    simulated = args.target == "model" or args.target.startswith("mutant:")
-    budget = args.hypothesis_profile or ("ci" if simulated else "broker")
+    budget = args.hypothesis_profile or default_hypothesis_profile(target)
     color = ("--color=yes",) if out.isatty() else ()
     run = SuitesRun(
         target=args.target,
@@ -496,7 +498,7 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
     if results.is_dir():
         from reports.allure import ReportError, build_html, write_categories, write_environment
 
-        counts = _verdict_counts(json.loads(verdicts.read_text(encoding="utf-8"))) if verdicts.is_file() else ""
+        counts = _verdict_counts(read_results(verdicts)) if verdicts.is_file() else ""
         # The clause verdicts at a glance: Allure's own summary counts KNOWN, UNSUPPORTED and N/A all as skipped.
         write_environment(results, {"target": args.target, "profile": args.profile,
                                     "hypothesis_profile": budget, "clause_verdicts": counts or "none"})
@@ -515,34 +517,29 @@ def _run_run(args: argparse.Namespace, out: TextIO) -> int:
                 out.write(f"report not built: {exc}\n")
                 code = code or EXIT_CHECK_FAILED
     if verdicts.is_file():
-        _print_verdict_summary(json.loads(verdicts.read_text(encoding="utf-8")), out)
+        _print_verdict_summary(read_results(verdicts), out)
     if code == 5:
         out.write("no test ran: check --clauses and the suites directory\n")
         return EXIT_CHECK_FAILED
     return EXIT_OK if code == 0 else EXIT_CHECK_FAILED
 
 
-def _verdict_counts(data: dict[str, object]) -> str:
+def _verdict_counts(results: RunResults) -> str:
     """'27 KNOWN, 12 PASS, ...' in triage order (conformance.judging.verdicts.TRIAGE_ORDER)."""
     from conformance.judging.verdicts import TRIAGE_ORDER
 
-    clauses = data.get("clauses", {})
-    assert isinstance(clauses, dict)
     counts: dict[str, int] = {}
-    for verdict in clauses.values():
-        counts[str(verdict)] = counts.get(str(verdict), 0) + 1
-    order = [v.value for v in TRIAGE_ORDER] + sorted(set(counts) - {v.value for v in TRIAGE_ORDER})
+    for verdict in results.clauses.values():
+        counts[verdict.value] = counts.get(verdict.value, 0) + 1
+    order = [v.value for v in TRIAGE_ORDER]
     return ", ".join(f"{counts[v]} {v}" for v in order if v in counts)
 
 
-def _print_verdict_summary(data: dict[str, object], out: TextIO) -> None:
-    clauses = data.get("clauses", {})
-    assert isinstance(clauses, dict)
-    out.write(f"clauses: {len(clauses)} ({_verdict_counts(data) or 'none'})\n")
-    lost = data.get("target_lost") or []
-    if isinstance(lost, list) and lost:
+def _print_verdict_summary(results: RunResults, out: TextIO) -> None:
+    out.write(f"clauses: {len(results.clauses)} ({_verdict_counts(results) or 'none'})\n")
+    if results.target_lost:
         # The clauses left BLOCKED say nothing about the target's timestamps: the target went away.
-        out.write(f"TARGET LOST: {lost[0]}\n")
+        out.write(f"TARGET LOST: {results.target_lost[0]}\n")
 
 
 # --- command registry -------------------------------------------------------------------------------

@@ -210,7 +210,7 @@ def _clause(
 
 MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 
-# --- clauses checked outside the suites (issue 11) ----------------------------------------------------
+# --- clauses checked outside the suites ---------------------------------------------------------------
 # A clause that no suite test checks against implementations says where it is checked instead and why no
 # broker answer can show it. `conformance.judging.coverage` lists these beside the clauses the suites declare; a
 # clause in neither list is a gap (tests/test_clause_coverage.py).
@@ -343,7 +343,7 @@ _FORMAT: tuple[Clause, ...] = (
             "A v0 message has no timestamp field (14-byte overhead) and reads as timestamp -1 with "
             "NoTimestampType; a v0 batch reports max timestamp -1."),
     # Checked through a broker's Produce path, which takes v0/v1 only where legacy produce is served: a 4.x profile
-    # cannot exercise it (N/A, not UNSUPPORTED); the codec suites of issue 13 check the format itself.
+    # cannot exercise it (N/A, not UNSUPPORTED); the codec suites (suites/test_codec_*.py) check the format itself.
     _clause("FMT.v1-timestamp-field", ("FMT-3",), "KIP-32", MUST, LEGACY_PRODUCE,
             "A v1 message carries an int64 timestamp at byte 6 inside the CRC32, so a decoder rejects "
             "a v1 message whose timestamp or type bit changed without recomputing the CRC."),
@@ -397,7 +397,7 @@ _FORMAT: tuple[Clause, ...] = (
     _clause("FMT.offset-of-max-first-occurrence", ("FMT-14", "FMT-11"), "KIP-734", MUST, OFFSET_OF_MAX_FIXED,
             "A batch's offset of max timestamp is the first record whose timestamp equals the batch max; "
             "a v0 batch has none."),
-    # --- what a record builder writes (issue 13): a producer's builder, or a broker-side one given a LogAppendTime,
+    # --- what a record builder writes: a producer's builder, or a broker-side one given a LogAppendTime,
     # checked on codec libraries (suites/test_codec_producer.py); what the broker itself writes is the clauses above.
     _clause("FMT.builder-createtime-type", ("VAL-8", "FMT-4", "FMT-10"), "KIP-32", MUST, ALL,
             "A producer's builder writes CreateTime (bit 3 clear) on every v1 message and v2 batch, since a broker "
@@ -771,7 +771,7 @@ _LIST_OFFSETS: tuple[Clause, ...] = (
             "offsetsForTimes returns null for a partition answered with offset -1 (or error 43)."),
     _clause("LO.client-min-version", ("LO-9",), "KIP-79", SHOULD, TIMESTAMP_SEARCH,
             "offsetsForTimes sends ListOffsets v1 or later (v2+ for read_committed)."),
-    # --- what a client library reports of a lookup (issue 13): checked on client libraries against the broker's own
+    # --- what a client library reports of a lookup: checked on client libraries against the broker's own
     # ListOffsets answers and stored records (suites/test_client_lookups.py), never against the model's.
     _clause("LO.client-offsets-for-times-answer", ("LO-9", "LO-2"), "KIP-79", MUST, TIMESTAMP_SEARCH,
             "offsetsForTimes returns, for a partition the broker found a record for, the offset and timestamp of "

@@ -1,4 +1,4 @@
-"""Allure results for a Spark campaign (issue 5, item 2): one result per campaign row, that is per clause x
+"""Allure results for a Spark campaign: one result per campaign row, that is per clause x
 task (target x suite x profile x seed), in the same conventions as the clause results of a single run
 (reports.clauses): the verdict is the result's first word, a `verdict` label and a tag; the clause's KIP is
 the epic and a link, its area the feature, its level the severity.
@@ -19,11 +19,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.judging.verdicts import ALLURE_STATUS, DEPARTS, MEANING, TRIAGE_ORDER, Verdict
+from conformance.judging.verdicts import (
+    ALLURE_SEVERITY,
+    ALLURE_STATUS,
+    DEPARTS,
+    MEANING,
+    TRIAGE_ORDER,
+    TaskStatus,
+    Verdict,
+)
 from conformance.spark.rows import ROW_FIELDS
 from models.clauses import Clause, get_clause, kip_url
 from reports.allure import ReportError, write_categories, write_environment
-from reports.clauses import SEVERITY
 from reports.known_issues import KNOWN_ISSUE_VERDICTS, mark_verdict, verdict_line
 
 CAMPAIGN_SUITE = "campaign"
@@ -199,7 +206,7 @@ def clause_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> d
         labels += [
             {"name": "epic", "value": clause.kip},
             {"name": "feature", "value": clause.area.value},
-            {"name": "severity", "value": SEVERITY[clause.level]},
+            {"name": "severity", "value": ALLURE_SEVERITY[clause.level]},
         ]
         links.append({"type": "link", "name": clause.kip, "url": kip_url(clause.kip)})
     history = _history_id(row)
@@ -326,7 +333,7 @@ def write_campaign_results(rows: Path, results: Path, *, campaign_id: str, log: 
             "seeds": _joined(r.get("seed") for r in found),
             "tasks": str(len(tasks)),
             "clause_verdicts": _verdict_counts(found),
-            "tasks_timed_out_or_crashed": str(sum(1 for r in tasks.values() if r.get("status") != "ok")),
+            "tasks_timed_out_or_crashed": str(sum(1 for r in tasks.values() if r.get("status") != TaskStatus.OK)),
         },
     )
     write_categories(results)

@@ -17,7 +17,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from conformance.judging.results import RunResults, TestResult, read_results
 from conformance.judging.verdicts import (
+    ALLURE_SEVERITY,
     ALLURE_STATUS,
     DEPARTS,
     MEANING,
@@ -25,7 +27,7 @@ from conformance.judging.verdicts import (
     UNSUPPORTED_PREFIX,
     Verdict,
 )
-from models.clauses import Level, get_clause, kip_url
+from models.clauses import get_clause, kip_url
 from reports.known_issues import (
     KNOWN_ISSUE_VERDICTS,
     allure_key,
@@ -35,8 +37,6 @@ from reports.known_issues import (
     verdict_line,
 )
 
-# Allure's severity of a clause's level (as the plugin labels the tests).
-SEVERITY = {Level.MUST: "critical", Level.SHOULD: "normal", Level.MAY: "minor"}
 # Verdicts a test's attachments (counterexample, pin, replay, wire exchanges) are evidence of: the departures.
 _WITH_EVIDENCE = DEPARTS
 CLAUSES_SUITE = "clauses"
@@ -67,24 +67,23 @@ def _test_results(results: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _evidence_step(
-    test: dict[str, Any], clause_id: str, allure_result: dict[str, Any] | None, results: Path, *, attach: bool
+    test: TestResult, clause_id: str, allure_result: dict[str, Any] | None, results: Path, *, attach: bool
 ) -> dict[str, Any]:
     """One test's word on one clause: its verdict, the message lines about the clause and, with `attach`,
     copies of the attachments allure-pytest kept for the test (Allure shows an attachment file under one
     result only, so the clause result needs its own copy)."""
-    verdict = Verdict.parse(test.get("verdicts", {}).get(clause_id, Verdict.BLOCKED.value))
-    message = _reason_lines(clause_id, verdict, str(test.get("message") or ""))
+    verdict = test.verdicts.get(clause_id, Verdict.BLOCKED)
+    message = _reason_lines(clause_id, verdict, test.message)
     if verdict is Verdict.BLOCKED:
-        stopped = sorted(c for c, v in test.get("verdicts", {}).items() if Verdict.parse(v) in _STOPS)
+        stopped = sorted(c for c, v in test.verdicts.items() if v in _STOPS)
         message = "not reached: the test stopped at " + (", ".join(stopped) or "another failure") + " first"
-    if message and test.get("replay"):
-        message += f"\nreplay: {test['replay']}"
-    finished = float(test.get("finished_at", 0))
+    if message and test.replay:
+        message += f"\nreplay: {test.replay}"
     step: dict[str, Any] = {
-        "name": f"{verdict.value}  {test['nodeid']}",
+        "name": f"{verdict.value}  {test.nodeid}",
         "status": ALLURE_STATUS[verdict],
-        "start": int((finished - float(test.get("duration", 0))) * 1000),
-        "stop": int(finished * 1000),
+        "start": int((test.finished_at - test.duration) * 1000),
+        "stop": int(test.finished_at * 1000),
         "attachments": [_copy_attachment(a, results) for a in (allure_result or {}).get("attachments", [])]
         if attach
         else [],
@@ -126,8 +125,8 @@ def _reason_lines(clause_id: str, verdict: Verdict, message: str, most: int = 5)
 def _description(
     clause_id: str,
     verdict: Verdict,
-    tests: list[dict[str, Any]],
-    evidence: list[dict[str, Any]],
+    tests: list[TestResult],
+    evidence: list[TestResult],
     known: list[dict[str, str]],
 ) -> str:
     """The clause page a person reads first (Markdown): what the clause says, the verdict and why, the
@@ -147,15 +146,15 @@ def _description(
         lines += ["", f"*Known failure*{what}: {entry.get('reason', '')}", "", f"*Upstream*: {entry.get('link', '')}"]
     for test in evidence[:3]:
         # Only a line that names the clause: another clause's violation quoted here would mislead.
-        observed = _reason_lines(clause_id, verdict, str(test.get("message", "")), most=1).split("\n", 1)[0]
+        observed = _reason_lines(clause_id, verdict, test.message, most=1).split("\n", 1)[0]
         observed = observed or "(the message names other clauses only: the counterexample in its step below)"
         # A quote, not a code block: the line wraps instead of scrolling sideways.
-        lines += ["", f"*Test* `{test['nodeid']}` ({test.get('outcome')}):", "", "> " + observed[:2000]]
-        if test.get("replay"):
-            lines += ["", f"*Replay*: `{test['replay']}`"]
+        lines += ["", f"*Test* `{test.nodeid}` ({test.outcome}):", "", "> " + observed[:2000]]
+        if test.replay:
+            lines += ["", f"*Replay*: `{test.replay}`"]
     if tests:
         lines += ["", "*Checked by* (one step each below; a failure's step holds its attachments):", ""]
-        lines += [f"- `{t['nodeid']}`: {t.get('verdicts', {}).get(clause_id, '?')}" for t in tests]
+        lines += [f"- `{t.nodeid}`: {v.value if (v := t.verdicts.get(clause_id)) else '?'}" for t in tests]
     else:
         lines += ["", "No test of this run checks this clause."]
     if verdict in _WITH_EVIDENCE:
@@ -163,11 +162,11 @@ def _description(
     return "\n".join(lines)
 
 
-def _message(clause_id: str, verdict: Verdict, evidence: list[dict[str, Any]]) -> str:
+def _message(clause_id: str, verdict: Verdict, evidence: list[TestResult]) -> str:
     """The first lines a reader sees: the verdict, and for a failure the first counterexample line."""
     head = verdict_line(verdict, clause_id)
     for test in evidence:
-        first = _reason_lines(clause_id, verdict, str(test.get("message", "")), most=1).split("\n", 1)[0]
+        first = _reason_lines(clause_id, verdict, test.message, most=1).split("\n", 1)[0]
         if first:
             return f"{head}\n{first}"
     return head
@@ -176,7 +175,7 @@ def _message(clause_id: str, verdict: Verdict, evidence: list[dict[str, Any]]) -
 def clause_result(
     clause_id: str,
     verdict: Verdict,
-    data: dict[str, Any],
+    run: RunResults,
     test_results: dict[tuple[str, str], dict[str, Any]],
     results: Path,
     known: list[dict[str, str]] | None = None,
@@ -185,19 +184,19 @@ def clause_result(
     is the clause's expectations entries when the verdict is KNOWN."""
     clause = get_clause(clause_id)
     word = verdict.value
-    tests: list[dict[str, Any]] = [t for t in data.get("tests", []) if clause_id in t.get("clauses", [])]
-    evidence = [t for t in tests if t.get("verdicts", {}).get(clause_id) == word and t.get("message")]
+    tests = [t for t in run.tests if clause_id in t.clauses]
+    evidence = [t for t in tests if t.verdicts.get(clause_id) is verdict and t.message]
     # The tests that decided the verdict first, so the counterexample is the first step a reader opens.
-    ordered = sorted(tests, key=lambda t: t.get("verdicts", {}).get(clause_id) != word)
+    ordered = sorted(tests, key=lambda t: t.verdicts.get(clause_id) is not verdict)
     # Attachments only where the test's verdict on this clause is this clause's failure: a BLOCKED or
     # passing test's attachments are about other clauses.
     steps = [
         _evidence_step(
             t,
             clause_id,
-            test_results.get(allure_key(t["nodeid"])),
+            test_results.get(allure_key(t.nodeid)),
             results,
-            attach=verdict in _WITH_EVIDENCE and t.get("verdicts", {}).get(clause_id) == word,
+            attach=verdict in _WITH_EVIDENCE and t.verdicts.get(clause_id) is verdict,
         )
         for t in ordered
     ]
@@ -217,9 +216,9 @@ def clause_result(
             {"name": "suite", "value": clause.area.value},
             {"name": "epic", "value": clause.kip},
             {"name": "story", "value": clause_id},
-            {"name": "severity", "value": SEVERITY[clause.level]},
-            {"name": "target", "value": str(data.get("target"))},
-            {"name": "profile", "value": str(data.get("profile"))},
+            {"name": "severity", "value": ALLURE_SEVERITY[clause.level]},
+            {"name": "target", "value": run.target},
+            {"name": "profile", "value": run.profile},
         ],
         "links": [{"type": "link", "name": clause.kip, "url": kip_url(clause.kip)}],
         # The span of the tests that checked the clause; a clause no test checked has no time.
@@ -240,16 +239,15 @@ def write_clause_results(verdicts_json: Path, results: Path, expectations: Path 
     verdict on allure-pytest's result for it (reports.allure.mark_test_results: a KNOWN test is a failure marked
     as a known issue, not an xfail's "skipped"). With the run's `expectations` file a KNOWN clause's page shows
     its entries' reasons and links."""
-    data = json.loads(verdicts_json.read_text(encoding="utf-8"))
+    run = read_results(verdicts_json)
     expected = _expectations(expectations)
     results.mkdir(parents=True, exist_ok=True)
-    mark_test_results(results, data)
+    mark_test_results(results, run)
     test_results = _test_results(results)
     written = 0
-    for clause_id, word in data.get("clauses", {}).items():
-        verdict = Verdict.parse(word)
+    for clause_id, verdict in run.clauses.items():
         known = expected.get(clause_id) if verdict is Verdict.KNOWN else None
-        result = clause_result(clause_id, verdict, data, test_results, results, known)
+        result = clause_result(clause_id, verdict, run, test_results, results, known)
         (results / f"{result['uuid']}-result.json").write_text(json.dumps(result), encoding="utf-8")
         written += 1
     return written

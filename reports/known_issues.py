@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from conformance.judging.results import RunResults
 from conformance.judging.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
 from models.clauses import get_clause, kip_url
 
@@ -105,8 +106,8 @@ def read_result(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def mark_test_results(results: Path, data: dict[str, Any], most: int = 5) -> int:
-    """Put each test's verdict (from a run's verdicts JSON, `data`) on the result allure-pytest wrote for it in
+def mark_test_results(results: Path, run: RunResults, most: int = 5) -> int:
+    """Put each test's verdict (from a run's verdicts JSON, `run`) on the result allure-pytest wrote for it in
     `results`; returns how many results changed. allure-pytest shows a KNOWN test as an xfail, "skipped", which
     reads as "not checked": it becomes a failure marked as a known issue (as does a test whose only departure is
     NON-STRICT, which pytest passed), a BLOCKED one "broken"; the other statuses are pytest's own. A target lost
@@ -117,16 +118,16 @@ def mark_test_results(results: Path, data: dict[str, Any], most: int = 5) -> int
         if result is not None:
             by_key.setdefault((str(result.get("fullName", "")), str(result.get("name", ""))), []).append((path, result))
     changed = 0
-    for test in data.get("tests", []):
-        clause_verdicts = {str(c): Verdict.parse(str(v)) for c, v in test.get("verdicts", {}).items()}
+    for test in run.tests:
+        clause_verdicts = test.verdicts
         verdict = verdict_of_test(clause_verdicts.values())
         if verdict is None:
             continue
         known = [c for c, v in clause_verdicts.items() if v in KNOWN_ISSUE_VERDICTS]
-        order = [str(c) for c in test.get("clauses", [])]
+        order = list(test.clauses)
         known.sort(key=lambda c: order.index(c) if c in order else len(order))
         issue = next((c for c in known if clause_verdicts[c] is verdict), None)
-        for path, result in by_key.get(allure_key(str(test.get("nodeid", ""))), []):
+        for path, result in by_key.get(allure_key(test.nodeid), []):
             if verdict is Verdict.BLOCKED:
                 result["status"] = ALLURE_STATUS[verdict]
             if verdict in KNOWN_ISSUE_VERDICTS:
@@ -134,21 +135,21 @@ def mark_test_results(results: Path, data: dict[str, Any], most: int = 5) -> int
                 details = result.get("statusDetails", {})
                 if not str(details.get("message", "")).startswith(head):
                     # The violations of the known clauses; the whole message is the counterexample attachment.
-                    lines = [ln for ln in str(test.get("message", "")).splitlines() if any(c in ln for c in known)]
+                    lines = [ln for ln in test.message.splitlines() if any(c in ln for c in known)]
                     if len(lines) > most:
                         lines = [*lines[:most], f"... {len(lines) - most} more: see the counterexample attachment"]
                     result["statusDetails"] = {**details, "message": "\n".join([head, *lines])}
             mark_verdict(result, verdict, issue)
-            if test.get("target_lost"):
-                lost = str(test["target_lost"]).strip().splitlines() or ["the target was lost"]
+            if test.target_lost:
+                lost = test.target_lost.strip().splitlines() or ["the target was lost"]
                 result["labels"] = [
                     *(label for label in result["labels"] if label.get("name") != TARGET_LOST_LABEL),
                     {"name": TARGET_LOST_LABEL, "value": lost[0][:200]},
                 ]
             path.write_text(json.dumps(result), encoding="utf-8")
             changed += 1
-    if data.get("target_lost"):
-        errors = [{"message": f"TARGET LOST: {lost}"} for lost in data["target_lost"]]
+    if run.target_lost:
+        errors = [{"message": f"TARGET LOST: {lost}"} for lost in run.target_lost]
         (Path(results) / TARGET_LOST_GLOBALS).write_text(json.dumps({"errors": errors}), encoding="utf-8")
     return changed
 

@@ -1,5 +1,5 @@
 """The conformance matrix and the mutant kill table of a campaign, as Markdown, HTML (one self-contained file that
-opens from disk) and a PNG heatmap (issue 13, item 5). Reads the views of conformance.spark.aggregate; writes
+opens from disk) and a PNG heatmap. Reads the views of conformance.spark.aggregate; writes
 nothing else.
 
 Colours follow the Allure status of each verdict (conformance.judging.verdicts.ALLURE_STATUS), so the matrix and the
@@ -14,11 +14,9 @@ import html
 import re
 from pathlib import Path
 
-from conformance.faults.kill_table import CRASHED, KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
-from conformance.judging.verdicts import MEANING, PRECEDENCE, Verdict
+from conformance.judging.verdicts import MEANING, PRECEDENCE, KillStatus, Verdict
 from conformance.spark.aggregate import (
     KIND_TITLE,
-    NOT_RUN,
     QUIET,
     AreaGroup,
     Cell,
@@ -34,6 +32,7 @@ from conformance.spark.aggregate import (
 from models.clauses import Level, get_clause
 
 V = Verdict
+K = KillStatus
 
 # Shades per Allure status: every verdict under the status Allure gives it (tests/test_matrix.py checks this).
 PALETTE: dict[str, dict[Verdict, str]] = {
@@ -60,24 +59,24 @@ _SUMMARY_TEXT = {**_CELL_TEXT, V.UNEXPECTED_PASS.value: "UNEXP.", V.NON_STRICT.v
 # The kill table's statuses (conformance.faults.kill_table) in the colours of what they mean for the suite: killed is
 # the suite doing its job, a survivor is the suite's failure.
 KILL_COLOURS = {
-    KILLED: COLOURS[V.PASS.value],
-    WRONG_CLAUSE: COLOURS[V.NON_STRICT.value],
-    SURVIVED: COLOURS[V.FAIL.value],
-    V.TIMEOUT.value: COLOURS[V.TIMEOUT.value],
-    CRASHED: COLOURS[V.CRASHED.value],
-    NOT_RUN: COLOURS[V.UNSUPPORTED.value],
-    NOT_SERVED: COLOURS[V.NOT_APPLICABLE.value],
+    K.KILLED: COLOURS[V.PASS.value],
+    K.WRONG_CLAUSE: COLOURS[V.NON_STRICT.value],
+    K.SURVIVED: COLOURS[V.FAIL.value],
+    K.TIMEOUT: COLOURS[V.TIMEOUT.value],
+    K.CRASHED: COLOURS[V.CRASHED.value],
+    K.NOT_RUN: COLOURS[V.UNSUPPORTED.value],
+    K.NOT_SERVED: COLOURS[V.NOT_APPLICABLE.value],
 }
-_KILL_LIGHT = frozenset({SURVIVED, CRASHED})
+_KILL_LIGHT = frozenset({K.SURVIVED, K.CRASHED})
 KILL_MEANING = {
-    KILLED: "a clause the mutant declares failed: the suites caught the fault where they should",
-    WRONG_CLAUSE: "only clauses the mutant does not declare failed: its declaration or the suites' attribution is "
+    K.KILLED: "a clause the mutant declares failed: the suites caught the fault where they should",
+    K.WRONG_CLAUSE: "only clauses the mutant does not declare failed: its declaration or the suites' attribution is "
     "wrong",
-    SURVIVED: "its declared clauses were checked and nothing failed: the suites missed the fault",
-    V.TIMEOUT.value: "a task ran past its budget before anything killed the mutant",
-    CRASHED: "a task's process died before anything killed the mutant",
-    NOT_RUN: "no test of its declared clauses ran in this campaign (add the suites that check them)",
-    NOT_SERVED: "not served over the wire: the fault is in a consumer's reading or in a library (codec, client), "
+    K.SURVIVED: "its declared clauses were checked and nothing failed: the suites missed the fault",
+    K.TIMEOUT: "a task ran past its budget before anything killed the mutant",
+    K.CRASHED: "a task's process died before anything killed the mutant",
+    K.NOT_RUN: "no test of its declared clauses ran in this campaign (add the suites that check them)",
+    K.NOT_SERVED: "not served over the wire: the fault is in a consumer's reading or in a library (codec, client), "
     "which no broker answer shows",
 }
 
@@ -422,11 +421,11 @@ def _png_summary(tally: Tally) -> tuple[str, str, bool]:
 def _kill_detail(kill: Kill, *, brief: bool = False) -> str:
     """`by LO.first-ge-target (FAIL, 0.4 s); also VAL.x, ...`; `brief`: the other clauses as a count."""
     first = f", {kill.first_failure_s:.1f} s" if kill.first_failure_s is not None else ""
-    detail = f"by {', '.join(kill.killed_by)} ({kill.verdict}{first})" if kill.status == KILLED else ""
+    detail = f"by {', '.join(kill.killed_by)} ({kill.verdict}{first})" if kill.status == K.KILLED else ""
     if kill.other_clauses:
         others = kill.other_clauses
         listed = f"{len(others)} other clause{'s' if len(others) != 1 else ''}" if brief else ", ".join(others)
-        detail += ("; " if detail else "") + ("also " if kill.status == KILLED else "caught only by ") + listed
+        detail += ("; " if detail else "") + ("also " if kill.status == K.KILLED else "caught only by ") + listed
     return detail
 
 
@@ -465,7 +464,7 @@ _KILL_STYLE = (
 
 def _missed(table: KillTable, way: str) -> str:
     """`; not killed: <code>a</code> (SURVIVED), ...`: the mutants a reader looks for first."""
-    missed = [r for r in table.rows if (k := r.kills.get(way)) is not None and k.status not in (KILLED, NOT_SERVED)]
+    missed = [r for r in table.rows if (k := r.kills.get(way)) is not None and k.status not in (K.KILLED, K.NOT_SERVED)]
     if not missed:
         return ""
     return "; not killed: " + ", ".join(
@@ -512,7 +511,7 @@ def kill_html(table: KillTable, title: str) -> str:
                 f'title="{html.escape(tip)}"><b>{html.escape(kill.status)}</b> '
                 f"<small>{html.escape(_kill_detail(kill, brief=True))}</small></td>"
             )
-        caught = all(k.status in (KILLED, NOT_SERVED) for k in row.kills.values())
+        caught = all(k.status in (K.KILLED, K.NOT_SERVED) for k in row.kills.values())
         quiet = ' class="quiet"' if caught else ""
         body.append(
             f'<tr{quiet}><th class="c" title="{html.escape(row.description)}">'

@@ -1,5 +1,5 @@
 """Hypothesis strategies for the conformance engine: timestamps, records and batches, topic configs,
-producer and broker clocks, leader failover (issue 3 item 2). They import models/ and hypothesis only."""
+producer and broker clocks, leader failover. They import models/ and hypothesis only."""
 
 from .clocks import ClockMove, ClockMoveKind, ProducerClock, broker_clock_offsets, clock_moves, producer_clocks
 from .configs import timestamp_bounds, topic_configs

@@ -1,4 +1,4 @@
-"""Shared helpers of the client suites (suites/test_client_*.py, issue 13).
+"""Shared helpers of the client suites (suites/test_client_*.py).
 
 A client target is the reference broker over the wire with a client library at `impl.client`, talking to the broker
 through a wire tap (`impl.tap`, conformance.targets.clients.tap). Each client test drives the library, then judges

@@ -5,7 +5,7 @@ LogAppendTime bit, the delete-horizon flag), the library reads them, and every b
 the model's reading of the same bytes, under the clause of the stored form.
 
 A reader that takes inner timestamps under a LogAppendTime wrapper, or a v2 LogAppendTime record's own delta, is
-FAIL (MUST): that is the bug class at least six clients shipped (issue 13).
+FAIL (MUST): that is the bug class at least six clients shipped (Sarama #885 and KafkaJS #838 among them).
 """
 
 from __future__ import annotations

@@ -168,6 +168,21 @@ def test_groups_of_targets_stand_for_every_codec_every_client_and_every_served_m
     both = expand_targets(["clients@served-mutants"])
     assert len(both) == len(CLIENTS) * len(served)
     assert both[0] == f"client:{next(iter(CLIENTS))}@reference:mutant:{served[0]}"
+    assert expand_targets(["brokers"]) == ["model", "tansu", "noida", "rdkafka-mock", "reference"]
+
+
+def test_a_campaign_finds_the_shipped_expectations_of_the_table_s_implementations() -> None:
+    import argparse
+
+    from conformance.commands.campaign import _expectations
+
+    args = argparse.Namespace(suites=str(SUITES), expectations=[])
+    targets = ["model", "tansu", "codec:kafka-python", "codec:model", "client:java", "mutant:lookup-last-match",
+               "client:java@reference:mutant:lookup-last-match"]  # fmt: skip
+    found = _expectations(args, targets)
+    assert {t: Path(f).name for t, f in found.items()} == {
+        "tansu": "tansu.toml", "codec:kafka-python": "codec-kafka-python.toml", "client:java": "client-java.toml"
+    }
 
 
 def _suite(tmp_path: Path, name: str, source: str) -> Path:

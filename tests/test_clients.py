@@ -34,12 +34,12 @@ from conformance.targets.clients.client_library import (
     SendFailure,
     java_refusal_text,
 )
-from conformance.targets.clients.client_target import ClientFactory, open_client_target, parse_client_target
+from conformance.targets.clients.client_target import ClientFactory
 from conformance.targets.clients.model_client import ReferenceClient
 from conformance.targets.clients.tap import TappedLookup, TappedProduce
 from conformance.targets.implementation import Capability, Kind
 from conformance.targets.model import ModelFactory
-from conformance.targets.registry import check_target, resolve_target, target_kind
+from conformance.targets.registry import check_target, open_target, parse_target, resolve_target, target_kind
 from conformance.wire.client import ListOffsetsResult, ProduceResult
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
@@ -173,9 +173,9 @@ def test_consumed_records_and_seek_are_judged_batch_by_batch_against_the_stored_
 
 
 def test_client_target_names() -> None:
-    assert parse_client_target("client:kafka-python").served == "model"
-    assert parse_client_target("client:java@reference:mutant:lat-ignored").served == "mutant:lat-ignored"
-    assert parse_client_target("mutant:client-lookup-v0").fault == "client-lookup-v0"
+    assert parse_target("client:kafka-python").served == "model"
+    assert parse_target("client:java@reference:mutant:lat-ignored").served == "mutant:lat-ignored"
+    assert parse_target("mutant:client-lookup-v0").seeded == "client-lookup-v0"
     assert target_kind("client:model") is Kind.CLIENT and target_kind("mutant:client-lookup-v0") is Kind.CLIENT
     assert {"model", "kafka-python", "aiokafka", "confluent-kafka", "java"} <= set(LIBRARIES)
     for bad, said in (
@@ -259,7 +259,8 @@ def test_every_client_mutant_changes_one_step_of_the_reference_client(mutant_id:
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClientFactory]:
-    with open_client_target("client:model", "kafka-4.0", log_dir=tmp_path_factory.mktemp("logs")) as (factory, _):
+    with open_target("client:model", "kafka-4.0", log_dir=tmp_path_factory.mktemp("logs")) as (factory, _):
+        assert isinstance(factory, ClientFactory)
         yield factory
 
 
@@ -295,8 +296,8 @@ def test_a_client_is_never_blamed_for_a_brokers_fault(tmp_path: Path) -> None:
     """The broker answers log_append_time -1 on a LogAppendTime topic (lat-response-minus-one): a client that then
     reports its records' create times does what VAL-12 says, given that answer, and passes; the broker's answer,
     compared with the model's, fails VAL.lat-response-time."""
-    with open_client_target("client:model@reference:mutant:lat-response-minus-one", "kafka-4.0",
-                            log_dir=tmp_path) as (factory, _):
+    with open_target("client:model@reference:mutant:lat-response-minus-one", "kafka-4.0",
+                     log_dir=tmp_path) as (factory, _):
         impl = factory.build()
         try:
             model = ModelFactory(profile="kafka-4.0").build()

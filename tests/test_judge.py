@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from conformance.judging.checks import NOT_GIVEN, CheckRecord, ClauseViolation, check_equal, recording
-from conformance.judging.expectations import Expectation, ExpectationsError, coverer, load_expectations, matches
+from conformance.judging.expectations import (
+    Expectation,
+    ExpectationsError,
+    coverer,
+    draft_text,
+    load_expectations,
+    matches,
+    pin_text,
+)
 from conformance.judging.judge import Evidence, RunRecord, clause_verdicts, entry_statuses, judge
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import EntryStatus, Verdict
@@ -247,3 +255,29 @@ def test_a_bad_matcher_or_scope_is_one_clear_error(tmp_path: Path) -> None:
         bad.write_text(head + extra)
         with pytest.raises(ExpectationsError, match=re.escape(message)):
             load_expectations(bad)
+
+
+# ------------------------------------------------------------------------------------ pins and drafts
+
+
+def test_a_pin_names_each_departing_observable_once_and_a_constant_as_its_matcher() -> None:
+    pin = pin_text(TEST, "data=Replay([])", [
+        violation(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 0),
+        violation(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 3),
+        violation(FIRST, Obs.LIST_OFFSETS_OFFSET, 4, 2),
+    ], (LATEST, FIRST))  # fmt: skip
+    entries = pin.split("[[expected]]")[1:]
+    assert len(entries) == 2
+    assert 'observable = "list-offsets.leader-epoch"\nobserved = -1\n' in entries[0]
+    assert "observed" not in entries[1].replace("observable", "")  # an offset moves with the scenario
+    assert f'test = "{TEST}"' in entries[1] and 'example = "data=Replay([])"' in entries[1]
+    # A failure outside the clause checks: one entry per declared clause, its observable to fill in.
+    assert pin_text(TEST, "x=1", [], (FIRST,)).count('observable = "..."') == 1
+
+
+def test_a_draft_adds_only_the_entries_not_drafted_yet() -> None:
+    pin = pin_text(TEST, "x=1", [violation(LATEST, Obs.LIST_OFFSETS_EPOCH, -1, 0)], (LATEST,))
+    first = draft_text(pin, TEST, "")
+    assert first.startswith("[[expected]]") and f'reason = "DRAFT: seen in {TEST}"' in first
+    assert 'link = "none: not reported upstream yet"' in first
+    assert draft_text(pin, TEST, first) == ""

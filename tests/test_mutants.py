@@ -23,6 +23,7 @@ from conformance.faults import kill_table as mutation
 from conformance.faults.kill_table import CRASHED, KILLED, KillResult, KillTable, order_tests, run_kill_table
 from conformance.judging.checks import CheckRecord, ClauseViolation, check_equal, recording
 from conformance.judging.observables import Obs
+from conformance.judging.results import TestResult
 from conformance.plugin.launcher import CollectedTest, SuitesRun
 from conformance.targets.implementation import Implementation, Kind
 from conformance.targets.model import ModelFactory
@@ -526,6 +527,11 @@ def test_the_most_direct_tests_run_first_and_the_state_machine_last() -> None:
     assert order_tests([OTHER], [LOOKUP]) == []
 
 
+def _result(fields: dict[str, object]) -> TestResult:
+    """A test's result as the plugin's verdicts.json gives it (conformance.judging.results)."""
+    return TestResult.from_json(fields)
+
+
 def test_ci_finds_the_kill_without_shrinking_then_shrinks_only_the_killing_test(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -538,14 +544,16 @@ def test_ci_finds_the_kill_without_shrinking_then_shrinks_only_the_killing_test(
         first = run.tests[0]
         if len(calls) == 1:  # the first test fails, on a clause the mutant does not declare: pytest stops there
             verdicts = {"LO.not-found-minus-one": "FAIL", LOOKUP: "BLOCKED"}
-            return mutation._Pass(1, "", [{"nodeid": first, "verdicts": verdicts, "finished_at": time.time()}])
+            return mutation._Pass(1, "", [_result({"nodeid": first, "verdicts": verdicts, "finished_at": time.time()})])
         if len(calls) == 2:
             message = "Falsifying example: test(\n    data=...,\n    more=...,\n    rest=...,\n)"
-            return mutation._Pass(1, "", [{"nodeid": first, "verdicts": {LOOKUP: "FAIL"}, "finished_at": time.time(),
-                                           "message": message, "replay": "pytest A --hypothesis-profile broker"}])
-        return mutation._Pass(1, "", [{"nodeid": first, "verdicts": {LOOKUP: "FAIL"}, "finished_at": time.time(),
-                                       "message": "Falsifying example: test(\n    data=...,\n)",
-                                       "replay": "pytest A --hypothesis-profile ci"}])  # fmt: skip
+            return mutation._Pass(1, "", [_result({"nodeid": first, "verdicts": {LOOKUP: "FAIL"},
+                                                   "finished_at": time.time(), "message": message,
+                                                   "replay": "pytest A --hypothesis-profile broker"})])
+        return mutation._Pass(1, "", [_result({"nodeid": first, "verdicts": {LOOKUP: "FAIL"},
+                                               "finished_at": time.time(),
+                                               "message": "Falsifying example: test(\n    data=...,\n)",
+                                               "replay": "pytest A --hypothesis-profile ci"})])  # fmt: skip
 
     monkeypatch.setattr(mutation._Runner, "run_pass", run_pass)
     result = mutation.run_mutant("m", [LOOKUP], [MACHINE, WIDE, OTHER, DIRECT], profile="kafka-4.0",

@@ -7,7 +7,12 @@ import os
 import shutil
 from pathlib import Path
 
+import hypothesis.core
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+from conformance.judging.results import read_results
+from conformance.judging.verdicts import Verdict
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,6 +49,19 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(
         "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:schemathesis", *args
     )
+
+
+def run_usage(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """A run that stops at a usage error before any test: in this process (a subprocess costs a second of imports
+    per run), which is safe because nothing is collected or run. The plugin's configure loads a Hypothesis profile
+    and may force a seed, both process-wide: they are put back for this session's own tests."""
+    forced, profile = hypothesis.core.global_force_seed, hypothesis_settings._current_profile
+    try:
+        return pytester.runpytest_inprocess("-p", "conformance.plugin", "-p", "no:cacheprovider", *args)
+    finally:
+        hypothesis.core.global_force_seed = forced
+        if profile is not None:
+            hypothesis_settings.load_profile(profile)
 
 
 def test_must_violation_fails_with_clause_message_and_replay_command(pytester: pytest.Pytester) -> None:
@@ -111,7 +129,7 @@ example = "x=3"
 def test_malformed_expectations_give_one_clear_error(pytester: pytest.Pytester, content: str, message: str) -> None:
     pytester.makepyfile(test_suite=SUITE)
     pytester.makefile(".toml", bad=content)
-    result = run(pytester, "--expectations", "bad.toml")
+    result = run_usage(pytester, "--expectations", "bad.toml")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
     assert "Traceback" not in result.stderr.str()
@@ -125,7 +143,7 @@ def test_unknown_target_profile_and_clause_filter_are_usage_errors(pytester: pyt
         (("--clauses", "NOPE"), "--clauses: unknown clause 'NOPE'"),
         (("--expectations", "missing.toml"), "does not exist"),
     ):
-        result = run(pytester, *args)
+        result = run_usage(pytester, *args)
         assert result.ret == pytest.ExitCode.USAGE_ERROR, args
         assert message in result.stderr.str(), args
 
@@ -150,6 +168,10 @@ def test_verdicts_are_aggregated_across_xdist_workers(pytester: pytest.Pytester)
     assert data["clauses"] == {"LO.first-ge-target": "FAIL", "LO.first-qualifying-segment": "NON-STRICT"}
     assert len(data["tests"]) == 3
     assert all(t["replay"] for t in data["tests"] if t["outcome"] == "failed")
+    assert read_results(pytester.path / "v.json").clauses == {
+        "LO.first-ge-target": Verdict.FAIL,
+        "LO.first-qualifying-segment": Verdict.NON_STRICT,
+    }
 
 
 def test_a_failing_suite_prints_the_entry_that_pins_it_and_the_pin_reproduces_it(pytester: pytest.Pytester) -> None:
@@ -159,7 +181,8 @@ def test_a_failing_suite_prints_the_entry_that_pins_it_and_the_pin_reproduces_it
     shutil.copytree(REPO / "suites", pytester.path / "suites")
     test = "suites/test_list_offsets.py::test_max_timestamp_inside_batch"
     mutant = "mutant:max-timestamp-last-record"
-    result = run(pytester, test, "--target", mutant, "--hypothesis-profile", "ci")
+    # The fast budget does not shrink (the ci one spends half a minute shrinking here): any failing example pins.
+    result = run(pytester, test, "--target", mutant, "--hypothesis-profile", "fast")
     result.assert_outcomes(failed=1)
     out = result.stdout.str()
     start = out.index("[[expected]]")
@@ -247,3 +270,31 @@ def test_a_clause_no_check_ran_for_is_unsupported_and_failures_are_drafted(pytes
     pytester.makefile(".toml", known=draft)
     again = run(pytester, "--hypothesis-profile", "ci", "--expectations", "known.toml")
     again.assert_outcomes(passed=1, xfailed=1)
+
+
+HOOKS = {
+    "pytest_addoption", "pytest_configure", "pytest_collection_modifyitems", "pytest_runtest_setup",
+    "pytest_runtest_call", "pytest_runtest_makereport", "pytest_terminal_summary", "pytest_sessionfinish",
+}  # fmt: skip
+FIXTURES = ("profile", "target_factory", "reference_factory", "impl")
+
+
+def test_the_plugin_package_registers_each_hook_and_fixture_once(request: pytest.FixtureRequest) -> None:
+    """The hooks and fixtures live in the plugin's modules by concern (options, collection, fixtures, reporting);
+    pytest registers them through the package `conformance.plugin` only, each once."""
+    import conformance.plugin as plugin
+
+    manager = request.config.pluginmanager
+    ours = [p for p in manager.get_plugins() if str(getattr(p, "__name__", "")).startswith("conformance.plugin")]
+    assert ours == [plugin]  # its modules are not plugins of their own
+    assert {name for name in dir(plugin) if name.startswith("pytest_")} == HOOKS
+    for name in HOOKS:
+        impls = [i for i in getattr(manager.hook, name).get_hookimpls() if i.plugin_name == "conformance.plugin"]
+        assert len(impls) == 1, name
+    fixtures = manager.get_plugin("funcmanage")
+    for name in FIXTURES:
+        defs = fixtures.getfixturedefs(name, request.node) or ()
+        assert [d.baseid for d in defs] == [""], name  # one definition, the plugin's (a conftest's has a baseid)
+    from conformance.plugin import kind_of_test, replay_command, require  # what the suites and tools import
+
+    assert callable(kind_of_test) and callable(replay_command) and callable(require)

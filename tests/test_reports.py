@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from conformance.judging.results import SCHEMA_VERSION, RunResults
 from conformance.judging.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
 from reports.allure import (
     ALLURE_VERSION,
@@ -48,6 +49,7 @@ from reports.known_issues import (
 def test_a_known_clause_page_shows_the_reason_the_observation_and_the_replay(tmp_path: Path) -> None:
     verdicts = tmp_path / "verdicts.json"
     verdicts.write_text(json.dumps({
+        "schema_version": SCHEMA_VERSION,
         "target": "tansu",
         "profile": "kafka-4.0",
         "clauses": {"LO.first-ge-target": "KNOWN", "LO.record-own-timestamp": "UNSUPPORTED"},
@@ -130,7 +132,7 @@ def _run_dir(tmp_path: Path, verdicts: dict[str, str], message: str) -> tuple[Pa
     }))
     path = tmp_path / "verdicts.json"
     path.write_text(json.dumps({
-        "target": "tansu", "profile": "kafka-4.0", "clauses": verdicts,
+        "schema_version": SCHEMA_VERSION, "target": "tansu", "profile": "kafka-4.0", "clauses": verdicts,
         "tests": [{"nodeid": _TEST, "outcome": "failed", "clauses": list(verdicts), "verdicts": verdicts,
                    "message": message, "replay": f"pytest {_TEST} --target tansu", "finished_at": 10.0,
                    "duration": 0.5}],
@@ -330,7 +332,7 @@ def marked(tmp_path: Path) -> dict[str, dict[str, Any]]:
     _pytest_result(results, "u", "suites/test_v.py::test_bounds", "skipped", "Skipped: UNSUPPORTED: clock-control")
     _pytest_result(results, "b", "suites/test_v.py::test_lost", "failed", "TARGET LOST")
     _pytest_result(results, "p", "suites/test_v.py::test_ok", "passed")
-    data = {"tests": [
+    run = RunResults.from_json({"clauses": {}, "tests": [
         _test(lookup, {"LO.not-found-minus-one": "BLOCKED", "LO.first-ge-target": "KNOWN"},
               f"Falsifying example: ...\n{_KNOWN_VIOLATION}\nreplay: ..."),
         _test("suites/test_validation.py::test_producer_set_lat_flag",
@@ -340,9 +342,9 @@ def marked(tmp_path: Path) -> dict[str, dict[str, Any]]:
         _test("suites/test_v.py::test_bounds", {"VAL.range-before-after": "UNSUPPORTED"}),
         _test("suites/test_v.py::test_lost", {"VAL.range-before-after": "BLOCKED"}, "TARGET LOST"),
         _test("suites/test_v.py::test_ok", {"VAL.range-before-after": "PASS"}),
-    ]}  # fmt: skip
-    assert mark_test_results(results, data) == 7
-    assert mark_test_results(results, data) == 7  # idempotent: a second report build changes nothing more
+    ]})  # fmt: skip
+    assert mark_test_results(results, run) == 7
+    assert mark_test_results(results, run) == 7  # idempotent: a second report build changes nothing more
     return {r["name"]: r for r in map(json.loads, map(Path.read_text, results.glob("*-result.json")))}
 
 

@@ -21,16 +21,15 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka.protocol.metadata import ApiVersionsResponse
 
-from conformance.wire import (
-    SUPPORTED_VERSIONS,
-    UnsupportedVersion,
-    WireClient,
-    WireError,
-)
+from conformance.wire import framing
+from conformance.wire.client import SUPPORTED_VERSIONS, UnsupportedVersion, WireClient
+from conformance.wire.connection import WireError
+from conformance.wire.relay import Asked, Relay
 from models.codec import decode_batches, encode_batches
 from models.constants import TimestampType
 from models.records import DefaultBatch, RecordSpec, build_v2
@@ -353,7 +352,7 @@ class _FakeServer:
             threading.Thread(target=self._run, args=(conn,), daemon=True).start()
 
     def _run(self, conn: socket.socket) -> None:
-        with conn, contextlib.suppress(OSError):
+        with conn, contextlib.suppress(OSError, framing.StreamEnded):  # the client hung up
             conn.settimeout(5)
             self.handle(conn)
 
@@ -374,9 +373,8 @@ def _fake(handle: Callable[[socket.socket], None]) -> Iterator[str]:
 
 def _read_request(conn: socket.socket) -> tuple[int, int, int]:
     """(api_key, api_version, correlation_id) of one request (the rest is read and dropped)."""
-    size = struct.unpack(">i", conn.recv(4, socket.MSG_WAITALL))[0]
-    body = conn.recv(size, socket.MSG_WAITALL)
-    api_key, api_version, correlation_id = struct.unpack(">hhi", body[:8])
+    frame = framing.read_frame(conn, min_size=8, max_size=1 << 20)
+    api_key, api_version, correlation_id = framing.REQUEST_HEAD.unpack_from(frame)
     return api_key, api_version, correlation_id
 
 
@@ -471,3 +469,134 @@ def test_api_versions_retries_at_the_version_an_unsupported_version_answer_names
         assert client.api_versions()[FETCH] == (0, 11)
         client.close()
     assert seen == [3, 2]
+
+
+# ------------------------------------------------------------------------------------------------
+# Framing and the relay (conformance/wire/framing.py, relay.py), on socket pairs and a fake broker
+
+
+def _pair() -> tuple[socket.socket, socket.socket]:
+    left, right = socket.socketpair()
+    left.settimeout(2)
+    right.settimeout(2)
+    return left, right
+
+
+def test_a_frame_is_read_whole_across_chunks_and_written_behind_its_size() -> None:
+    left, right = _pair()
+    with left, right:
+        framing.write_frame(left, b"\x00\x00\x00\x07hello")
+        assert framing.read_frame(right, min_size=4, max_size=64) == b"\x00\x00\x00\x07hello"
+        payload = framing.SIZE.pack(6) + b"abcdef"
+        for i in range(len(payload)):  # one byte at a time
+            left.sendall(payload[i : i + 1])
+        assert framing.read_frame(right, min_size=4, max_size=64, deadline=time.monotonic() + 2) == b"abcdef"
+
+
+def test_the_end_of_a_stream_says_where_it_came() -> None:
+    left, right = _pair()
+    with right:
+        with left:
+            pass
+        with pytest.raises(framing.StreamEnded) as between:
+            framing.read_frame(right, min_size=1, max_size=64)
+    assert between.value.between_frames and str(between.value) == "end of stream after 0 of 4 bytes"
+
+    left, right = _pair()
+    with right:
+        with left:
+            left.sendall(framing.SIZE.pack(10) + b"abc")
+        with pytest.raises(framing.StreamEnded) as inside:
+            framing.read_frame(right, min_size=1, max_size=64)
+    assert not inside.value.between_frames
+    assert (inside.value.part, inside.value.done, inside.value.expected) == (framing.FRAME, 3, 10)
+
+
+def test_a_size_out_of_bounds_is_refused_with_the_bytes_it_was_read_from() -> None:
+    left, right = _pair()
+    with left, right:
+        left.sendall(b"HTTP/1.1 400")
+        with pytest.raises(framing.FrameSizeError) as bad:
+            framing.read_frame(right, min_size=4, max_size=1 << 20)
+    assert bad.value.size == 1213486160 and bad.value.head == b"HTTP" and bad.value.part == framing.SIZE_PREFIX
+
+
+def test_a_deadline_names_the_part_it_cut_and_a_plain_read_times_out_as_the_socket_does() -> None:
+    left, right = _pair()
+    with left, right:
+        left.sendall(b"\x00\x00")
+        started = time.monotonic()
+        with pytest.raises(framing.FrameTimeout) as late:
+            framing.read_frame(right, min_size=4, max_size=64, deadline=started + 0.2)
+        assert time.monotonic() - started < 1.5
+        assert (late.value.part, late.value.done) == (framing.SIZE_PREFIX, 2)
+        right.settimeout(0.1)
+        with pytest.raises(TimeoutError):
+            framing.recv_exactly(right, 4)
+
+
+def test_a_polling_read_wakes_up_to_stop() -> None:
+    left, right = _pair()
+    stop = threading.Event()
+    with left, right:
+        right.settimeout(0.05)
+        threading.Timer(0.2, stop.set).start()
+        with pytest.raises(framing.Stopped):
+            framing.read_frame(right, min_size=4, max_size=64, stop=stop)
+
+
+def _upstream(answer: Callable[[int, int, int], bytes]) -> contextlib.AbstractContextManager[str]:
+    """A fake broker answering every request with `answer(api_key, version, correlation_id)` (a frame body)."""
+
+    def serve(conn: socket.socket) -> None:
+        while True:
+            framing.write_frame(conn, answer(*_read_request(conn)))
+
+    return _fake(serve)
+
+
+def test_the_relay_pairs_each_answer_with_its_request_and_passes_on_what_the_hook_returns() -> None:
+    seen: list[tuple[int, int, int]] = []
+
+    def on_request(api_key: int, version: int, frame: bytes) -> Any:
+        return f"asked {api_key} v{version}"
+
+    def on_answer(asked: Asked, frame: bytes) -> bytes:
+        seen.append((asked.api_key, asked.version, len(frame)))
+        if asked.api_key != METADATA:
+            return frame
+        body = frame[framing.SIZE.size :] + b"!"
+        return framing.SIZE.pack(len(body)) + body
+
+    def request(api_key: int, version: int, correlation_id: int) -> bytes:
+        return framing.REQUEST_HEAD.pack(api_key, version, correlation_id) + b"\x00\x00"
+
+    with _upstream(lambda key, version, cid: framing.SIZE.pack(cid) + b"answer") as upstream:
+        host, port = upstream.split(":")
+        relay = Relay(on_request, on_answer, timeout=2.0, name="test-relay")
+        try:
+            relayed = relay.listen((host, int(port)))
+            assert relay.listen((host, int(port))) == relayed
+            with socket.create_connection(("127.0.0.1", relayed), timeout=2) as conn:
+                framing.write_frame(conn, request(METADATA, 9, 41))
+                assert framing.read_frame(conn, min_size=4, max_size=64) == framing.SIZE.pack(41) + b"answer!"
+                framing.write_frame(conn, request(FETCH, 4, 42))
+                assert framing.read_frame(conn, min_size=4, max_size=64) == framing.SIZE.pack(42) + b"answer"
+        finally:
+            relay.stop()
+    assert seen == [(METADATA, 9, 4 + 10), (FETCH, 4, 4 + 10)]
+    assert relay.errors == [] and relay.connections == 1
+    assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("test-relay-"))
+
+
+def test_the_relay_keeps_a_frame_that_is_not_kafka_in_its_errors() -> None:
+    with _upstream(lambda key, version, cid: framing.SIZE.pack(cid)) as upstream:
+        host, port = upstream.split(":")
+        relay = Relay(lambda *_: None, lambda asked, frame: frame, timeout=2.0, name="test-relay")
+        try:
+            with socket.create_connection(("127.0.0.1", relay.listen((host, int(port)))), timeout=2) as conn:
+                conn.sendall(b"GET / HTTP/1.1\r\n\r\n")
+                assert conn.recv(16) == b""  # the relay closed the connection
+        finally:
+            relay.stop()
+    assert relay.errors == ["relaying a request: RelayError: a frame size of 1195725856 bytes is not Kafka"]

@@ -1,4 +1,4 @@
-"""Proved over the wire (issue 11, item 7): single realistic timestamp bugs put into a real broker's answers
+"""Proved over the wire: single realistic timestamp bugs put into a real broker's answers
 by a loopback proxy (tests/wirefaults) must each FAIL a clause and fail the run, with that broker's
 expectations file in force; the same run through a faithful proxy must have no FAIL and exit 0, and give
 the same clause verdicts three times.
@@ -31,7 +31,7 @@ from conformance.wire.client import WireClient
 from models.codec import decode_batches, encode_batches
 from models.constants import MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.records import RecordSpec, build_batches
-from tests.wirefaults import FAULTS, Fault, KafkaProxy
+from tests.wirefaults import FAULTS, KafkaProxy, WireFault
 from tests.wirefaults.batches import rewrite_v2_headers
 from tests.wirefaults.faults import LogAppendTimeBitOnCreateTime, MaxTimestampOfLastRecord
 
@@ -42,7 +42,7 @@ EXPECTATIONS = ROOT / "suites" / "expectations" / "tansu.toml"
 PROFILE = "kafka-4.0"
 RUN_TIMEOUT = 900  # seconds for one suite run; a whole unrestricted run against Tansu takes about 12 s
 # The unfaulted run covers every fault's selection, so each fault's FAIL is measured against the same tests.
-ALL_FAULT_CLAUSES = tuple(sorted({clause for fault in FAULTS for clause in fault.clauses}))
+ALL_FAULT_CLAUSES = tuple(sorted({clause for fault in FAULTS.values() for clause in fault.clauses}))
 TOPIC_PREFIX = "kts-"
 
 
@@ -110,7 +110,7 @@ class Proxied:
             return sorted(name for name in client.metadata().topics if name.startswith(TOPIC_PREFIX))
 
 
-StartProxied = Callable[[Fault | None], Proxied]
+StartProxied = Callable[[WireFault | None], Proxied]
 
 
 @pytest.fixture
@@ -119,7 +119,7 @@ def proxied_tansu(tmp_path: Path) -> Iterator[StartProxied]:
     when the test ends, however it ends (the proxy first: it closes its listener and every connection)."""
     with ExitStack() as stack:
 
-        def start(fault: Fault | None) -> Proxied:
+        def start(fault: WireFault | None) -> Proxied:
             broker = stack.enter_context(start_tansu(tmp_path / "broker-logs"))
             return Proxied(broker, stack.enter_context(KafkaProxy(broker.bootstrap, fault)))
 
@@ -160,24 +160,24 @@ def test_unfaulted_verdicts_are_stable(proxied_tansu: StartProxied, tmp_path: Pa
         assert not differ, f"run {attempt} differs from run 1 (clause: (run 1, run {attempt})): {differ}"
 
 
-@pytest.mark.parametrize("fault", FAULTS, ids=[fault.name for fault in FAULTS])
-def test_fault_fails_a_clause(fault: Fault, proxied_tansu: StartProxied, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fault", FAULTS.values(), ids=list(FAULTS))
+def test_fault_fails_a_clause(fault: WireFault, proxied_tansu: StartProxied, tmp_path: Path) -> None:
     """With one fault in Tansu's answers and Tansu's expectations in force, the run exits 1 and at least one
     clause is FAIL. A fault reported only as KNOWN is hidden behind an expectation that covers more than
-    what Tansu really does (issue 11, item 1: expectations per observable, not per clause)."""
+    what Tansu really does (expectations per observable, not per clause)."""
     proxy = proxied_tansu(fault).proxy
-    run = run_suites(proxy, fault.clauses, tmp_path / fault.name)
+    run = run_suites(proxy, fault.clauses, tmp_path / fault.id)
     _check_proxy(proxy, run)
     assert proxy.fields > 0, (
-        f"{fault.name} never fired ({run.summary()}): the selected tests ({', '.join(fault.clauses)}) send no "
+        f"{fault.id} never fired ({run.summary()}): the selected tests ({', '.join(fault.clauses)}) send no "
         "answer it rewrites, so the run cannot show it"
     )
     failed = run.clauses(Verdict.FAIL)
-    print(f"{fault.name}: {run.summary()}; FAIL: {', '.join(failed) or 'none'}; KNOWN: "
+    print(f"{fault.id}: {run.summary()}; FAIL: {', '.join(failed) or 'none'}; KNOWN: "
           f"{', '.join(run.clauses(Verdict.KNOWN)) or 'none'}; changed {proxy.fields} fields")  # fmt: skip
     fired = ", ".join(f"{n} {api}" for api, n in sorted(proxy.rewritten.items()))
     assert run.exit_code == 1 and failed, (
-        f"{fault.name} ({fault.summary}; {fault.rules}) was not caught: {run.summary()}; it changed "
+        f"{fault.id} ({fault.description}) was not caught: {run.summary()}; it changed "
         f"{proxy.fields} fields in {fired} answers, and the run reported KNOWN: {', '.join(run.clauses(Verdict.KNOWN))}"
     )
 

@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, TextIO
 
 from conformance.judging.verdicts import FAILS_RUN
 from conformance.spark.tasks import CampaignError
+from conformance.targets.implementation import Kind
+from conformance.targets.registry import TargetError, check_target, open_target, targets_help
+from conformance.targets.target import ServedBy
 
 if TYPE_CHECKING:
     from conformance.judging.expectations import Expectation
@@ -33,7 +36,11 @@ EXIT_OK, EXIT_DISAGREED = 0, 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", required=True, help="model, mutant:<id>, tansu, noida, rdkafka-mock or broker")
+    parser.add_argument(
+        "--target",
+        required=True,
+        help=f"the broker to audit: {targets_help(lambda spec: spec.kind is Kind.BROKER)}",
+    )
     parser.add_argument("--profile", default=os.environ.get("KTS_PROFILE", "kafka-4.0"), help="behaviour profile")
     parser.add_argument(
         "--bootstrap-servers",
@@ -82,16 +89,15 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         write_report,
     )
     from conformance.spark.engine import SparkUnavailable, spark_session, write_rows
-    from conformance.targets.registry import TargetError, check_target, open_target
 
-    if args.topic is not None and not args.target.startswith("broker"):
+    try:
+        target = check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
+    except TargetError as exc:
+        raise CampaignError(str(exc)) from None
+    if args.topic is not None and target.served_by is not ServedBy.CLUSTER:
         raise CampaignError("--topic reads a topic on your cluster: use it with --target broker --bootstrap-servers")
     if args.batches < 1 or args.max_targets < 2 or args.partition < 0:
         raise CampaignError("--batches must be >= 1, --max-targets >= 2 and --partition >= 0")
-    try:
-        check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
-    except TargetError as exc:
-        raise CampaignError(str(exc)) from None
     entries = load_entries(args.expectations)
     out = Path(args.out or f"reports/out/audit-{args.target.replace(':', '-')}")
     out.mkdir(parents=True, exist_ok=True)
@@ -105,7 +111,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     out_stream.write(f"spark session ({args.master}) started in {time.monotonic() - began:.1f} s\n")
     try:
         with open_target(
-            args.target, args.profile, bootstrap=args.bootstrap_servers, log_dir=out / "logs", timeout=args.timeout
+            target, args.profile, bootstrap=args.bootstrap_servers, log_dir=out / "logs", timeout=args.timeout
         ) as (factory, _logs):
             if args.topic is not None:
                 import dataclasses

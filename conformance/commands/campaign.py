@@ -1,4 +1,4 @@
-"""`kafka-conformance campaign`: plan the task table, run it on Spark, aggregate the matrix (issue 5).
+"""`kafka-conformance campaign`: plan the task table, run it on Spark, aggregate the matrix.
 Usage problems are CampaignErrors, which the CLI prints as one line with exit code 2.
 
     kafka-conformance campaign --targets model,mutant:lookup-last-match,tansu --machines list_offsets \\
@@ -22,12 +22,23 @@ import uuid
 from pathlib import Path
 from typing import TextIO
 
+from conformance.faults import MUTANTS
 from conformance.faults.kill_table import SURVIVED, WRONG_CLAUSE
 from conformance.plugin.launcher import LauncherError
 from conformance.plugin.launcher import suites_dir as _installed_suites
 from conformance.spark.tasks import ALL, CampaignError, CampaignTask, suite_paths, task_table
 from conformance.targets.implementation import Kind
-from conformance.targets.registry import CLIENT_PREFIX, CODEC_PREFIX, REFERENCE_MUTANT, target_kind
+from conformance.targets.registry import (
+    MutantForm,
+    TargetSpec,
+    expectations_file,
+    open_target,
+    parse_target,
+    table,
+    target_kind,
+    targets_help,
+)
+from conformance.targets.target import SERVED_AT, ServedBy, mutant_name, served_mutant_name
 
 
 def suites_dir(override: str | None) -> Path:
@@ -42,15 +53,7 @@ EXIT_OK, EXIT_TASKS_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--targets",
-        required=True,
-        help="comma-separated: model, mutant:<id>, mutants (all), reference, reference:mutant:<id>, "
-        "served-mutants (all served by the reference broker, but those whose fault is only in a consumer's "
-        "reading), tansu, noida, rdkafka-mock, codec:<lib>, codecs (every codec library), client:<lib>, clients "
-        "(every client library), client:<lib>@served-mutants or clients@served-mutants (each client against "
-        "every served mutant: client:<lib>@reference:mutant:<id>)",
-    )
+    parser.add_argument("--targets", required=True, help=targets_argument_help())
     parser.add_argument("--machines", default=ALL, help="comma-separated suite modules (e.g. list_offsets) or all")
     parser.add_argument("--profiles", default="kafka-4.0", help="comma-separated behaviour profiles")
     parser.add_argument("--seeds", type=int, default=1, help="Hypothesis seeds per (target, suite, profile)")
@@ -79,52 +82,60 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-MUTANTS_GROUP, SERVED_MUTANTS_GROUP, CODECS_GROUP, CLIENTS_GROUP = "mutants", "served-mutants", "codecs", "clients"
+MUTANTS_GROUP, SERVED_MUTANTS_GROUP = "mutants", "served-mutants"
+# A group per kind: every row of the table of that kind that a campaign can start (not the user's cluster).
+KIND_GROUPS = {"brokers": Kind.BROKER, "codecs": Kind.CODEC, "clients": Kind.CLIENT}
+
+
+def targets_argument_help() -> str:
+    """The help of --targets: the table's names (conformance.targets.registry) and the groups."""
+    startable = targets_help(lambda spec: spec.served_by is not ServedBy.CLUSTER)
+    groups = ", ".join(f"{group} (every {kind.value} target)" for group, kind in KIND_GROUPS.items())
+    served = [s.name for s in table() if MutantForm.SERVED in s.mutants][-1:] + [
+        group for group, kind in KIND_GROUPS.items() if any(MutantForm.SERVED in s.mutants for s in _group(kind))
+    ]
+    examples = ", ".join(f"{x}{SERVED_AT}{SERVED_MUTANTS_GROUP}" for x in served)
+    return (
+        f"comma-separated: {startable}; or a group: {MUTANTS_GROUP} (every mutant:<id>), {SERVED_MUTANTS_GROUP} "
+        "(every mutant the reference broker serves, but those whose fault is only in a consumer's reading), "
+        f"{groups}; X{SERVED_AT}{SERVED_MUTANTS_GROUP} for a target or group X that runs against the reference "
+        f"broker, each against every served mutant (e.g. {examples})"
+    )
 
 
 def expand_targets(targets: list[str]) -> list[str]:
     """Groups of targets, in id order: `mutants` stands for every seeded mutant (mutant:<id> for each),
     `served-mutants` for every mutant served by the reference broker (reference:mutant:<id>: the same faults over
-    the wire), `codecs` for every codec library (codec:<lib>), `clients` for every client library (client:<lib>);
-    `X@served-mutants` (X a client:<lib> or `clients`) for each of those clients against every served mutant
-    (client:<lib>@reference:mutant:<id>). Any other name stands for itself."""
+    the wire), `brokers`, `codecs` and `clients` for every row of the table of that kind a campaign starts;
+    `X@served-mutants` (X a target or a group whose rows run against the reference broker) for each of those
+    against every served mutant (client:<lib>@reference:mutant:<id>). Any other name stands for itself."""
     out: list[str] = []
     for target in targets:
-        base, at, served = target.partition("@")
+        base, at, served = target.partition(SERVED_AT)
         if at and served == SERVED_MUTANTS_GROUP:
-            clients = _client_targets() if base == CLIENTS_GROUP else [base]
-            out += [f"{client}@{m}" for client in clients for m in _served_mutants()]
+            names = [s.name for s in _group(KIND_GROUPS[base]) if MutantForm.SERVED in s.mutants] \
+                if base in KIND_GROUPS else [base]  # fmt: skip
+            out += [served_mutant_name(m, to=name) for name in names for m in _served_mutants()]
         elif target == MUTANTS_GROUP:
-            from conformance.faults import MUTANTS
-
-            out += [f"mutant:{m}" for m in sorted(MUTANTS)]
+            out += [mutant_name(m) for m in sorted(MUTANTS)]
         elif target == SERVED_MUTANTS_GROUP:
-            out += _served_mutants()
-        elif target == CODECS_GROUP:
-            from conformance.targets.codecs import LIBRARIES
-
-            out += [f"{CODEC_PREFIX}{lib}" for lib in LIBRARIES]
-        elif target == CLIENTS_GROUP:
-            out += _client_targets()
+            out += [served_mutant_name(m) for m in _served_mutants()]
+        elif target in KIND_GROUPS:
+            out += [s.name for s in _group(KIND_GROUPS[target])]
         else:
             out.append(target)
     return list(dict.fromkeys(out))
 
 
+def _group(kind: Kind) -> list[TargetSpec]:
+    return [s for s in table() if s.kind is kind and s.served_by is not ServedBy.CLUSTER]
+
+
 def _served_mutants() -> list[str]:
-    """reference:mutant:<id> for every broker mutant but those whose fault is only in a consumer's reading
-    (Mutant.reader_only: over the wire the reading is the client's, so no broker answer shows it). A codec or
-    client mutant is a fault of a library, not of a broker: nothing to serve."""
-    from conformance.faults import MUTANTS
-
-    served = [m for m in sorted(MUTANTS) if MUTANTS[m].kind is Kind.BROKER and not MUTANTS[m].reader_only]
-    return [f"{REFERENCE_MUTANT}{m}" for m in served]
-
-
-def _client_targets() -> list[str]:
-    from conformance.targets.clients import LIBRARIES
-
-    return [f"{CLIENT_PREFIX}{lib}" for lib in LIBRARIES]
+    """The ids of every broker mutant but those whose fault is only in a consumer's reading (Mutant.reader_only:
+    over the wire the reading is the client's, so no broker answer shows it). A codec or client mutant is a fault
+    of a library, not of a broker: nothing to serve."""
+    return [m for m in sorted(MUTANTS) if MUTANTS[m].kind is Kind.BROKER and not MUTANTS[m].reader_only]
 
 
 def suite_kinds(module: Path) -> frozenset[Kind]:
@@ -196,9 +207,9 @@ def parse_budget(text: str) -> float:
 def _expectations(args: argparse.Namespace, targets: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for target in targets:
-        # codec:kafka-python's shipped file is codec-kafka-python.toml (a colon is no file-name character everywhere).
-        default = suites_dir(args.suites) / "expectations" / f"{target.replace(':', '-')}.toml"
-        if default.is_file():
+        shipped = expectations_file(parse_target(target))
+        default = suites_dir(args.suites) / "expectations" / shipped if shipped is not None else None
+        if default is not None and default.is_file():
             found[target] = str(default.resolve())
     for entry in args.expectations:
         target, sep, path = entry.partition("=")
@@ -273,7 +284,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         )  # fmt: skip
         if args.audit:
             # Audit mode asks a broker ListOffsets questions: codecs and clients have no log to audit.
-            brokers = [t for t in targets if target_kind(t) is Kind.BROKER and "@" not in t]
+            brokers = [t for t in targets if target_kind(t) is Kind.BROKER]
             audit_targets(spark, brokers, profiles, out, campaign_id, expectations, out_stream, resume=args.resume)
         write_outputs(spark, out, campaign_id, tasks, out_stream)
     except KeyboardInterrupt:
@@ -323,7 +334,6 @@ def audit_targets(
     )
     from conformance.spark.engine import finished_tasks, write_rows
     from conformance.spark.tasks import profile_for
-    from conformance.targets.registry import open_target
 
     done = finished_tasks(out) if resume else set()
     results = []

@@ -1,4 +1,4 @@
-"""`kafka-conformance check-control URL` (issue 12): does a control plane honour the contract the suite
+"""`kafka-conformance check-control URL`: does a control plane honour the contract the suite
 relies on? schemathesis generates requests from the OpenAPI document shipped with the suite
 (conformance/reference/openapi.json, never one the user serves), valid and invalid ones, through its
 phases (the document's examples, coverage of boundaries and invalid values, random fuzzing, and stateful

@@ -1,5 +1,4 @@
-"""`kafka-conformance compare`: a target's clause verdicts against the in-process model's, profile by profile
-(issue 12, item 4).
+"""`kafka-conformance compare`: a target's clause verdicts against the in-process model's, profile by profile.
 
 The reference broker serves the model over the Kafka protocol, so the suites over the wire must give exactly
 the verdicts they give in process: any difference is a bug of the wire path (the adapter, the client, the
@@ -15,15 +14,18 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
-import json
 import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
+from conformance.judging.results import ResultsError, read_results
 from conformance.judging.verdicts import Verdict
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
+from conformance.targets.implementation import Kind
+from conformance.targets.registry import TargetError, check_target, parse_target, targets_help
+from conformance.targets.target import MODEL, ServedBy
 from models.profiles import PROFILES
 
 DEFAULT_PROFILES = ("kafka-4.0", "kafka-3.9", "kafka-2.8")
@@ -69,7 +71,12 @@ class Comparison:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", default="reference", help="the target to compare (default reference)")
+    parser.add_argument(
+        "--target",
+        default="reference",
+        help="the target to compare (default reference): "
+        + targets_help(lambda spec: spec.kind is Kind.BROKER and spec.served_by is not ServedBy.IN_PROCESS),
+    )
     parser.add_argument(
         "--with",
         dest="baseline",
@@ -98,8 +105,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def baseline_of(target: str) -> str:
-    """The in-process twin of a served target: the model, or the mutant a reference broker serves."""
-    return target.removeprefix("reference:") if target.startswith("reference:mutant:") else "model"
+    """The in-process twin of a broker target: the mutant a reference broker serves (`mutant:<id>`), else the
+    model."""
+    parsed = parse_target(target)
+    return parsed.served if parsed.kind is Kind.BROKER else MODEL
 
 
 def parse_inputs(args: argparse.Namespace) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
@@ -123,11 +132,9 @@ def parse_inputs(args: argparse.Namespace) -> tuple[list[str], tuple[str, ...], 
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
-    from conformance.targets.registry import TargetError, check_target
-
     profiles, allowed, clauses = parse_inputs(args)
-    baseline = args.baseline or baseline_of(args.target)
     try:
+        baseline = args.baseline or baseline_of(args.target)
         for profile in profiles:
             check_target(args.target, profile)
             check_target(baseline, profile)
@@ -176,13 +183,13 @@ def _execute(run: SuitesRun) -> RunVerdicts:
             f"the run of {run.target} under {run.profile} wrote no verdicts (pytest exit {finished.returncode}): "
             f"see {log}"
         )
-    payload: dict[str, Any] = json.loads(run.verdicts_json.read_text())
-    failed = tuple(
-        str(t.get("nodeid", t.get("test", "?")))
-        for t in payload.get("tests", [])
-        if isinstance(t, dict) and t.get("outcome") == "failed"
-    )
-    return RunVerdicts(run.target, run.profile, dict(payload["clauses"]), int(payload["exit_status"]), log, failed)
+    try:
+        results = read_results(run.verdicts_json)
+    except ResultsError as exc:
+        raise CompareError(f"the run of {run.target} under {run.profile}: {exc}; see {log}") from None
+    failed = tuple(t.nodeid for t in results.tests if t.outcome == "failed")
+    clauses = {cid: v.value for cid, v in results.clauses.items()}
+    return RunVerdicts(run.target, run.profile, clauses, results.exit_status, log, failed)
 
 
 def _report(comparison: Comparison, allowed: tuple[str, ...], out: TextIO) -> bool:

@@ -1,5 +1,5 @@
 """`kafka-conformance serve`: the reference model (or a seeded mutant) behind the Kafka protocol on
-loopback, N brokers each on its own listener, with the HTTP control plane beside them (issue 12).
+loopback, N brokers each on its own listener, with the HTTP control plane beside them.
 
     kafka-conformance serve --target model|mutant:ID --profile P [--brokers N] [--host 127.0.0.1]
                             [--port P] [--control-port Q] [--ready-file PATH] [--log-file PATH]
@@ -30,8 +30,9 @@ from conformance.errors import TargetError
 from conformance.reference.control_plane import ControlPlane
 from conformance.reference.kafka_server import DEFAULT_HOST, KafkaServer, ServeError, check_host
 from conformance.reference.served import ServedCluster
-from conformance.targets.implementation import ImplementationFactory
-from conformance.targets.registry import resolve_target
+from conformance.targets.implementation import ImplementationFactory, Kind
+from conformance.targets.registry import TargetSpec, parse_target, resolve_target, spec_of, targets_help
+from conformance.targets.target import ServedBy
 from models.profiles import DEFAULT_PROFILE
 
 PROG = "kafka-conformance serve"
@@ -45,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target",
         default="model",
-        help="what to serve: model (default) or mutant:<id> (`kafka-conformance mutants --list`)",
+        help=f"what to serve (default model): {targets_help(servable)}",
     )
     parser.add_argument(
         "--profile",
@@ -128,12 +129,17 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
             _remove_if_ours(ready_file)
 
 
+def servable(spec: TargetSpec) -> bool:
+    """What the reference broker serves: a broker that runs in this process (the model and its seeded mutants)."""
+    return spec.kind is Kind.BROKER and spec.served_by is ServedBy.IN_PROCESS
+
+
 def _served(args: argparse.Namespace) -> ServedCluster:
-    if args.target != "model" and not args.target.startswith("mutant:"):
-        raise TargetError(
-            f"--target {args.target!r}: serve runs model or mutant:<id> (`kafka-conformance mutants --list`)"
-        )
-    factory: ImplementationFactory = resolve_target(args.target, args.profile)
+    target = parse_target(args.target)
+    if not servable(spec_of(target)):
+        why = f" ({target.mutant!r} is a {target.kind.value} mutant)" if target.mutant is not None else ""
+        raise TargetError(f"--target {args.target!r}{why}: serve runs {targets_help(servable)}")
+    factory: ImplementationFactory = resolve_target(target, args.profile)
     if args.brokers is not None and not 1 <= args.brokers <= MAX_BROKERS:
         raise TargetError(f"--brokers {args.brokers}: give 1..{MAX_BROKERS}")
     if dataclasses.is_dataclass(factory) and any(f.name == "brokers" for f in dataclasses.fields(factory)):

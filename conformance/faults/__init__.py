@@ -1,4 +1,4 @@
-"""The `mutants` adapter: seeded faults that prove the suites can fail (issue 3 item 5).
+"""The `mutants` adapter: seeded faults that prove the suites can fail.
 
 Each mutant is the reference model with ONE small, realistic deviation of the kind Kafka-compatible
 implementations (or Kafka itself, in some release) have shipped. It declares the clause IDs

@@ -1,4 +1,4 @@
-"""Client faults (issue 13; VAL-11, VAL-12, CON-1, LO-9): the reference client
+"""Client faults (VAL-11, VAL-12, CON-1, LO-9): the reference client
 (conformance/targets/clients/model_client.py) with one
 step changed, run against the reference broker serving the model (`--target mutant:<id>` of kind client), so the
 client suites (suites/test_client_*.py) must catch each under the clauses it declares.
@@ -9,8 +9,9 @@ the producer's own timestamp in RecordMetadata, answering a not-found lookup wit
 negative target to the broker where it means LATEST or EARLIEST, handing over a fetched batch's records below the
 seek position.
 
-A client mutant is registered in MUTANTS with kind CLIENT (its declared clauses, its profile) and its faulty client
-in CLIENT_FAULTS; `Mutant.build` cannot make it in process (it needs the reference broker): conformance.targets.registry
+A client mutant is registered twice from one declaration, in registries of one shape (conformance.faults.seeded):
+in MUTANTS with kind CLIENT (its declared clauses, its profile), and in CLIENT_FAULTS with its faulty client as what
+builds it; `Mutant.build` cannot make it in process (it needs the reference broker): conformance.targets.registry
 opens `mutant:<id>` of kind client through conformance.targets.clients.client_target, which starts the broker.
 """
 
@@ -21,6 +22,7 @@ from dataclasses import replace
 
 from conformance.errors import TargetError
 from conformance.faults.mutants import _mutant
+from conformance.faults.seeded import FaultRegistry, SeededFault
 from conformance.targets.clients.client_library import OffsetAndTimestamp, SendFailure
 from conformance.targets.clients.model_client import ReferenceClient
 from conformance.targets.implementation import Implementation, Kind
@@ -29,7 +31,7 @@ from models.constants import MAGIC_V0, NO_TIMESTAMP, SpecialTarget, TimestampTyp
 from models.profiles import Profile
 from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch
 
-CLIENT_FAULTS: dict[str, type[ReferenceClient]] = {}
+CLIENT_FAULTS: FaultRegistry[SeededFault[type[ReferenceClient]]] = FaultRegistry("client mutant")
 
 _C = Callable[[type[ReferenceClient]], type[ReferenceClient]]
 
@@ -46,18 +48,16 @@ def _client_mutant(
 ) -> _C:
     def register(cls: type[ReferenceClient]) -> type[ReferenceClient]:
         _mutant(mutant_id, description, clauses, profiles, kind=Kind.CLIENT)(_against_reference_broker)
-        CLIENT_FAULTS[mutant_id] = cls
+        CLIENT_FAULTS.register(SeededFault(mutant_id, Kind.CLIENT, tuple(clauses), description, cls))
         return cls
 
     return register
 
 
 def client_fault(mutant_id: str) -> type[ReferenceClient]:
-    """The faulty reference client of client mutant `mutant_id` (KeyError naming the choices otherwise)."""
-    try:
-        return CLIENT_FAULTS[mutant_id]
-    except KeyError:
-        raise KeyError(f"unknown client mutant {mutant_id!r}: one of {', '.join(sorted(CLIENT_FAULTS))}") from None
+    """The faulty reference client of client mutant `mutant_id` (UnknownFault, a KeyError, naming the choices
+    otherwise)."""
+    return CLIENT_FAULTS[mutant_id].build
 
 
 def _read_with(batch: AnyBatch, timestamp: Callable[[ConsumerRecord], int]) -> tuple[ConsumerRecord, ...]:

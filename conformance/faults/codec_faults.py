@@ -1,4 +1,4 @@
-"""Record-codec faults (issue 13): the reference codec (conformance.targets.codecs.model_codec.ModelCodec) with one
+"""Record-codec faults: the reference codec (conformance.targets.codecs.model_codec.ModelCodec) with one
 step changed,
 each a fault some client or codec library has shipped or could ship. They run the codec suites (kind CODEC:
 suites/test_codec_*.py) as `--target mutant:<id>`, as the implementation `mutant:<id>` whose `.codec` is the
@@ -17,6 +17,7 @@ from conformance.targets.codecs.codec_library import BatchRequest
 from conformance.targets.codecs.codec_target import CodecImplementation
 from conformance.targets.codecs.model_codec import ModelCodec
 from conformance.targets.implementation import Implementation, Kind
+from conformance.targets.target import mutant_name
 from models.codec import LOG_OVERHEAD, encode_batch
 from models.constants import (
     DELETE_HORIZON_MASK,
@@ -39,7 +40,7 @@ def _codec_mutant(mutant_id: str, description: str, clauses: Sequence[str], code
     """Register a codec mutant: the implementation `mutant:<id>` holding a `codec` instance."""
 
     def build(profile: Profile) -> Implementation:
-        return CodecImplementation(f"mutant:{mutant_id}", profile, codec())
+        return CodecImplementation(mutant_name(mutant_id), profile, codec())
 
     build.__name__ = build.__qualname__ = f"build_{mutant_id.replace('-', '_')}"
     globals()[build.__name__] = build  # picklable by reference, as every mutant's build function

@@ -38,16 +38,17 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from conformance.judging.verdicts import KILLS, Verdict, most_severe, words
+from conformance.judging.results import TestResult, read_results
+from conformance.judging.verdicts import KILLS, KillStatus, most_severe
 from conformance.plugin.launcher import CollectedTest, SuitesRun, collect, pytest_command
+from conformance.targets.target import MODEL, mutant_name, served_mutant_name
 
-KILLED = "KILLED"
-SURVIVED = "SURVIVED"
-WRONG_CLAUSE = "WRONG-CLAUSE"
-CRASHED = Verdict.CRASHED.value
-NOT_SERVED = "NOT-SERVED"
-
-_KILL_WORDS = frozenset(words(KILLS))
+# The statuses a kill table row takes (conformance.judging.verdicts.KillStatus), by the names importers use.
+KILLED = KillStatus.KILLED
+SURVIVED = KillStatus.SURVIVED
+WRONG_CLAUSE = KillStatus.WRONG_CLAUSE
+CRASHED = KillStatus.CRASHED
+NOT_SERVED = KillStatus.NOT_SERVED
 
 # A Hypothesis profile whose twin without the shrink phase the plugin registers: the first pass runs the twin
 # (the same derandomized examples), the replay of the killing test the profile itself.
@@ -69,7 +70,7 @@ class KillResult:
     profile: str
     hypothesis_profile: str
     declared: list[str]
-    status: str = SURVIVED
+    status: KillStatus = KillStatus.SURVIVED
     killed_by: list[str] = field(default_factory=list)  # the declared clauses the first killing test failed
     other_clauses: list[str] = field(default_factory=list)  # undeclared clauses that failed in the tests run
     killer: str | None = None  # node id of the first killing test
@@ -85,7 +86,9 @@ class KillResult:
     @classmethod
     def from_json(cls, row: dict[str, Any]) -> KillResult:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in row.items() if k in known})
+        result = cls(**{k: v for k, v in row.items() if k in known})
+        result.status = KillStatus(result.status)
+        return result
 
 
 class Interrupted(Exception):
@@ -118,12 +121,12 @@ def order_tests(tests: Sequence[CollectedTest], declared: Sequence[str]) -> list
     return [nodeid for *_, nodeid in sorted(chosen)]
 
 
-def _kills(test: dict[str, Any], declared: set[str]) -> set[str]:
-    return {cid for cid, v in test.get("verdicts", {}).items() if v in _KILL_WORDS and cid in declared}
+def _kills(test: TestResult, declared: set[str]) -> set[str]:
+    return {cid for cid, v in test.verdicts.items() if v in KILLS and cid in declared}
 
 
-def _departures(test: dict[str, Any]) -> set[str]:
-    return {cid for cid, v in test.get("verdicts", {}).items() if v in _KILL_WORDS}
+def _departures(test: TestResult) -> set[str]:
+    return {cid for cid, v in test.verdicts.items() if v in KILLS}
 
 
 @dataclass
@@ -132,7 +135,7 @@ class _Pass:
 
     returncode: int | None  # None: killed at its time limit
     tail: str
-    tests: list[dict[str, Any]] = field(default_factory=list)
+    tests: list[TestResult] = field(default_factory=list)
 
 
 _PYTEST_INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED
@@ -182,7 +185,7 @@ class _Runner:
                 tail = "\n".join(output.read().splitlines()[-8:])
             if self.stopping.is_set() or (code == _PYTEST_INTERRUPTED and "KeyboardInterrupt" in tail):
                 raise Interrupted(run.target)
-            tests = json.loads(verdicts.read_text(encoding="utf-8")).get("tests", []) if verdicts.is_file() else []
+            tests = list(read_results(verdicts).tests) if verdicts.is_file() else []
         return _Pass(code, tail, tests)
 
     def run_mutant(
@@ -194,37 +197,37 @@ class _Runner:
         wanted = set(declared)
         ordered = order_tests(tests, declared)
         first_profile = _WITHOUT_SHRINKING.get(hypothesis_profile, hypothesis_profile)
-        target = f"reference:mutant:{mutant}" if self.served else f"mutant:{mutant}"
+        target = served_mutant_name(mutant) if self.served else mutant_name(mutant)
         base = SuitesRun(target, profile, first_profile, suites=self.suites)
         result = KillResult(mutant, profile, hypothesis_profile, list(declared))
         if not ordered:
             result.detail = f"no suite test declares {', '.join(declared)}"
             return result
         start = time.time()
-        ran: list[dict[str, Any]] = []
-        first_kill: dict[str, Any] | None = None
+        ran: list[TestResult] = []
+        first_kill: TestResult | None = None
         remaining = ordered
         while remaining and first_kill is None:
             # --maxfail 1: the run stops at its first failed test; if that was no kill, the rest goes on.
             done = self.run_pass(replace(base, tests=tuple(remaining), maxfail=1), self.timeout_s)
             ran += done.tests
-            first_kill = min((t for t in ran if _kills(t, wanted)), key=lambda t: t["finished_at"], default=None)
+            first_kill = min((t for t in ran if _kills(t, wanted)), key=lambda t: t.finished_at, default=None)
             if done.returncode not in (0, 1):
                 result.status = CRASHED
                 code = done.returncode
                 result.detail = "timed out" if code is None else f"pytest exit {code}: {done.tail}"
                 break
-            seen = {t["nodeid"] for t in done.tests}
+            seen = {t.nodeid for t in done.tests}
             remaining = [n for n in remaining if n not in seen] if seen else []
         result.first_pass_seconds = round(time.time() - start, 3)
-        result.tests_run = len({t["nodeid"] for t in ran})
+        result.tests_run = len({t.nodeid for t in ran})
         result.other_clauses = sorted(set().union(*(_departures(t) for t in ran)) - wanted)
         if first_kill is not None:
             result.status = KILLED
-            result.killer = first_kill["nodeid"]
+            result.killer = first_kill.nodeid
             result.killed_by = sorted(_kills(first_kill, wanted))
-            result.seconds_to_first_failure = round(first_kill["finished_at"] - start, 3)
-            message, result.replay = str(first_kill.get("message") or ""), first_kill.get("replay")
+            result.seconds_to_first_failure = round(first_kill.finished_at - start, 3)
+            message, result.replay = first_kill.message, first_kill.replay
             if first_profile != hypothesis_profile:
                 message = self._shrink(result, base, hypothesis_profile) or message
             else:
@@ -232,7 +235,7 @@ class _Runner:
             result.counterexample_lines = _counterexample_lines(message)
         elif result.status != CRASHED:
             result.status = WRONG_CLAUSE if result.other_clauses else SURVIVED
-            seen = {cid: most_severe(t["verdicts"][cid] for t in ran if cid in t["verdicts"]) for cid in declared}
+            seen = {cid: most_severe(t.verdicts[cid] for t in ran if cid in t.verdicts) for cid in declared}
             result.detail = f"{result.tests_run} test(s) ran; declared clauses: " + ", ".join(
                 f"{cid} {verdict.value if verdict else 'not reached'}" for cid, verdict in seen.items()
             )
@@ -251,8 +254,8 @@ class _Runner:
             result.detail = f"the {hypothesis_profile} replay of {result.killer} {why}: counterexample not shrunk"
             return None
         result.shrunk = True
-        result.replay = kill.get("replay") or result.replay
-        return str(kill.get("message") or "")
+        result.replay = kill.replay or result.replay
+        return kill.message
 
 
 def run_mutant(
@@ -396,7 +399,7 @@ def mutant_profile(mutant: str, profile: str) -> str:
     """The profile a mutant runs under (`conformance.spark.tasks.profile_for`, shared with campaigns)."""
     from conformance.spark.tasks import profile_for
 
-    return profile_for(f"mutant:{mutant}", profile)
+    return profile_for(mutant_name(mutant), profile)
 
 
 def run_kill_table(
@@ -420,13 +423,12 @@ def run_kill_table(
         raise ValueError(f"unknown mutants {unknown}: `kafka-conformance mutants --list` shows them")
     todo = [m for m in chosen if not table.finished(m, mutant_profile(m, table.profile))]
     # The suites of each kind of fault (conformance.targets.implementation.Kind): a codec or client mutant runs the
-    # tests
-    # its kind selects, which a collection for the broker target `model` leaves out (issue 13).
+    # tests its kind selects, which a collection for the broker target `model` leaves out.
     by_kind: dict[object, list[CollectedTest]] = {}
     for mutant_id in todo:
         kind = MUTANTS[mutant_id].kind
         if kind not in by_kind:
-            target = "model" if kind.value == "broker" else f"mutant:{mutant_id}"
+            target = MODEL if kind.value == "broker" else mutant_name(mutant_id)
             by_kind[kind] = collect(SuitesRun(target, table.profile, "fast", suites=suites))
     runner = _Runner(suites, timeout_s, replay_timeout_s, served=table.served)
     progress = threading.Lock()

@@ -1,6 +1,6 @@
-"""The mutants' shared machinery: the registry (`MUTANTS`, `Mutant`, `MutantFactory`, the `_mutant`
-decorator), the seams a mutant subclasses (`MutantCluster`, `MutantImplementation`) and small helpers
-used by more than one area.
+"""The mutants' shared machinery: the registry (`MUTANTS`, a conformance.faults.seeded.FaultRegistry of
+`Mutant`s; `MutantFactory`; the `_mutant` decorator), the seams a mutant subclasses (`MutantCluster`,
+`MutantImplementation`) and small helpers used by more than one area.
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
+from conformance.faults.seeded import FaultRegistry, SeededFault
 from conformance.targets.implementation import Implementation, Kind
 from conformance.targets.model import DEFAULT_START_TIME, ModelImplementation, profile_capabilities
+from conformance.targets.target import mutant_name
 from models.clauses import get_clause
 from models.cluster import Cluster, Partition
 from models.config import TopicConfig
@@ -32,23 +34,18 @@ MAIN_PROFILES = ("kafka-4.0", "kafka-3.9", "kafka-2.8", "kafka-0.10")
 
 
 @dataclass(frozen=True)
-class Mutant:
-    """One seeded fault. `profiles`: the profiles whose behaviour the fault can be seeded into (a fault of
-    a feature some versions lack, e.g. down-conversion, v2 batch headers), None = every profile."""
+class Mutant(SeededFault[Callable[[Profile], Implementation]]):
+    """One seeded fault of a target (conformance.faults.seeded.SeededFault), built for a profile. Its `kind`
+    says which suites see it: a broker mutant runs the broker suites, a codec mutant (a fault in the model's record
+    codec) the codec suites, a client mutant (a fault in the reference client) the client suites against the
+    reference broker. `profiles`: the profiles whose behaviour the fault can be seeded into (a fault of a feature
+    some versions lack, e.g. down-conversion, v2 batch headers), None = every profile."""
 
-    id: str
-    description: str
-    clauses: tuple[str, ...]
-    profiles: tuple[str, ...] | None
-    build: Callable[[Profile], Implementation]
+    profiles: tuple[str, ...] | None = None
     # A fault only in how a consumer reads what it was served (the model's fetch answer, retyped), with nothing
     # on the broker's side: served over the wire, the reading is the client's (the suite's codec), so a served
     # broker cannot show it. Client and codec adapters are where such faults are caught.
     reader_only: bool = False
-    # Which suites see the fault (conformance.targets.implementation.Kind): a broker mutant runs the broker suites, a
-    # codec mutant (a fault in the model's record codec) the codec suites, a client mutant (a fault in the
-    # reference client) the client suites against the reference broker (issue 13).
-    kind: Kind = Kind.BROKER
 
     def runs_under(self, profile: str) -> bool:
         """Whether the fault can be seeded into `profile` and every declared clause applies there
@@ -66,7 +63,7 @@ class Mutant:
         return self.profiles[0] if self.profiles else MAIN_PROFILES[0]
 
 
-MUTANTS: dict[str, Mutant] = {}
+MUTANTS: FaultRegistry[Mutant] = FaultRegistry("mutant")
 
 _F = TypeVar("_F", bound=Callable[[Profile], Implementation])
 
@@ -81,10 +78,16 @@ def _mutant(
     kind: Kind = Kind.BROKER,
 ) -> Callable[[_F], _F]:
     def register(build: _F) -> _F:
-        if mutant_id in MUTANTS:
-            raise ValueError(f"duplicate mutant id {mutant_id!r}")
-        MUTANTS[mutant_id] = Mutant(
-            mutant_id, description, tuple(clauses), tuple(profiles) if profiles else None, build, reader_only, kind
+        MUTANTS.register(
+            Mutant(
+                id=mutant_id,
+                kind=kind,
+                clauses=tuple(clauses),
+                description=description,
+                build=build,
+                profiles=tuple(profiles) if profiles else None,
+                reader_only=reader_only,
+            )
         )
         return build
 
@@ -100,14 +103,10 @@ class MutantFactory:
 
     @property
     def name(self) -> str:
-        return f"mutant:{self.mutant}"
+        return mutant_name(self.mutant)
 
     def build(self) -> Implementation:
-        try:
-            mutant = MUTANTS[self.mutant]
-        except KeyError:
-            raise KeyError(f"unknown mutant {self.mutant!r}: one of {', '.join(sorted(MUTANTS))}") from None
-        impl = mutant.build(get_profile(self.profile))
+        impl = MUTANTS[self.mutant].build(get_profile(self.profile))  # UnknownFault names the mutants
         impl.name = self.name
         return impl
 

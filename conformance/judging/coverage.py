@@ -1,4 +1,4 @@
-"""Clause coverage (issue 11 item 3): for every catalogue clause, which suite tests declare it, or where it is
+"""Clause coverage: for every catalogue clause, which suite tests declare it, or where it is
 checked instead (`Clause.checked_elsewhere`, with the reason), or that nothing checks it.
 
 The declared clauses are read from the suites themselves: every `suites/test_*.py` module is imported and the

@@ -35,7 +35,9 @@ checked is reported STALE (summary and verdicts.json).
 
 from __future__ import annotations
 
+import json
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -257,6 +259,46 @@ def coverer(entries: tuple[Expectation, ...], nodeid: str | None) -> Cover:
         return None
 
     return cover
+
+
+def pin_text(nodeid: str, example: str, violations: Iterable[ClauseViolation], clause_ids: Iterable[str]) -> str:
+    """The entries that pin a failure of test `nodeid` with the drawn `example` (a failing run's "pin" section),
+    one per (clause, observable) that departed, for a user who records it as known."""
+    lines = ["To record this failure as known, add to the target's expectations file (fill in reason and link):"]
+    targets: dict[tuple[str, str | None], ClauseViolation | None] = {}
+    for v in violations:
+        targets.setdefault((v.clause_id, v.observable.id), v)
+    if not targets:  # a failure outside the clause checks: nothing names an observable
+        targets = {(cid, None): None for cid in clause_ids}
+    for (clause_id, observable), v in targets.items():
+        lines += ["[[expected]]", f"clause = {json.dumps(clause_id)}"]
+        lines.append(f"observable = {json.dumps(observable)}" if observable else 'observable = "..."')
+        # A matcher only where the departure is a constant (an error code, a type, -1): a value that moves
+        # with the scenario (an offset, a timestamp) would make the entry miss the next example.
+        raw = v.observation.observed if v is not None else None
+        if isinstance(raw, Enum) or (isinstance(raw, int) and not isinstance(raw, bool) and raw == -1):
+            lines.append(f"observed = {json.dumps(plain(raw))}")
+        lines += [
+            'reason = "..."',
+            'link = "..."',
+            f"test = {json.dumps(nodeid)}",
+            f"example = {json.dumps(example)}",
+        ]
+    return "\n".join(lines)
+
+
+def draft_text(pin: str, nodeid: str, drafted: str) -> str:
+    """The entries of `pin` (pin_text) not in `drafted` yet (one per clause and observable), with a DRAFT
+    reason, for a person to check, explain and move into the expectations file; "" when all are there."""
+    out: list[str] = []
+    for entry in pin.split("[[expected]]")[1:]:
+        key = "\n".join(ln for ln in entry.splitlines() if ln.startswith(("clause = ", "observable = ")))
+        if key and key in drafted:
+            continue
+        body = entry.replace('reason = "..."', f"reason = {json.dumps('DRAFT: seen in ' + nodeid)}")
+        body = body.replace('link = "..."', 'link = "none: not reported upstream yet"')
+        out.append("[[expected]]" + body.rstrip("\n") + "\n\n")
+    return "".join(out)
 
 
 def example_namespace() -> dict[str, object]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from conformance.judging.expectations import Expectation
 from conformance.judging.judge import RunRecord, clause_verdicts, entry_statuses
+from conformance.judging.results import ExpectationOutcome, RunResults, TestResult
 from conformance.judging.verdicts import EntryStatus, Verdict
 
 
@@ -19,19 +19,19 @@ class RunState:
     hypothesis_profile: str
     seed: int | None
     expectations: tuple[Expectation, ...] = ()
-    results: list[dict[str, Any]] = field(default_factory=list)  # one per test, as verdicts.json has them
+    results: list[TestResult] = field(default_factory=list)  # one per test, in the order they were reported
     lost: list[str] = field(default_factory=list)  # why the target was lost, if it was
     # Hypothesis examples per test node id (--count-examples), and the test running now.
     examples: dict[str, int] = field(default_factory=dict)
     running: str | None = None
-    _by_clause: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    _by_clause: dict[str, list[Verdict]] = field(default_factory=lambda: defaultdict(list))
 
-    def add_result(self, result: dict[str, Any]) -> None:
+    def add_result(self, result: TestResult) -> None:
         """A test's result (on pytest-xdist: as the controller receives it from a worker)."""
         self.results.append(result)
-        for cid, verdict in result["verdicts"].items():
+        for cid, verdict in result.verdicts.items():
             self._by_clause[cid].append(verdict)
-        lost = result.get("target_lost")
+        lost = result.target_lost
         if lost and lost not in self.lost:
             self.lost.append(lost)
 
@@ -45,39 +45,31 @@ class RunState:
     def entry_statuses(self) -> list[EntryStatus]:
         records = [
             RunRecord(
-                nodeid=r["nodeid"],
-                checked=frozenset((c, o) for c, o in r.get("checked", ())),
-                matched=frozenset(r.get("matched", ())),
-                unexpected=frozenset(r.get("unexpected", ())),
+                nodeid=r.nodeid,
+                checked=frozenset(r.checked),
+                matched=frozenset(r.matched),
+                unexpected=frozenset(r.unexpected),
             )
             for r in self.results
         ]
         return entry_statuses(self.expectations, records)
 
-    def expectations_report(self) -> list[dict[str, Any]]:
+    def expectations_report(self) -> tuple[ExpectationOutcome, ...]:
         """Each entry with what became of it (verdicts.json "expectations")."""
-        return [
-            {
-                "entry": e.index,
-                "clause": e.clause,
-                "observables": [o.id for o in e.observables],
-                "test": e.test,
-                "status": status.value,
-                "covers": e.describe(),
-            }
-            for e, status in zip(self.expectations, self.entry_statuses(), strict=True)
-        ]
+        return tuple(
+            ExpectationOutcome.of(e, status) for e, status in zip(self.expectations, self.entry_statuses(), strict=True)
+        )
 
-    def payload(self, exit_status: int) -> dict[str, Any]:
-        """verdicts.json."""
-        return {
-            "target": self.target,
-            "profile": self.profile,
-            "hypothesis_profile": self.hypothesis_profile,
-            "seed": self.seed,
-            "exit_status": exit_status,
-            "target_lost": self.lost,
-            "clauses": {cid: v.value for cid, v in sorted(self.clause_verdicts().items())},
-            "expectations": self.expectations_report(),
-            "tests": self.results,
-        }
+    def run_results(self, exit_status: int) -> RunResults:
+        """The run's results, as verdicts.json holds them (conformance.judging.results)."""
+        return RunResults(
+            target=self.target,
+            profile=self.profile,
+            hypothesis_profile=self.hypothesis_profile,
+            seed=self.seed,
+            exit_status=exit_status,
+            target_lost=tuple(self.lost),
+            clauses=dict(sorted(self.clause_verdicts().items())),
+            expectations=self.expectations_report(),
+            tests=tuple(self.results),
+        )

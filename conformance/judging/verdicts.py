@@ -6,7 +6,9 @@ a mutant kill and an Allure result. Defined here once; every other module import
 from __future__ import annotations
 
 from collections.abc import Iterable
-from enum import Enum
+from enum import Enum, StrEnum
+
+from models.clauses import Level
 
 
 class Verdict(Enum):
@@ -110,10 +112,38 @@ def words(verdicts: frozenset[Verdict] | tuple[Verdict, ...]) -> tuple[str, ...]
     return tuple(v.value for v in PRECEDENCE if v in verdicts)
 
 
-class EntryStatus(Enum):
-    """What became of one expectations entry in a run."""
+# Allure's severity of a clause's level (the plugin's labels on each test, reports.clauses on each clause).
+ALLURE_SEVERITY: dict[Level, str] = {Level.MUST: "critical", Level.SHOULD: "normal", Level.MAY: "minor"}
+
+
+# The statuses below are str-valued: they are written as their words into verdicts.json, mutants.json and the
+# campaign's Parquet rows, and compare equal to the words read back.
+
+
+class EntryStatus(StrEnum):
+    """What became of one expectations entry in a run (verdicts.json "expectations", the terminal summary)."""
 
     MATCHED = "MATCHED"  # it covered at least one violation
     STALE = "STALE"  # its clause and observable were checked, and nothing it describes was observed
     UNEXPECTED_PASS = "UNEXPECTED-PASS"  # pinned, and its pinned example ran without the failure it describes
     NOT_EXERCISED = "NOT-EXERCISED"  # no check of its clause and observable ran (a partial run): nothing known
+
+
+class KillStatus(StrEnum):
+    """A seeded mutant's result (`kafka-conformance mutants`, the campaign's kill table)."""
+
+    KILLED = "KILLED"  # a clause the mutant declares got a verdict in KILLS
+    WRONG_CLAUSE = "WRONG-CLAUSE"  # only clauses it does not declare failed
+    SURVIVED = "SURVIVED"  # its declared clauses were checked and nothing failed
+    TIMEOUT = Verdict.TIMEOUT.value  # campaign: nothing killed it and a task of it ran past its budget
+    CRASHED = Verdict.CRASHED.value  # its pytest run died (or, in `mutants`, ran past its time limit)
+    NOT_SERVED = "NOT-SERVED"  # over the wire: a fault a served broker cannot show (a reader's, a library's)
+    NOT_RUN = "NOT-RUN"  # campaign: no task checked any clause it declares
+
+
+class TaskStatus(StrEnum):
+    """How a campaign task's pytest process ended (the rows' "status")."""
+
+    OK = "ok"  # pytest ran to the end (its verdicts say what failed)
+    TIMEOUT = "timeout"  # killed at the task's budget
+    CRASHED = "crashed"  # interrupted, an internal or usage error, or the process died

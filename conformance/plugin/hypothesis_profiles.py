@@ -1,4 +1,4 @@
-"""The Hypothesis profiles of the suites (issue 3): `ci` derandomized with a fixed budget, `fast` the same
+"""The Hypothesis profiles of the suites: `ci` derandomized with a fixed budget, `fast` the same
 with a small budget and no shrinking (the default tox run), `broker` the ci budget without shrinking (a real
 broker over the wire, and the kill table's first pass), `dev` random with a printed seed, `thorough` for long
 runs. No example database: a run is replayed exactly by its command."""

@@ -1,4 +1,4 @@
-"""The reference broker's HTTP control plane (issue 12): capabilities, broker clocks (read, set, advance),
+"""The reference broker's HTTP control plane: capabilities, broker clocks (read, set, advance),
 leader moves, retention now and reset, over one `ServedCluster`, as the OpenAPI document beside this
 module (openapi.json, served at GET /openapi.json) describes them.
 

@@ -2,10 +2,10 @@
 address, each announcing itself in Metadata under the cluster's broker id, and a thread per connection.
 
 Framing is kafka-python's generated protocol layer, as in the suite's own client (conformance/wire): a
-request is ``size int32 | header | body``; the server reads the size, peeks api_key, api_version and
-correlation_id (fixed offsets in every request header version), decodes the request at that version and
-answers ``XResponse(...).with_header(correlation_id).encode(header=True, framed=True)`` (ApiVersions
-answers always with the non-flexible header, which kafka-python's ApiVersionsResponse does itself).
+request is ``size int32 | header | body``; the server reads the size (conformance/wire/framing.py), peeks
+api_key, api_version and correlation_id (fixed offsets in every request header version), decodes the request
+at that version and answers ``XResponse(...).with_header(correlation_id).encode(header=True, framed=True)``
+(ApiVersions answers always with the non-flexible header, which kafka-python's ApiVersionsResponse does itself).
 
 What a client gets when it does something wrong, as Kafka does it:
 - ApiVersions at a version the broker does not offer: UNSUPPORTED_VERSION with the v0 answer listing the
@@ -28,7 +28,6 @@ import contextlib
 import ipaddress
 import logging
 import socket
-import struct
 import threading
 import time
 import uuid
@@ -38,6 +37,7 @@ from typing import Any
 from conformance.reference.handlers import API_VERSIONS, APIS, api_versions_answer
 from conformance.reference.request_context import KafkaState, Request
 from conformance.reference.served import ServedCluster
+from conformance.wire.framing import REQUEST_HEAD, FrameSizeError, StreamEnded, read_frame
 from models.constants import ErrorCode
 
 __all__ = ["DEFAULT_HOST", "IDLE_TIMEOUT", "MAX_REQUEST_BYTES", "KafkaServer", "ServeError", "check_host"]
@@ -49,8 +49,6 @@ MAX_REQUEST_BYTES = 100 * 1024 * 1024  # Kafka's socket.request.max.bytes
 IDLE_TIMEOUT = 600.0  # Kafka's connections.max.idle.ms
 _ACCEPT_POLL = 0.2  # how often an accept loop looks at the stop flag
 _LOOPBACK = ipaddress.ip_network("127.0.0.0/8")
-_SIZE = struct.Struct(">i")
-_REQUEST_HEAD = struct.Struct(">hhi")  # api_key, api_version, correlation_id
 
 
 class ServeError(Exception):
@@ -244,22 +242,21 @@ class KafkaServer:
 
     def _read_request(self, sock: socket.socket) -> bytes | None:
         """The next request without its size prefix; None when the client closed between requests."""
-        head = _recv_exactly(sock, 4, allow_eof=True)
-        if head is None:
-            return None
-        (size,) = _SIZE.unpack(head)
-        if not 0 < size <= MAX_REQUEST_BYTES:
-            raise _Drop(f"a request size of {size} bytes (first bytes {head!r}): not a Kafka request")
-        frame = _recv_exactly(sock, size, allow_eof=False)
-        assert frame is not None
-        return frame
+        try:
+            return read_frame(sock, min_size=1, max_size=MAX_REQUEST_BYTES)
+        except StreamEnded as ended:
+            if ended.between_frames:
+                return None
+            raise _Drop(str(ended)) from None
+        except FrameSizeError as bad:
+            raise _Drop(f"a request size of {bad.size} bytes (first bytes {bad.head!r}): not a Kafka request") from None
 
     def _answer(self, broker: int, client: str, sock: socket.socket, frame: bytes) -> bool:
         """Answer one request; False when the connection is to be closed."""
         started = time.monotonic()
-        if len(frame) < _REQUEST_HEAD.size:
+        if len(frame) < REQUEST_HEAD.size:
             raise _Drop(f"a {len(frame)}-byte request, too short for a request header")
-        api_key, version, correlation_id = _REQUEST_HEAD.unpack_from(frame)
+        api_key, version, correlation_id = REQUEST_HEAD.unpack_from(frame)
         api = APIS.get(api_key)
         profile = self.served.profile
         offered = api.versions(profile) if api is not None else None
@@ -302,15 +299,3 @@ class KafkaServer:
     def _log(broker: int, client: str, what: str, correlation_id: int, summary: str, started: float) -> None:
         millis = (time.monotonic() - started) * 1000
         log.info("broker %d %s %s #%d: %s (%.1f ms)", broker, client, what, correlation_id, summary or "-", millis)
-
-
-def _recv_exactly(sock: socket.socket, size: int, *, allow_eof: bool) -> bytes | None:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = sock.recv(min(size - len(chunks), 1 << 20))
-        if not chunk:
-            if allow_eof and not chunks:
-                return None
-            raise _Drop(f"end of stream after {len(chunks)} of {size} bytes")
-        chunks += chunk
-    return bytes(chunks)

@@ -1,4 +1,4 @@
-"""The conformance matrix and the mutant kill table (issues 5 and 13): Spark SQL over the campaign's Parquet rows
+"""The conformance matrix and the mutant kill table: Spark SQL over the campaign's Parquet rows
 gives one cell per clause x (target, profile), holding the verdict over all seeds (the most severe wins), the
 seeds run and the time to the first failure (`aggregate`). That raw table is then split in two views, pure
 functions of it (tests build them from synthetic cells):
@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.faults.kill_table import CRASHED, KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
-from conformance.judging.verdicts import DEPARTS, KILLS, PRECEDENCE, Verdict, most_severe, words
+from conformance.judging.verdicts import DEPARTS, KILLS, PRECEDENCE, KillStatus, Verdict, most_severe, words
 from conformance.targets.implementation import Kind
-from conformance.targets.registry import CLIENT_PREFIX, CODEC_PREFIX, REFERENCE, REFERENCE_MUTANT, target_kind
+from conformance.targets.registry import target_kind
+from conformance.targets.target import MODEL, REFERENCE, library_name, read_name
+from conformance.targets.target import short_name as _short_name
 from models.clauses import CLAUSES, Area, Clause, Level, get_clause
 
 # The row of a task that produced no verdict (conformance.spark.worker.run_task).
@@ -116,27 +117,23 @@ SERVED = "served"  # ... of `reference:mutant:<id>`: the reference broker servin
 def mutant_of(target: str) -> tuple[str, str] | None:
     """(mutant id, the way it is run) for a mutant target, None for an implementation: `mutant:<id>` runs in
     process, `reference:mutant:<id>` is served by the reference broker, `client:<lib>@reference:mutant:<id>` is
-    served to that client (the way is the client's name)."""
-    base, at, served = target.partition("@")
-    if at:
-        found = mutant_of(served)
-        return (found[0], base) if found is not None else None
-    if target.startswith(REFERENCE_MUTANT):
-        return target.removeprefix(REFERENCE_MUTANT), SERVED
-    if target.startswith("mutant:"):
-        return target.removeprefix("mutant:"), IN_PROCESS
-    return None
+    served to that client (the way is the client's name). Read by syntax alone: a stored name of an earlier
+    campaign still reads."""
+    parts = read_name(target)
+    if parts.mutant is None:
+        return None
+    return parts.mutant, parts.mutant_served_to or (SERVED if parts.served_mutant else IN_PROCESS)
 
 
 # Within a kind, the reference implementations come first: every other column is read against them.
-_REFERENCES = ("model", REFERENCE, f"{CODEC_PREFIX}model", f"{CLIENT_PREFIX}model")
+_REFERENCES = (MODEL, REFERENCE, library_name(Kind.CODEC, MODEL), library_name(Kind.CLIENT, MODEL))
 KIND_ORDER = (Kind.BROKER, Kind.CODEC, Kind.CLIENT)
 KIND_TITLE = {Kind.BROKER: "brokers", Kind.CODEC: "codecs", Kind.CLIENT: "clients"}
 
 
 def short_name(target: str) -> str:
     """A column's name under its kind's heading: `codec:aiokafka` is `aiokafka` under "codecs"."""
-    return target.removeprefix(CODEC_PREFIX).removeprefix(CLIENT_PREFIX)
+    return _short_name(target)
 
 
 @dataclass(frozen=True)
@@ -290,16 +287,15 @@ def implementation_matrix(matrix: Matrix) -> ImplementationMatrix:
 
 # --- the kill table -----------------------------------------------------------------------------------------
 
-TIMEOUT = Verdict.TIMEOUT.value
 # What a column's cells say about a mutant when nothing killed it and a task did not finish.
-_UNFINISHED = {Verdict.TIMEOUT.value: TIMEOUT, Verdict.CRASHED.value: CRASHED}
+_UNFINISHED = {Verdict.TIMEOUT.value: KillStatus.TIMEOUT, Verdict.CRASHED.value: KillStatus.CRASHED}
 
 
 @dataclass(frozen=True)
 class Kill:
     """One way of running one mutant: killed or not, by which declared clause(s), with which verdict."""
 
-    status: str  # KILLED, WRONG-CLAUSE, SURVIVED, TIMEOUT, CRASHED or NOT-SERVED (conformance.faults.kill_table)
+    status: KillStatus  # KILLED, WRONG-CLAUSE, SURVIVED, TIMEOUT, CRASHED, NOT-SERVED or NOT-RUN
     killed_by: tuple[str, ...] = ()  # the declared clauses that failed
     verdict: str = ""  # the most severe verdict among them (FAIL, or NON-STRICT for a SHOULD clause)
     other_clauses: tuple[str, ...] = ()  # undeclared clauses that failed too
@@ -323,9 +319,9 @@ class KillTable:
     ways: tuple[str, ...]  # IN_PROCESS, SERVED, then each client, in that order
     rows: tuple[KillRow, ...]  # grouped by kind (KIND_ORDER), then area, then mutant id
 
-    def counts(self, way: str) -> dict[str, int]:
+    def counts(self, way: str) -> dict[KillStatus, int]:
         """How many mutants got each status this way (NOT-SERVED ones included)."""
-        out: dict[str, int] = {}
+        out: dict[KillStatus, int] = {}
         for row in self.rows:
             if way in row.kills:
                 out[row.kills[way].status] = out.get(row.kills[way].status, 0) + 1
@@ -335,21 +331,21 @@ class KillTable:
         """(killed, graded): graded leaves out the mutants not served this way and those whose declared clauses no
         task of this campaign checked (NOT-RUN)."""
         counts = self.counts(way)
-        graded = sum(n for status, n in counts.items() if status not in (NOT_SERVED, NOT_RUN))
-        return counts.get(KILLED, 0), graded
+        graded = sum(n for status, n in counts.items() if status not in (KillStatus.NOT_SERVED, KillStatus.NOT_RUN))
+        return counts.get(KillStatus.KILLED, 0), graded
 
     def summary(self, way: str) -> str:
         """`21 of 23 killed (2 SURVIVED; 54 NOT-RUN)`."""
         counts = self.counts(way)
         killed, graded = self.killed(way)
-        rest = "; ".join(f"{n} {status}" for status, n in sorted(counts.items()) if status != KILLED)
+        rest = "; ".join(f"{n} {status}" for status, n in sorted(counts.items()) if status != KillStatus.KILLED)
         return f"{killed} of {graded} killed" + (f" ({rest})" if rest else "")
 
 
 # The campaign's own kill status: no task checked any clause the mutant declares (the campaign's suites do not
 # test them), so it neither survived nor was killed. `kafka-conformance mutants` runs the declared clauses' tests
 # and never has it.
-NOT_RUN = "NOT-RUN"
+NOT_RUN = KillStatus.NOT_RUN
 # A declared clause counts as checked when a check of it ran (it held, departed, or stopped at another failure).
 _CHECKED = frozenset(words(DEPARTS)) | {Verdict.PASS.value, Verdict.BLOCKED.value}
 
@@ -369,15 +365,16 @@ def grade(declared: Iterable[str], verdicts: dict[str, Cell]) -> Kill:
         worst = most_severe(failing[c].verdict for c in killers)
         times = [t for c in killers if (t := failing[c].first_failure_s) is not None]
         replay = next((failing[c].replay for c in killers if failing[c].replay), "")
-        return Kill(KILLED, tuple(killers), worst.value if worst else "", others, min(times, default=None), replay)
+        worst_word = worst.value if worst else ""
+        return Kill(KillStatus.KILLED, tuple(killers), worst_word, others, min(times, default=None), replay)
     unfinished = most_severe(c.verdict for c in verdicts.values() if c.verdict in _UNFINISHED)
     if unfinished is not None:
         return Kill(_UNFINISHED[unfinished.value], other_clauses=others, replay=other_replay)
     if not any(verdicts[c].verdict in _CHECKED for c in declared if c in verdicts):
-        return Kill(NOT_RUN, other_clauses=others, replay=other_replay)
+        return Kill(KillStatus.NOT_RUN, other_clauses=others, replay=other_replay)
     if others:
-        return Kill(WRONG_CLAUSE, other_clauses=others, replay=other_replay)
-    return Kill(SURVIVED)
+        return Kill(KillStatus.WRONG_CLAUSE, other_clauses=others, replay=other_replay)
+    return Kill(KillStatus.SURVIVED)
 
 
 def _way_order(way: str) -> tuple[int, str]:
@@ -405,7 +402,7 @@ def kill_table(matrix: Matrix) -> KillTable:
         declared = tuple(known.clauses) if known is not None else ()
         kills = {way: grade(declared, column) for way, column in by_way.items()}
         if known is not None and (known.reader_only or known.kind is not Kind.BROKER):  # nothing a broker serves
-            kills.update({w: Kill(NOT_SERVED) for w in ways if w != IN_PROCESS and w not in kills})
+            kills.update({w: Kill(KillStatus.NOT_SERVED) for w in ways if w != IN_PROCESS and w not in kills})
         first = _catalogue(declared[0]) if declared else None
         rows.append(
             KillRow(

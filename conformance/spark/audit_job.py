@@ -1,4 +1,4 @@
-"""Audit mode (issue 5, item 3): the broker's ListOffsets answers checked against ground truth that Spark
+"""Audit mode: the broker's ListOffsets answers checked against ground truth that Spark
 computes from the topic's own records.
 
 For one partition of a topic on any implementation (a broker over the wire, the model, a mutant):
@@ -19,7 +19,7 @@ For one partition of a topic on any implementation (a broker over the wire, the 
 A clause is KNOWN only where an expectations entry covers every violation under it (the same entries as
 the suites: clause, observable, matchers; an entry scoped to one suite test describes that test's scenario
 and does not apply here, an unscoped or `scope = "run"` one does), so a new departure never hides behind a
-known one of the same clause (issue 11); any other disagreement is FAIL.
+known one of the same clause; any other disagreement is FAIL.
 
 `populate` writes a workload built to make disagreements visible: out-of-order and repeated timestamps,
 the maximum shared inside one batch and again in a later batch, compressed batches, producer headers whose

@@ -1,4 +1,4 @@
-"""Running a campaign on Spark (issue 5): each task of the table is one Spark job of one Spark task, so
+"""Running a campaign on Spark: each task of the table is one Spark job of one Spark task, so
 `local[2]` runs two at a time and a cluster as many as it has cores, unchanged. The driver submits the
 jobs from a small thread pool and writes each task's rows to `rows/<task_id>.parquet` the moment its job
 returns, so a crash or Ctrl-C loses no finished task and `--resume` skips them.
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.judging.verdicts import TaskStatus
 from conformance.spark.rows import ROW_FIELDS
 from conformance.spark.tasks import CampaignTask
 from conformance.spark.worker import run_task
@@ -171,11 +172,11 @@ def run_campaign(
             for future in finished:
                 task, rows, seconds = future.result()
                 write_rows(out, task, rows)
-                status = rows[0]["status"] if rows else "crashed"
+                status = rows[0]["status"] if rows else TaskStatus.CRASHED
                 with lock:
                     progress.done += 1
                     progress.examples += int(rows[0].get("task_examples") or 0) if rows else 0
-                    if status != "ok":
+                    if status != TaskStatus.OK:
                         progress.failed_tasks.append(task.task_id)
                     log.write(progress.line(task, status, seconds) + "\n")
                     log.flush()

@@ -12,7 +12,7 @@ ROW_FIELDS = (
     "seed",
     "clause",
     "verdict",
-    "status",  # ok (pytest ran to the end), timeout, crashed
+    "status",  # conformance.judging.verdicts.TaskStatus: ok (pytest ran to the end), timeout, crashed
     "tests",  # tests of this task that named the clause
     "examples",  # Hypothesis examples those tests ran
     "task_examples",  # Hypothesis examples the whole task ran

@@ -9,6 +9,10 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from conformance.errors import TargetError
+from conformance.faults import MUTANTS
+from conformance.targets.registry import check_target, parse_target
+from conformance.targets.target import ServedBy, read_name
 from models.profiles import PROFILES
 
 # The suites a campaign may name (`--machines`): a module of suites/ without its test_ prefix, or all.
@@ -68,8 +72,6 @@ def task_table(
     hypothesis_profile: str = "dev",
 ) -> list[CampaignTask]:
     """Every combination, in a stable order; bad names are CampaignErrors before anything starts."""
-    from conformance.targets.registry import TargetError, check_target
-
     if seeds < 1:
         raise CampaignError(f"--seeds {seeds}: a campaign needs at least one seed")
     if budget_s <= 0:
@@ -78,10 +80,11 @@ def task_table(
         if profile not in PROFILES:
             raise CampaignError(f"unknown profile {profile!r} (--profiles): choose from {', '.join(PROFILES)}")
     for target in targets:
-        if target == "broker":
-            raise CampaignError("a campaign starts its own targets: 'broker' needs `kafka-conformance run`")
         try:
-            check_target(target, profiles[0] if profiles else "kafka-4.0")
+            parsed = parse_target(target)
+            if parsed.served_by is ServedBy.CLUSTER:
+                raise CampaignError(f"a campaign starts its own targets: {target!r} needs `kafka-conformance run`")
+            check_target(parsed, profiles[0] if profiles else "kafka-4.0")
         except TargetError as exc:
             raise CampaignError(str(exc)) from None
     for machine in machines:
@@ -99,13 +102,12 @@ def profile_for(target: str, profile: str) -> str:
     """The profile a target runs under: a mutant runs under the chosen profile when its fault can be
     seeded there and all its declared clauses apply, else under its own profile (the first main profile
     where they do, derived from the clauses: `Mutant.profile`), as `kafka-conformance mutants` does; so
-    does a mutant served over the wire (`reference:mutant:<id>`)."""
-    served = target.removeprefix("reference:")
-    if not served.startswith("mutant:"):
+    does a mutant served over the wire (`reference:mutant:<id>`). A client served a mutant runs under the chosen
+    profile: the client is under test. Read by syntax alone: the target was checked when the campaign was planned."""
+    parts = read_name(target)
+    if parts.mutant is None or parts.mutant_served_to is not None:
         return profile
-    from conformance.faults import MUTANTS
-
-    mutant = MUTANTS.get(served.removeprefix("mutant:"))
+    mutant = MUTANTS.get(parts.mutant)
     if mutant is not None and not mutant.runs_under(profile):
         return mutant.profile
     return profile

@@ -12,7 +12,6 @@ Rows (one per clause, or one for a task that produced no verdicts): see `conform
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import signal
@@ -23,12 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conformance.judging.verdicts import DEPARTS, words
+from conformance.judging.results import RunResults, read_results
+from conformance.judging.verdicts import DEPARTS, TaskStatus
 from conformance.plugin.launcher import SuitesRun, pytest_command
 from conformance.spark.tasks import CampaignTask, suite_paths
-
-# Verdicts that say the clause was shown not to hold (known or not): the row's first failure.
-_DEPARTS = frozenset(words(DEPARTS))
 
 
 def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: dict[str, str]) -> list[dict[str, Any]]:
@@ -59,7 +56,7 @@ def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: di
         seconds = time.time() - started
         rows = []
         if verdicts.is_file():
-            rows = _rows(task, campaign_id, json.loads(verdicts.read_text(encoding="utf-8")), status, seconds, started)
+            rows = _rows(task, campaign_id, read_results(verdicts), status, seconds, started)
         if rows:
             return rows
     return [
@@ -69,7 +66,7 @@ def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: di
     ]  # fmt: skip
 
 
-def _run_bounded(cmd: list[str], budget_s: float, env: dict[str, str]) -> tuple[str, str]:
+def _run_bounded(cmd: list[str], budget_s: float, env: dict[str, str]) -> tuple[TaskStatus, str]:
     """(status, output tail): ok, timeout (killed at the budget with its whole process group) or crashed."""
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as output:
         proc = subprocess.Popen(
@@ -85,11 +82,11 @@ def _run_bounded(cmd: list[str], budget_s: float, env: dict[str, str]) -> tuple[
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
             output.seek(0)
-            return "timeout", _tail(output.read())
+            return TaskStatus.TIMEOUT, _tail(output.read())
         output.seek(0)
         text = output.read()
     # pytest: 0 all passed, 1 some failed (verdicts say which); 2-4 interrupted/internal/usage; 5 no tests.
-    return ("ok" if code in (0, 1) else "crashed"), _tail(text)
+    return (TaskStatus.OK if code in (0, 1) else TaskStatus.CRASHED), _tail(text)
 
 
 def _die_with_parent() -> None:
@@ -107,28 +104,27 @@ def _tail(text: str, lines: int = 30) -> str:
 
 
 def _rows(
-    task: CampaignTask, campaign_id: str, data: dict[str, Any], status: str, seconds: float, started: float
+    task: CampaignTask, campaign_id: str, results: RunResults, status: TaskStatus, seconds: float, started: float
 ) -> list[dict[str, Any]]:
-    tests: list[dict[str, Any]] = data.get("tests", [])
-    task_examples = sum(int(t.get("examples") or 0) for t in tests)
+    task_examples = sum(t.examples or 0 for t in results.tests)
     rows = []
-    for clause, verdict in sorted(data.get("clauses", {}).items()):
-        named = [t for t in tests if clause in t.get("verdicts", {})]
-        failing = [t for t in named if t["verdicts"][clause] in _DEPARTS]
-        first = min(failing, key=lambda t: t.get("finished_at", 0), default=None)
+    for clause, verdict in sorted(results.clauses.items()):
+        named = results.tests_of(clause)
+        # The first test that showed the clause not to hold (known or not): the row's first failure.
+        first = min((t for t in named if t.verdicts[clause] in DEPARTS), key=lambda t: t.finished_at, default=None)
         rows.append(
             _row(
                 task,
                 campaign_id,
                 clause=clause,
-                verdict=verdict,
+                verdict=verdict.value,
                 status=status,
                 tests=len(named),
-                examples=sum(int(t.get("examples") or 0) for t in named),
+                examples=sum(t.examples or 0 for t in named),
                 task_examples=task_examples,
-                counterexample=str(first.get("message", "")) if first else "",
-                replay=str(first.get("replay") or "") if first else "",
-                first_failure_s=max(0.0, float(first["finished_at"]) - started) if first else None,
+                counterexample=first.message if first else "",
+                replay=first.replay or "" if first else "",
+                first_failure_s=max(0.0, first.finished_at - started) if first else None,
                 seconds=seconds,
             )
         )
@@ -141,7 +137,7 @@ def _row(
     *,
     clause: str,
     verdict: str,
-    status: str,
+    status: TaskStatus,
     tests: int,
     examples: int,
     task_examples: int,
@@ -159,7 +155,7 @@ def _row(
         "seed": task.seed,
         "clause": clause,
         "verdict": verdict,
-        "status": status,
+        "status": status.value,
         "tests": tests,
         "examples": examples,
         "task_examples": task_examples,

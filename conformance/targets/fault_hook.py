@@ -1,4 +1,4 @@
-"""Faults on a user's cluster through a command the user supplies (issue 4, item 3): `--fault-hook CMD`.
+"""Faults on a user's cluster through a command the user supplies: `--fault-hook CMD`.
 
 The suite cannot stop a broker or move a leader on a cluster it does not manage, but the user's CI often
 can (docker compose, kubectl, kafka-leader-election.sh after a reassignment). The suite runs

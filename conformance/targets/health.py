@@ -1,4 +1,4 @@
-"""Whether a wire target is still there during a run (issue 4: a broker killed mid-run gives one clear failure
+"""Whether a wire target is still there during a run (a broker killed mid-run gives one clear failure
 per remaining test, not a hang and not clause FAILs)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ class TargetLost(Exception):
 
 
 class TargetHealth:
-    """Whether the wire target of this session is still there (issue 4: a broker killed mid-run gives one
+    """Whether the wire target of this session is still there (a broker killed mid-run gives one
     clear failure per remaining test, not a hang and not clause FAILs).
 
     A managed broker (tansu, noida) is a child of this process: its exit is seen without any network

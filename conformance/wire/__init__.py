@@ -1,44 +1,13 @@
-"""The Kafka protocol client of the `kafka-wire` adapter (issue 4, item 1): `KafkaConnection` frames
-requests with kafka-python's protocol layer on one socket, `WireClient` negotiates versions, routes
-partition requests to leaders and offers the requests the suites send, each at an explicit version."""
+"""The Kafka protocol on a socket, for the suite's own client and the relays in front of brokers:
 
-from __future__ import annotations
+- framing.py: reading and writing ``size int32 | frame`` on a blocking socket, with timeouts (standard library
+  only, so the managed brokers' readiness probe imports nothing else);
+- connection.py: `KafkaConnection`, one connection to one broker, requests framed with kafka-python's protocol
+  layer; `WireError`;
+- client.py: `WireClient`, the `kafka-wire` adapter's client: negotiates versions, routes partition requests to
+  leaders and offers the requests the suites send, each at an explicit version;
+- relay.py: a loopback relay between a client and a broker, frame by frame (the client tap, the wire-fault proxy).
 
-from conformance.wire.client import (
-    KAFKA_PYTHON_VERSION,
-    SUPPORTED_VERSIONS,
-    ApiError,
-    ApiResult,
-    BrokerMetadata,
-    ClusterMetadata,
-    FetchResult,
-    ListOffsetsResult,
-    PartitionMetadata,
-    ProduceResult,
-    TopicMetadata,
-    UnsupportedVersion,
-    WireClient,
-    parse_bootstrap,
-)
-from conformance.wire.connection import DEFAULT_TIMEOUT, Exchange, KafkaConnection, WireError
-
-__all__ = [
-    "DEFAULT_TIMEOUT",
-    "KAFKA_PYTHON_VERSION",
-    "SUPPORTED_VERSIONS",
-    "ApiError",
-    "ApiResult",
-    "BrokerMetadata",
-    "ClusterMetadata",
-    "Exchange",
-    "FetchResult",
-    "KafkaConnection",
-    "ListOffsetsResult",
-    "PartitionMetadata",
-    "ProduceResult",
-    "TopicMetadata",
-    "UnsupportedVersion",
-    "WireClient",
-    "WireError",
-    "parse_bootstrap",
-]
+Import from the modules themselves; this package imports none of them, so that framing.py stays free of
+kafka-python.
+"""

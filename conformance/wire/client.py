@@ -1,4 +1,4 @@
-"""A small Kafka protocol client for the conformance suite (issue 4, item 1).
+"""A small Kafka protocol client for the conformance suite.
 
 It is not a producer or a consumer: it sends exactly the request the suite asks for, at exactly the
 API version the suite asks for, with the record bytes the suite built (`models.codec.encode_batches`,

@@ -1,11 +1,12 @@
-"""One TCP connection to one Kafka-protocol broker (issue 4, item 1; issue 4 item 4: every socket
+"""One TCP connection to one Kafka-protocol broker (every socket
 operation has a timeout, an unreachable or non-Kafka address gives a one-line error naming the fix).
 
-Framing is kafka-python's (`kafka.protocol`, the generated Request/Response classes of its 3.x
+Encoding is kafka-python's (`kafka.protocol`, the generated Request/Response classes of its 3.x
 JSON-schema layer): a request is ``size int32 | header | body``; the response is
-``size int32 | correlation_id int32 | [tagged fields] | body``. We read the size prefix ourselves,
-check the correlation id ourselves (so that a garbled answer is reported as such, not as a decode
-crash deep inside kafka-python), then let kafka-python decode the rest at the version we asked for.
+``size int32 | correlation_id int32 | [tagged fields] | body``. We read the size prefix ourselves
+(conformance/wire/framing.py, within the round trip's deadline), check the correlation id ourselves (so
+that a garbled answer is reported as such, not as a decode crash deep inside kafka-python), then let
+kafka-python decode the rest at the version we asked for.
 
 Every failure of the transport (refused, timed out, reset, closed, garbage, undecodable) raises
 `WireError` and closes the socket: the next `send` reconnects. The last exchanges (raw request and
@@ -22,6 +23,16 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.wire.framing import (
+    FRAME,
+    SIZE_PREFIX,
+    FrameSizeError,
+    FrameTimeout,
+    StreamEnded,
+    read_frame,
+    send_all,
+)
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_RESPONSE_BYTES",
@@ -36,6 +47,8 @@ DEFAULT_TIMEOUT = 10.0
 # 1 397 966 893. Real fetch responses are bounded by the max_bytes the suite asks for.
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 _SIZE = struct.Struct(">i")
+# What a read's part is called in the errors of a round trip.
+_RESPONSE_PART = {SIZE_PREFIX: "the response size", FRAME: "the response"}
 
 _API_NAMES = {
     0: "Produce",
@@ -74,11 +87,11 @@ class WireError(Exception):
 
 @dataclass(frozen=True)
 class Exchange:
-    """One request/response round trip, kept for the report (issue 4: "request and response
-    bytes are kept for the report"). `response_bytes` is b"" when none came (acks=0, or the
+    """One request/response round trip, its bytes kept for the report (what went over the wire, for
+    a counterexample a stranger can check). `response_bytes` is b"" when none came (acks=0, or the
     connection failed before the answer); `seconds` is the monotonic round-trip time and
     `wall_start_ms`/`wall_end_ms` bracket the exchange on the local wall clock, so that a model can
-    accept any broker `now` inside the bracket (issue 4 item 1)."""
+    accept any broker `now` inside the bracket."""
 
     api_key: int
     api_version: int
@@ -237,54 +250,32 @@ class KafkaConnection:
             )
         )
 
-    def _remaining(self, started: float) -> float:
-        return self.timeout - (time.monotonic() - started)
-
     def _send_all(self, payload: bytes, api_key: int, version: int, started: float) -> None:
         sock = self._sock
         assert sock is not None
-        view = memoryview(payload)
-        while view:
-            remaining = self._remaining(started)
-            if remaining <= 0:
-                raise self._timed_out(api_key, version, "sending the request")
-            sock.settimeout(remaining)
-            try:
-                sent = sock.send(view)
-            except TimeoutError:
-                raise self._timed_out(api_key, version, "sending the request") from None
-            except OSError as exc:
-                raise self._closed(api_key, version, exc.strerror or str(exc)) from None
-            view = view[sent:]
-
-    def _recv_exactly(self, n: int, api_key: int, version: int, started: float, what: str) -> bytes:
-        sock = self._sock
-        assert sock is not None
-        chunks = bytearray()
-        while len(chunks) < n:
-            remaining = self._remaining(started)
-            if remaining <= 0:
-                raise self._timed_out(api_key, version, what)
-            sock.settimeout(remaining)
-            try:
-                chunk = sock.recv(min(n - len(chunks), 1 << 20))
-            except TimeoutError:
-                raise self._timed_out(api_key, version, what) from None
-            except OSError as exc:
-                raise self._closed(api_key, version, exc.strerror or str(exc)) from None
-            if not chunk:
-                got = f"after {len(chunks)} of {n} bytes of {what}" if chunks else f"before {what}"
-                raise self._closed(api_key, version, f"end of stream {got}")
-            chunks += chunk
-        return bytes(chunks)
+        try:
+            send_all(sock, payload, deadline=started + self.timeout)
+        except FrameTimeout:
+            raise self._timed_out(api_key, version, "sending the request") from None
+        except OSError as exc:
+            raise self._closed(api_key, version, exc.strerror or str(exc)) from None
 
     def _read_frame(self, api_key: int, version: int, started: float) -> bytes:
         """The response without its size prefix (correlation id first)."""
-        head = self._recv_exactly(4, api_key, version, started, "the response size")
-        (size,) = _SIZE.unpack(head)
-        if size < 4 or size > MAX_RESPONSE_BYTES:
-            raise self._not_kafka(f"a response size of {size} bytes (first bytes {head!r})")
-        return self._recv_exactly(size, api_key, version, started, "the response")
+        sock = self._sock
+        assert sock is not None
+        try:
+            return read_frame(sock, min_size=4, max_size=MAX_RESPONSE_BYTES, deadline=started + self.timeout)
+        except FrameTimeout as late:
+            raise self._timed_out(api_key, version, _RESPONSE_PART[late.part]) from None
+        except StreamEnded as ended:
+            what = _RESPONSE_PART[ended.part]
+            got = f"after {ended.done} of {ended.expected} bytes of {what}" if ended.done else f"before {what}"
+            raise self._closed(api_key, version, f"end of stream {got}") from None
+        except FrameSizeError as bad:
+            raise self._not_kafka(f"a response size of {bad.size} bytes (first bytes {bad.head!r})") from None
+        except OSError as exc:
+            raise self._closed(api_key, version, exc.strerror or str(exc)) from None
 
     def _decode(self, request: Any, version: int, response: bytes, correlation_id: int) -> Any:
         (got,) = _SIZE.unpack_from(response, 0)
@@ -307,7 +298,7 @@ class KafkaConnection:
             ) from None
 
     # ------------------------------------------------------------------------------------------
-    # One-line errors that name the fix (issue 4 item 4)
+    # One-line errors that name the cause and the fix: a user reads them, not a traceback
 
     def _unreachable(self, reason: str) -> WireError:
         return WireError(

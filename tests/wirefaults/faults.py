@@ -4,7 +4,9 @@ A fault gets the decoded request (for the APIs the proxy decodes: ListOffsets, t
 decoded answer (kafka-python objects, changed in place), the API version and what the proxy knows of the
 topics; it returns how many fields it changed (0: this answer is passed on byte for byte).
 
-Each names the clauses whose tests can see it (`clauses`: the run's `--clauses`) and the rule it breaks.
+`FAULTS` is a registry of the mutants' shape (conformance.faults.seeded): each fault's record says its id, kind
+broker (a broker's bug), the clauses whose tests can see it (the run's `--clauses`), one sentence ending with the
+rules it breaks, and the Fault class that builds it.
 Chosen so that Tansu 0.6.0 does not already show the same departure (suites/expectations/tansu.toml):
 its timestamp lookups search its own append clock, so a wrong lookup offset is already a known departure there;
 Tansu closes the connection on MAX_TIMESTAMP (-3) and never applies LogAppendTime, so the bugs "MAX_TIMESTAMP
@@ -17,8 +19,11 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, TypeVar
 
+from conformance.faults.seeded import FaultRegistry, SeededFault
+from conformance.targets.implementation import Kind
 from conformance.wire.client import FETCH, LIST_OFFSETS, PRODUCE
 from models.constants import TIMESTAMP_TYPE_MASK, TimestampType
 from models.records import DefaultBatch
@@ -28,6 +33,7 @@ from .topics import TopicBook
 
 __all__ = [
     "FAULTS",
+    "LOOKUP_NEXT_OFFSET",
     "CreateTimeAnswersLogAppendTime",
     "EarliestAnswersNextOffset",
     "Fault",
@@ -36,6 +42,7 @@ __all__ = [
     "LogAppendTimeBitOnCreateTime",
     "LookupAnswersNextOffset",
     "MaxTimestampOfLastRecord",
+    "WireFault",
     "fault_named",
 ]
 
@@ -48,18 +55,34 @@ NO_TIMESTAMP = -1
 class Fault(ABC):
     """One bug in the broker's answers to one API (`api_key`)."""
 
-    name: ClassVar[str]
-    summary: ClassVar[str]
-    rules: ClassVar[str]
     api_key: ClassVar[int]
-    clauses: ClassVar[tuple[str, ...]]
 
     @abstractmethod
     def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
         """Change `response` in place; the number of fields changed."""
 
-    def __repr__(self) -> str:
-        return f"<fault {self.name}: {self.summary}>"
+
+WireFault = SeededFault[type[Fault]]
+# Not registered: LOOKUP_NEXT_OFFSET. Tansu's timestamp lookup searches its own append times, not the records'
+# timestamps (probed: records stamped now+5, +1, +9, +3 in four batches; target now+4 answers offset 1, a target
+# past every record answers 0 or 1), so tansu.toml must cover any offset under the lookup clauses and an off-by-one
+# there is indistinguishable from Tansu's own departure. It stays for targets whose lookups are right.
+FAULTS: FaultRegistry[WireFault] = FaultRegistry("wire fault")
+
+_F = TypeVar("_F", bound=type[Fault])
+
+
+def _wire_fault(fault_id: str, description: str, clauses: Sequence[str]) -> Callable[[_F], _F]:
+    def register(cls: _F) -> _F:
+        FAULTS.register(SeededFault(fault_id, Kind.BROKER, tuple(clauses), description, cls))
+        return cls
+
+    return register
+
+
+def fault_named(name: str) -> WireFault:
+    """The wire fault `name` (UnknownFault, a KeyError, naming the faults otherwise)."""
+    return FAULTS[name]
 
 
 # -- ListOffsets
@@ -81,66 +104,77 @@ def _answered(request: Any, response: Any) -> list[tuple[int, Any]]:
     ]
 
 
-class LatestIsHighWatermarkMinusOne(Fault):
-    name = "latest-hw-minus-one"
-    summary = "ListOffsets LATEST (-1) answers the high watermark - 1 (the last offset, not the next one)"
-    rules = "LO-1"
+class _OffsetShift(Fault):
+    """A ListOffsets answer found without error, to the targets `moves` picks, off by `shift` offsets."""
+
     api_key = LIST_OFFSETS
-    clauses = ("LO.latest-is-high-watermark",)
+    shift: ClassVar[int]
+
+    @abstractmethod
+    def moves(self, target: int) -> bool:
+        """Whether the answer to `target` is moved."""
 
     def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
         if version < 1:  # v0 answers a list of offsets; the suite asks v1+
             return 0
         changed = 0
         for target, answer in _answered(request, response):
-            if target == LATEST and answer.offset >= 0:
-                answer.offset -= 1
+            if self.moves(target) and answer.offset >= 0:
+                answer.offset += self.shift
                 changed += 1
         return changed
 
 
-class LookupAnswersNextOffset(Fault):
-    name = "lookup-next-offset"
-    summary = "a timestamp lookup that finds a record answers the offset after it (offset + 1)"
-    rules = "LO-2, IDX-8"
-    api_key = LIST_OFFSETS
-    clauses = ("LO.first-ge-target", "IDX.segment-search-first-ge")
+@_wire_fault(
+    "latest-hw-minus-one",
+    "ListOffsets LATEST (-1) answers the high watermark - 1, the last offset and not the next one (LO-1).",
+    ("LO.latest-is-high-watermark",),
+)
+class LatestIsHighWatermarkMinusOne(_OffsetShift):
+    shift = -1
 
-    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
-        if version < 1:
-            return 0
-        changed = 0
-        for target, answer in _answered(request, response):
-            if target >= 0 and answer.offset >= 0:
-                answer.offset += 1
-                changed += 1
-        return changed
+    def moves(self, target: int) -> bool:
+        return target == LATEST
 
 
-class EarliestAnswersNextOffset(Fault):
-    name = "earliest-next-offset"
-    summary = "ListOffsets EARLIEST (-2) answers the log start offset + 1"
-    rules = "LO-5"
-    api_key = LIST_OFFSETS
-    clauses = ("LO.earliest-is-log-start",)
+class LookupAnswersNextOffset(_OffsetShift):
+    """Not in FAULTS (see there): its record is LOOKUP_NEXT_OFFSET."""
 
-    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
-        if version < 1:
-            return 0
-        changed = 0
-        for target, answer in _answered(request, response):
-            if target == EARLIEST and answer.offset >= 0:
-                answer.offset += 1
-                changed += 1
-        return changed
+    shift = 1
+
+    def moves(self, target: int) -> bool:
+        return target >= 0
 
 
+LOOKUP_NEXT_OFFSET: WireFault = SeededFault(
+    "lookup-next-offset",
+    Kind.BROKER,
+    ("LO.first-ge-target", "IDX.segment-search-first-ge"),
+    "A timestamp lookup that finds a record answers the offset after it, offset + 1 (LO-2, IDX-8).",
+    LookupAnswersNextOffset,
+)
+
+
+@_wire_fault(
+    "earliest-next-offset",
+    "ListOffsets EARLIEST (-2) answers the log start offset + 1 (LO-5).",
+    ("LO.earliest-is-log-start",),
+)
+class EarliestAnswersNextOffset(_OffsetShift):
+    shift = 1
+
+    def moves(self, target: int) -> bool:
+        return target == EARLIEST
+
+
+@_wire_fault(
+    "leader-epoch-unknown",
+    "ListOffsets v4+ answers leader epoch -1 (unknown) instead of the epoch of the batch found (LO-2, "
+    "KIP-320).",
+    ("LO.epoch-of-found-batch", "LO.latest-is-high-watermark"),
+)
 class LeaderEpochUnknown(Fault):
-    name = "leader-epoch-unknown"
-    summary = "ListOffsets v4+ answers leader epoch -1 (unknown) instead of the epoch of the batch found"
-    rules = "LO-2 (KIP-320)"
     api_key = LIST_OFFSETS
-    clauses = ("LO.epoch-of-found-batch", "LO.latest-is-high-watermark")
 
     def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
         if version < 4:  # no leader epoch before v4
@@ -156,12 +190,14 @@ class LeaderEpochUnknown(Fault):
 # -- Produce
 
 
+@_wire_fault(
+    "log-append-time-on-create-time",
+    "Produce v2+ answers the broker's clock as log_append_time on a CreateTime topic, where -1 is due "
+    "(VAL-12).",
+    ("VAL.createtime-response-minus-one",),
+)
 class CreateTimeAnswersLogAppendTime(Fault):
-    name = "log-append-time-on-create-time"
-    summary = "Produce v2+ answers the broker's clock as log_append_time on a CreateTime topic, where -1 is due"
-    rules = "VAL-12"
     api_key = PRODUCE
-    clauses = ("VAL.createtime-response-minus-one",)
 
     def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
         if version < 2:  # no log_append_time before v2
@@ -207,12 +243,13 @@ class _FetchedBatchFault(Fault):
         return changed
 
 
+@_wire_fault(
+    "max-timestamp-last-record",
+    "A fetched v2 batch's MaxTimestamp is its last record's timestamp, not the largest, CRC recomputed "
+    "(VAL-13, FMT-11).",
+    ("VAL.header-max-recomputed", "CMP.inplace-createtime-untouched", "CON.v2-createtime-base-plus-delta"),
+)
 class MaxTimestampOfLastRecord(_FetchedBatchFault):
-    name = "max-timestamp-last-record"
-    summary = "a fetched v2 batch's MaxTimestamp is its last record's timestamp, not the largest (CRC recomputed)"
-    rules = "VAL-13, FMT-11"
-    clauses = ("VAL.header-max-recomputed", "CMP.inplace-createtime-untouched", "CON.v2-createtime-base-plus-delta")
-
     def edit(self, batch: DefaultBatch) -> tuple[int, int] | None:
         if not batch.records_ or batch.attributes & TIMESTAMP_TYPE_MASK:
             return None
@@ -220,34 +257,14 @@ class MaxTimestampOfLastRecord(_FetchedBatchFault):
         return batch.attributes, last
 
 
+@_wire_fault(
+    "lat-bit-on-create-time",
+    "A fetched v2 batch of a CreateTime topic carries the LogAppendTime type bit, CRC recomputed (FMT-10, "
+    "FMT-12, CON-1).",
+    ("VAL.header-max-recomputed", "CMP.inplace-createtime-untouched", "CON.v2-createtime-base-plus-delta"),
+)
 class LogAppendTimeBitOnCreateTime(_FetchedBatchFault):
-    name = "lat-bit-on-create-time"
-    summary = "a fetched v2 batch of a CreateTime topic carries the LogAppendTime type bit (CRC recomputed)"
-    rules = "FMT-10, FMT-12, CON-1"
-    clauses = ("VAL.header-max-recomputed", "CMP.inplace-createtime-untouched", "CON.v2-createtime-base-plus-delta")
-
     def edit(self, batch: DefaultBatch) -> tuple[int, int] | None:
         if not batch.records_ or batch.attributes & TIMESTAMP_TYPE_MASK:
             return None
         return batch.attributes | TIMESTAMP_TYPE_MASK, batch.max_timestamp
-
-
-# Not in FAULTS: LookupAnswersNextOffset. Tansu's timestamp lookup searches its own append times, not the records'
-# timestamps (probed: records stamped now+5, +1, +9, +3 in four batches; target now+4 answers offset 1, a target
-# past every record answers 0 or 1), so tansu.toml must cover any offset under the lookup clauses and an off-by-one
-# there is indistinguishable from Tansu's own departure. It stays for targets whose lookups are right.
-FAULTS: tuple[Fault, ...] = (
-    LatestIsHighWatermarkMinusOne(),
-    EarliestAnswersNextOffset(),
-    LeaderEpochUnknown(),
-    CreateTimeAnswersLogAppendTime(),
-    MaxTimestampOfLastRecord(),
-    LogAppendTimeBitOnCreateTime(),
-)
-
-
-def fault_named(name: str) -> Fault:
-    for fault in FAULTS:
-        if fault.name == name:
-            return fault
-    raise KeyError(f"no fault {name!r}: one of {', '.join(f.name for f in FAULTS)}")

@@ -1,5 +1,5 @@
 """Apache Kafka's own Java code (kafka-clients 3.9.1) in Spark's JVM, for the Java codec, the Java clients and
-the differential oracle (issue 13).
+the differential oracle.
 
 Stable API (other modules and helpers build on it; change it only with them):
 

@@ -119,7 +119,7 @@ def pyspark_jars() -> Path:
     spark_home = os.environ.get("SPARK_HOME")
     if not jars.is_dir() and spark_home and (Path(spark_home) / "jars").is_dir():
         # Inside a Spark task PySpark is imported from SPARK_HOME/python/lib/pyspark.zip, whose jars are SPARK_HOME's
-        # (a campaign's pytest child running the Java record layer or client, issue 13).
+        # (a campaign's pytest child running the Java record layer or client).
         jars = Path(spark_home) / "jars"
     if not jars.is_dir():
         raise JvmUnavailable(

@@ -1,4 +1,4 @@
-"""The differential oracle (issue 13): the model against Apache Kafka's own record layer (kafka-clients 3.9.1 in
+"""The differential oracle: the model against Apache Kafka's own record layer (kafka-clients 3.9.1 in
 Spark's JVM), on generated batches of every magic, codec and timestamp type, compared field by field both ways
 (Kafka builds, the model reads; the model builds, Kafka reads; both down-convert), as a Spark job.
 

@@ -5,16 +5,21 @@ exception), never raises for a case: a refusal on one side only is itself a diff
 
 `Model` is the reference model itself (models/). `MODEL_FAULTS` are seeded faults, each overriding one named
 seam of `Model` (as the mutants do for the implementations), so that a run can show the oracle catching a
-model that is wrong (`kafka-conformance differential --seed-model-fault NAME`, and the project's tests).
+model that is wrong (`kafka-conformance differential --seed-model-fault NAME`, and the project's tests). It is a
+registry of the mutants' shape (conformance.faults.seeded): each fault's record under its class's `name`, kind
+codec (the model's builders and reader are a record codec), the clauses it breaks and the class as what builds it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
+from conformance.faults.seeded import FaultRegistry, SeededFault, UnknownFault
 from conformance.spark.oracle.cases import BUILT, IN_PLACE_LAT, OFFSET_ZERO_WRAPPER, V0_INNER
 from conformance.targets.codecs.codec_library import BatchRequest
+from conformance.targets.implementation import Kind
 from models.codec import decode_batches, encode_batches
 from models.constants import Codec, TimestampType
 from models.conversion import check_buildable, down_convert
@@ -148,6 +153,21 @@ class Model:
             return _refusal(exc)
 
 
+MODEL_FAULTS: FaultRegistry[SeededFault[type[Model]]] = FaultRegistry("model fault")
+
+_M = TypeVar("_M", bound=type[Model])
+
+
+def _model_fault(description: str, clauses: Sequence[str]) -> Callable[[_M], _M]:
+    """Register a seeded model fault under its class's `name` (the id a run and a reproducer name it by)."""
+
+    def register(cls: _M) -> _M:
+        MODEL_FAULTS.register(SeededFault(cls.name, Kind.CODEC, tuple(clauses), description, cls))
+        return cls
+
+    return register
+
+
 def _with_v0_inner(batch: LegacyBatch) -> LegacyBatch:
     """The same wrapper holding magic-0 messages (no timestamp field) with the same keys and values."""
     inner = tuple(
@@ -157,9 +177,13 @@ def _with_v0_inner(batch: LegacyBatch) -> LegacyBatch:
     return replace(batch, message=replace(batch.message, inner=inner, crc=None))
 
 
+@_model_fault(
+    "A v1 compressed LogAppendTime wrapper is read with its inner messages' own timestamps instead of the "
+    "wrapper's (FMT-7; the Sarama #885 / KafkaJS #838 kind of bug).",
+    ("CON.v1-wrapper-lat-wrapper-value",),
+)
 class InnerTimestampsUnderLogAppendTime(Model):
-    """Seeded fault: a v1 compressed LogAppendTime wrapper read with its inner messages' own timestamps instead
-    of the wrapper's (FMT-7; the Sarama #885 / KafkaJS #838 kind of bug)."""
+    """Seeded fault: the reader's `view` of a LogAppendTime v1 wrapper."""
 
     name = "lat-inner-timestamps"
 
@@ -174,8 +198,12 @@ class InnerTimestampsUnderLogAppendTime(Model):
         return tuple(out)
 
 
+@_model_fault(
+    "A v2 CreateTime builder writes the last record's timestamp as MaxTimestamp instead of the largest (FMT-11).",
+    ("FMT.builder-v2-max",),
+)
 class MaxTimestampOfLastRecord(Model):
-    """Seeded fault: a v2 CreateTime builder writing the last record's timestamp as MaxTimestamp (FMT-11)."""
+    """Seeded fault: the builder's `build` of v2 CreateTime batches."""
 
     name = "v2-max-is-last"
 
@@ -191,16 +219,11 @@ class MaxTimestampOfLastRecord(Model):
         )
 
 
-MODEL_FAULTS: dict[str, type[Model]] = {
-    cls.name: cls for cls in (InnerTimestampsUnderLogAppendTime, MaxTimestampOfLastRecord)
-}
-
-
 def model_named(fault: str | None) -> Model:
     """The reference model, or the model with seeded fault `fault` (MODEL_FAULTS)."""
     if fault is None:
         return Model()
     try:
-        return MODEL_FAULTS[fault]()
-    except KeyError:
-        raise ValueError(f"unknown model fault {fault!r}: choose one of {', '.join(MODEL_FAULTS)}") from None
+        return MODEL_FAULTS[fault].build()
+    except UnknownFault as exc:
+        raise ValueError(str(exc)) from None

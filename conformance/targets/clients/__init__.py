@@ -1,9 +1,9 @@
-"""Client libraries under test (issue 13): the client capability (protocol.py), the client rules as pure functions
-(rules.py), the reference client built on them (model.py), one adapter per library (pylibs.py: what the Python
-ones share), the wire tap that reads what the broker answered a library (tap.py) and the `client:<library>` targets
-(target.py). The client suites' checks are in suites/client_helpers.py. `LIBRARIES` names each adapter as
-"module:Class", imported only when the target is opened, so a library that is not installed costs nothing until
-it is asked for."""
+"""Client libraries under test: the client capability (client_library.py), the client rules as pure functions
+(client_rules.py), the reference client built on them (model_client.py), one adapter per library (pylibs.py:
+what the Python ones share), the wire tap that reads what the broker answered a library (tap.py) and the
+`client:<library>` targets (client_target.py). The client suites' checks are in suites/client_helpers.py.
+`LIBRARIES` names each adapter as "module:Class", imported only when the target is opened, so a library that is
+not installed costs nothing until it is asked for."""
 
 from __future__ import annotations
 

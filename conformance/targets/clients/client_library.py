@@ -1,4 +1,4 @@
-"""The client capability (issue 13): a Kafka client library under test, driven against a broker.
+"""The client capability: a Kafka client library under test, driven against a broker.
 
 A client is what an application calls: a producer that sends records and reports each one's RecordMetadata
 (VAL-12), a consumer that reads records from an offset as ConsumerRecords (CON-1), and the lookups of

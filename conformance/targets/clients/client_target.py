@@ -1,9 +1,9 @@
 """`client:<library>` targets: a client library as an implementation of kind client
-(conformance.targets.implementation.Kind),
-against a managed reference broker (issue 12) serving the model under the run's profile.
+(conformance.targets.implementation.Kind), against a managed reference broker serving the model under the run's
+profile (the table, conformance.targets.registry, has a row per library; its parser reads the names).
 
 - `client:<library>`: the library (conformance.targets.clients.LIBRARIES) against the reference broker serving the
-model;
+  model;
 - `client:<library>@reference:mutant:<id>`: the same library against the broker serving a seeded broker mutant (the
   client's verdicts must not change: a client is never blamed for a broker's fault);
 - `mutant:<id>` of kind client: the reference client with one seeded fault (conformance/faults/client_faults.py)
@@ -23,19 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.errors import TargetError
+from conformance.faults.client_faults import client_fault
 from conformance.targets.clients import LIBRARIES
 from conformance.targets.clients.client_library import ClientLibrary, ClientUnavailable
 from conformance.targets.clients.tap import WireTap
 from conformance.targets.implementation import Capability, Kind
 from conformance.targets.kafka_wire import WireFactory, WireImplementation, check_control
+from conformance.targets.managed.reference_broker import start_reference
+from conformance.targets.target import Opened, Opening, Target, library_name
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
 from models.constants import IsolationLevel
 from models.list_offsets import ListOffsetsAnswer
 from models.records import AnyBatch
-
-CLIENT_PREFIX = "client:"
-SERVED_PREFIX = "reference"  # what a client target may be served by: reference, or reference:mutant:<id>
 
 
 def _adapter(library: str) -> type[ClientLibrary]:
@@ -44,7 +44,7 @@ def _adapter(library: str) -> type[ClientLibrary]:
     except KeyError:
         raise TargetError(
             f"unknown client library {library!r}: choose one of "
-            f"{', '.join(CLIENT_PREFIX + n for n in LIBRARIES)} (--target)"
+            f"{', '.join(library_name(Kind.CLIENT, n) for n in LIBRARIES)} (--target)"
         ) from None
     module, _, cls = where.partition(":")
     try:
@@ -69,8 +69,6 @@ def open_library(library: str, bootstrap: str, *, timeout: float, fault: str | N
     """The adapter of `library` connected to `bootstrap`; with `fault`, the reference client with that client
     mutant's fault seeded (library "model" only)."""
     if fault is not None:
-        from conformance.faults.client_faults import client_fault
-
         return client_fault(fault)(bootstrap, timeout=timeout)
     try:
         return _adapter(library)(bootstrap, timeout=timeout)  # type: ignore[call-arg]
@@ -78,61 +76,12 @@ def open_library(library: str, bootstrap: str, *, timeout: float, fault: str | N
         raise TargetError(str(exc)) from None
 
 
-@dataclass(frozen=True)
-class ClientTarget:
-    """What a client target name says: the library, what the reference broker serves ("model" or
-    "mutant:<id>") and the client mutant seeded into the reference client (None for none)."""
-
-    library: str
-    served: str = "model"
-    fault: str | None = None
-
-
-def parse_client_target(name: str) -> ClientTarget:
-    """`client:<library>[@reference[:mutant:<id>]]`, or `mutant:<id>` of a client mutant; TargetError otherwise."""
-    if name.startswith("mutant:"):
-        from conformance.faults import MUTANTS
-
-        fault = name.removeprefix("mutant:")
-        if fault not in MUTANTS or MUTANTS[fault].kind is not Kind.CLIENT:
-            raise TargetError(f"{name!r} is not a client mutant: `kafka-conformance mutants --list` lists them")
-        return ClientTarget("model", "model", fault)
-    body = name.removeprefix(CLIENT_PREFIX)
-    library, _, served_by = body.partition("@")
-    served_by = served_by or SERVED_PREFIX
-    if served_by == SERVED_PREFIX:
-        served = "model"
-    elif served_by.startswith(SERVED_PREFIX + ":mutant:"):
-        served = served_by.removeprefix(SERVED_PREFIX + ":")
-        _check_broker_mutant(name, served.removeprefix("mutant:"))
-    else:
+def check_client(target: Target, opening: Opening) -> None:
+    """A usage check before anything starts: the library is installed, and no address is given (the suite starts
+    the reference broker itself)."""
+    if opening.bootstrap or opening.control_url:
         raise TargetError(
-            f"target {name!r}: a client runs against the reference broker: write {CLIENT_PREFIX}{library} or "
-            f"{CLIENT_PREFIX}{library}@reference:mutant:<id> (a broker mutant from `kafka-conformance mutants --list`)"
-        )
-    if library not in LIBRARIES:
-        _adapter(library)  # raises TargetError naming the choices
-    return ClientTarget(library, served)
-
-
-def _check_broker_mutant(name: str, mutant: str) -> None:
-    from conformance.faults import MUTANTS
-
-    found = MUTANTS.get(mutant)
-    if found is None or found.kind is not Kind.BROKER:
-        raise TargetError(
-            f"target {name!r}: {mutant!r} is not a broker mutant the reference broker can serve: "
-            "`kafka-conformance mutants --list` lists them"
-        )
-
-
-def check_client_target(name: str, *, bootstrap: str | None = None, control_url: str | None = None) -> None:
-    """A usage check before anything starts: the name parses, the library is installed, and no address is given
-    (the suite starts the reference broker itself)."""
-    target = parse_client_target(name)
-    if bootstrap or control_url:
-        raise TargetError(
-            f"target {name!r} runs against a reference broker the suite starts: drop --bootstrap-servers and "
+            f"target {str(target)!r} runs against a reference broker the suite starts: drop --bootstrap-servers and "
             "--control-url (or unset KAFKA_BOOTSTRAP_SERVERS / KTS_CONTROL_URL)"
         )
     check_library(target.library)
@@ -231,26 +180,20 @@ class ClientFactory(WireFactory):
 
 
 @contextlib.contextmanager
-def open_client_target(
-    name: str, profile: str, *, log_dir: Path | None = None, timeout: float = 10.0
-) -> Iterator[tuple[ClientFactory, list[Path]]]:
-    """Start the reference broker for client target `name` under `profile`, yield the factory of the client
-    implementation and the broker's log, and stop the broker on the way out (also on errors)."""
-    target = parse_client_target(name)
+def open_client(target: Target, opening: Opening) -> Iterator[Opened]:
+    """Start the reference broker for client target `target` (serving the model, or the broker mutant it names),
+    yield the factory of the client implementation and the broker's log, and stop the broker on the way out (also
+    on errors)."""
     check_library(target.library)
-    from conformance.targets.managed.reference_broker import start_reference
-
-    logs = Path(log_dir) if log_dir is not None else Path("reports/out/logs")
-    logs.mkdir(parents=True, exist_ok=True)
-    reference = start_reference(logs, profile=profile, target=target.served)
+    reference = start_reference(opening.log_dir, profile=opening.profile, target=target.served)
     with reference:
-        check_control(reference.bootstrap, reference.control_url, timeout=timeout)
+        check_control(reference.bootstrap, reference.control_url, timeout=opening.timeout)
         yield ClientFactory(
             bootstrap=reference.bootstrap,
-            profile=profile,
-            target=name,
-            timeout=timeout,
+            profile=opening.profile,
+            target=str(target),
+            timeout=opening.timeout,
             control_url=reference.control_url,
             library=target.library,
-            fault=target.fault,
+            fault=target.seeded,
         ), [Path(reference.log_path)]

@@ -13,20 +13,16 @@ v16+ answers, KIP-951), each broker to its own tap port, so that every connectio
 Produce and ListOffsets requests and answers are decoded (kafka-python's protocol classes, as the reference broker
 and the wire client use them) and kept as `Tapped` records; Metadata v10+ answers give topic ids their names.
 
-Threads: one accepts per listener (polling with a short timeout) and each relayed connection has one per
-direction; every socket has a timeout. `stop()` closes everything and joins every thread. A frame the tap cannot
-relay is kept in `errors` and closes that connection: a broken tap must not pass for a broken library.
+The relaying itself (listeners, a thread per direction, timeouts, `stop()` joining every thread) is
+conformance/wire/relay.py's, shared with the wire-fault proxy of the project's tests. A frame the tap cannot relay
+or read is kept in `errors` and closes that connection: a broken tap must not pass for a broken library.
 """
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import struct
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -36,19 +32,15 @@ from kafka.protocol.metadata import MetadataResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from conformance.wire.client import FETCH, LIST_OFFSETS, METADATA, PRODUCE, parse_bootstrap
-from conformance.wire.connection import MAX_RESPONSE_BYTES
+from conformance.wire.relay import LOOPBACK, Asked, Relay, RelayError
 from models.codec import decode_batches
 from models.errors import CodecError
 from models.records import AnyBatch
 
-LOOPBACK = "127.0.0.1"
-_SIZE = struct.Struct(">i")
-_REQUEST_HEAD = struct.Struct(">hhi")  # api_key, api_version, correlation_id
-_POLL = 0.2  # how often a blocked socket call wakes up to see whether the tap is stopping
 _NO_ID = uuid.UUID(int=0)
 
 
-class TapError(Exception):
+class TapError(RelayError):
     """The tap could not relay or read a frame (kept in `WireTap.errors`)."""
 
 
@@ -88,13 +80,6 @@ class TappedLookup:
     at: float
 
 
-@dataclass(frozen=True)
-class _Pending:
-    api_key: int
-    version: int
-    request: Any  # decoded for Produce and ListOffsets, else None
-
-
 class WireTap:
     """A tap in front of the cluster at `upstream` ("HOST:PORT[,...]"): clients connect to `bootstrap`. Use it
     in a `with` block, or `start()` then `stop()`."""
@@ -102,42 +87,31 @@ class WireTap:
     def __init__(self, upstream: str, *, timeout: float = 10.0) -> None:
         self.upstream = parse_bootstrap(upstream)
         self.timeout = timeout
-        self.errors: list[str] = []
         self._produced: list[TappedProduce] = []
         self._lookups: list[TappedLookup] = []
         self._topic_names: dict[uuid.UUID, str] = {}
         self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._listeners: dict[tuple[str, int], tuple[socket.socket, int]] = {}  # upstream -> (listener, port)
-        self._sockets: set[socket.socket] = set()
-        self._threads: list[threading.Thread] = []
+        self._relay = Relay(self._request, self._answer, timeout=timeout, name="tap", error=TapError)
 
     # -- lifecycle
 
     @property
     def bootstrap(self) -> str:
         """The tap's address for the first upstream broker (the one a client bootstraps from)."""
-        return f"{LOOPBACK}:{self._port_for(self.upstream[0])}"
+        return f"{LOOPBACK}:{self._relay.listen(self.upstream[0])}"
+
+    @property
+    def errors(self) -> list[str]:
+        """What the tap could not relay or read, one line each."""
+        return self._relay.errors
 
     def start(self) -> WireTap:
-        self._port_for(self.upstream[0])
+        self._relay.listen(self.upstream[0])
         return self
 
     def stop(self) -> None:
         """Close every listener and connection, and join every thread (idempotent)."""
-        self._stopping.set()
-        with self._lock:
-            sockets = [listener for listener, _ in self._listeners.values()] + list(self._sockets)
-            self._sockets.clear()
-        for sock in sockets:
-            _close(sock)
-        deadline = time.monotonic() + self.timeout
-        for thread in list(self._threads):
-            if thread is not threading.current_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
-        alive = [t.name for t in self._threads if t.is_alive()]
-        if alive:
-            raise TapError(f"tap threads still running after {self.timeout:g} s: {', '.join(alive)}")
+        self._relay.stop()
 
     def __enter__(self) -> WireTap:
         return self.start()
@@ -162,150 +136,19 @@ class WireTap:
         with self._lock:
             return [lo for lo in self._lookups[since[1] :] if lo.topic == topic]
 
-    # -- listeners
+    # -- reading requests
 
-    def _port_for(self, upstream: tuple[str, int]) -> int:
-        """The tap's port for one broker, listening from the first time the broker is named."""
-        with self._lock:
-            known = self._listeners.get(upstream)
-            if known is not None:
-                return known[1]
-            if self._stopping.is_set():
-                raise TapError("the tap is stopped")
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            listener.bind((LOOPBACK, 0))
-            listener.listen(16)
-            listener.settimeout(_POLL)
-            port = int(listener.getsockname()[1])
-            self._listeners[upstream] = (listener, port)
-        self._spawn(self._accept_loop, f"accept-{port}", listener, upstream)
-        return port
-
-    def _spawn(self, target: Any, name: str, *args: Any) -> None:
-        thread = threading.Thread(target=target, args=args, name=f"wire-tap-{name}", daemon=True)
-        with self._lock:
-            self._threads.append(thread)
-        thread.start()
-
-    def _track(self, *socks: socket.socket) -> bool:
-        with self._lock:
-            if self._stopping.is_set():
-                return False
-            self._sockets.update(socks)
-            return True
-
-    def _fail(self, what: str) -> None:
-        with self._lock:
-            self.errors.append(what)
-
-    def _accept_loop(self, listener: socket.socket, upstream: tuple[str, int]) -> None:
-        while not self._stopping.is_set():
-            try:
-                client, _ = listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return  # closed by stop()
-            client.settimeout(_POLL)
-            try:
-                broker = socket.create_connection(upstream, timeout=self.timeout)
-            except OSError as exc:
-                self._fail(f"cannot reach the broker at {upstream[0]}:{upstream[1]}: {exc}")
-                _close(client)
-                continue
-            broker.settimeout(_POLL)
-            if not self._track(client, broker):
-                _close(client)
-                _close(broker)
-                return
-            pending: dict[int, _Pending] = {}
-            self._spawn(self._relay_requests, "requests", client, broker, pending)
-            self._spawn(self._relay_answers, "answers", broker, client, pending)
-
-    # -- relaying
-
-    def _relay_requests(self, client: socket.socket, broker: socket.socket, pending: dict[int, _Pending]) -> None:
-        try:
-            for frame in self._frames(client):
-                api_key, version, correlation_id = _REQUEST_HEAD.unpack_from(frame, 4)
-                request = None
-                if api_key == PRODUCE:
-                    request = ProduceRequest.decode(frame, version=version, header=True, framed=True)
-                elif api_key == LIST_OFFSETS:
-                    request = ListOffsetsRequest.decode(frame, version=version, header=True, framed=True)
-                with self._lock:
-                    pending[correlation_id] = _Pending(api_key, version, request)
-                self._send_all(broker, frame)
-        except Exception as exc:
-            if not self._stopping.is_set():
-                self._fail(f"relaying a request: {type(exc).__name__}: {exc}")
-        finally:
-            _close(client)
-            _close(broker)
-
-    def _relay_answers(self, broker: socket.socket, client: socket.socket, pending: dict[int, _Pending]) -> None:
-        try:
-            for frame in self._frames(broker):
-                (correlation_id,) = _SIZE.unpack_from(frame, 4)
-                with self._lock:
-                    asked = pending.pop(correlation_id, None)
-                if asked is not None:
-                    frame = self._answer(asked, frame)
-                self._send_all(client, frame)
-        except Exception as exc:
-            if not self._stopping.is_set():
-                self._fail(f"relaying an answer: {type(exc).__name__}: {exc}")
-        finally:
-            _close(broker)
-            _close(client)
-
-    def _frames(self, sock: socket.socket) -> Iterator[bytes]:
-        while True:
-            head = self._recv_exactly(sock, 4)
-            if head is None:
-                return
-            (size,) = _SIZE.unpack(head)
-            if not 4 <= size <= MAX_RESPONSE_BYTES:
-                raise TapError(f"a frame size of {size} bytes is not Kafka")
-            body = self._recv_exactly(sock, size)
-            if body is None:
-                raise TapError(f"the stream ended inside a {size}-byte frame")
-            yield head + body
-
-    def _recv_exactly(self, sock: socket.socket, size: int) -> bytes | None:
-        data = bytearray()
-        while len(data) < size:
-            if self._stopping.is_set():
-                return None
-            try:
-                chunk = sock.recv(min(size - len(data), 1 << 20))
-            except TimeoutError:
-                continue  # idle: look at _stopping again
-            except OSError:
-                return None
-            if not chunk:
-                return None
-            data += chunk
-        return bytes(data)
-
-    def _send_all(self, sock: socket.socket, data: bytes) -> None:
-        view = memoryview(data)
-        deadline = time.monotonic() + self.timeout
-        while view:
-            if self._stopping.is_set():
-                return
-            try:
-                sent = sock.send(view)
-            except TimeoutError:
-                if time.monotonic() > deadline:
-                    raise TapError(f"the peer did not take {len(view)} bytes within {self.timeout:g} s") from None
-                continue
-            view = view[sent:]
+    def _request(self, api_key: int, version: int, frame: bytes) -> Any:
+        """The decoded Produce and ListOffsets requests, kept for their answers."""
+        if api_key == PRODUCE:
+            return ProduceRequest.decode(frame, version=version, header=True, framed=True)
+        if api_key == LIST_OFFSETS:
+            return ListOffsetsRequest.decode(frame, version=version, header=True, framed=True)
+        return None
 
     # -- reading answers
 
-    def _answer(self, asked: _Pending, frame: bytes) -> bytes:
+    def _answer(self, asked: Asked, frame: bytes) -> bytes:
         api_key, version = asked.api_key, asked.version
         if api_key == METADATA:
             response = MetadataResponse.decode(frame, version=version, header=True, framed=True)
@@ -333,7 +176,7 @@ class WireTap:
         for endpoint in endpoints:
             if endpoint.port < 0:
                 continue
-            port = self._port_for((endpoint.host, endpoint.port))
+            port = self._relay.listen((endpoint.host, endpoint.port))
             if (endpoint.host, endpoint.port) != (LOOPBACK, port):
                 endpoint.host, endpoint.port = LOOPBACK, port
                 changed = True
@@ -412,9 +255,3 @@ class WireTap:
         with self._lock:
             self._lookups.extend(tapped)
 
-
-def _close(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
-    with contextlib.suppress(OSError):
-        sock.close()

@@ -1,5 +1,5 @@
-"""Record codecs under test (issue 13): the codec capability (protocol.py), one adapter per library, and the
-`codec:<library>` targets (target.py). `LIBRARIES` names each adapter as "module:Class", imported only when
+"""Record codecs under test: the codec capability (codec_library.py), one adapter per library, and the
+`codec:<library>` targets (codec_target.py). `LIBRARIES` names each adapter as "module:Class", imported only when
 the target is opened, so a library that is not installed costs nothing until it is asked for."""
 
 from __future__ import annotations

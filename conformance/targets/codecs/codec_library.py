@@ -1,4 +1,4 @@
-"""The codec capability (issue 13): a record library under test builds batches and reads them as a consumer does.
+"""The codec capability: a record library under test builds batches and reads them as a consumer does.
 
 A codec is what a client library (or a broker) uses to turn records into the bytes of a batch and back:
 kafka-python's and aiokafka's record layers, Apache Kafka's Java record layer (MemoryRecordsBuilder,

@@ -1,7 +1,8 @@
 """`codec:<library>` targets: a record library as an implementation of kind codec
 (conformance.targets.implementation.Kind).
 
-The implementation has one capability, CODEC, and its library at `.codec`; the broker operations are not there
+The table (conformance.targets.registry) has a row per library; its parser reads the names. The implementation has
+one capability, CODEC, and its library at `.codec`; the broker operations are not there
 (the codec suites never call them, and the plugin leaves the broker suites out of a codec run)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from conformance.errors import TargetError
 from conformance.targets.codecs import LIBRARIES
 from conformance.targets.codecs.codec_library import CodecUnavailable, RecordCodecLibrary
 from conformance.targets.implementation import Capability, Implementation, Kind, UnsupportedOperation
+from conformance.targets.target import library_name
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
 from models.constants import IsolationLevel
@@ -29,7 +31,8 @@ def open_library(library: str) -> RecordCodecLibrary:
         where = LIBRARIES[library]
     except KeyError:
         raise TargetError(
-            f"unknown codec library {library!r}: choose one of {', '.join('codec:' + n for n in LIBRARIES)} (--target)"
+            f"unknown codec library {library!r}: choose one of "
+            f"{', '.join(library_name(Kind.CODEC, n) for n in LIBRARIES)} (--target)"
         ) from None
     module, _, cls = where.partition(":")
     try:
@@ -109,13 +112,8 @@ class CodecFactory:
 
     @property
     def name(self) -> str:
-        return f"codec:{self.library}"
+        return library_name(Kind.CODEC, self.library)
 
     def build(self) -> Implementation:
         return CodecImplementation(self.name, get_profile(self.profile), open_library(self.library))
 
-
-def check_library(library: str) -> None:
-    """A usage check before anything runs: the library name is known (installation is checked on open)."""
-    if library not in LIBRARIES:
-        open_library(library)  # raises TargetError naming the choices

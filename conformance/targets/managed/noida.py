@@ -1,4 +1,4 @@
-"""The `noida` managed target (issue 4, item 2): the Kafka listener of the `noida-db` binary
+"""The `noida` managed target: the Kafka listener of the `noida-db` binary
 from the PyPI wheel `noida-db`, alone (``--only kafka``) on a free loopback port.
 
 What the broker needs (noida-db 0.2.3; Rust, built with the `kafka-protocol` 0.18 crate):
@@ -27,17 +27,21 @@ the way of signals (stopping the process group would still reach both).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
+from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.process import DEFAULT_READY_TIMEOUT, LOOPBACK, ManagedBroker, ManagedProcessError
+from conformance.targets.target import Opened, Opening, Target
 
-__all__ = ["NOIDA_DISTRIBUTION", "find_noida_binary", "noida_command", "noida_version", "start_noida"]
+__all__ = ["NOIDA_DISTRIBUTION", "find_noida_binary", "noida_command", "noida_version", "open_noida", "start_noida"]
 
 NOIDA_DISTRIBUTION = "noida-db"
 _PACKAGE = "noida_db"
@@ -132,3 +136,14 @@ def start_noida(
         description=noida_version() or "noida-db",
     )
     return broker.start()
+
+
+@contextlib.contextmanager
+def open_noida(target: Target, opening: Opening) -> Iterator[Opened]:
+    """`--target noida`: noida-db with a fresh data directory under the logs, stopped on the way out."""
+    opening.log_dir.mkdir(parents=True, exist_ok=True)
+    with start_noida(opening.log_dir, opening.log_dir / "noida-data") as broker:
+        factory = WireFactory(
+            bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout
+        )
+        yield factory, [Path(broker.log_path)]

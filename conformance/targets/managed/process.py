@@ -1,4 +1,4 @@
-"""A Kafka-protocol broker as a child process of the suite (issue 4, item 2): started on a free
+"""A Kafka-protocol broker as a child process of the suite: started on a free
 loopback port, its output in a log file, ready only once it answers a Kafka request, and always
 stopped: by `stop()`, by leaving its `with` block (normally or by an exception), by Ctrl-C
 during start-up, by the child dying during start-up, and at interpreter exit (`atexit`).
@@ -8,12 +8,13 @@ ApiVersions answer AND the child is still alive". A listening socket alone is no
 and noida bind before they serve), and the liveness check after the answer guards against a
 port race handing us somebody else's broker while ours died on "address in use".
 
-Why the ApiVersions probe is hand-rolled with `socket` + `struct` and not kafka-python: it is
-the one request every Kafka-protocol broker must answer at v0 (KIP-35; a broker that does not
-support the version asked still answers in the v0 layout with UNSUPPORTED_VERSION, KIP-511), its
-frame is a dozen bytes, and keeping it dependency-free means a readiness failure can never be a
-framing-library problem, and that the managed layer works before kafka-python is installed.
-Every socket operation in it has a timeout (issue 4, item 4).
+Why the ApiVersions probe is hand-rolled with `struct` and the project's standard-library framing
+(conformance/wire/framing.py) and not kafka-python: it is the one request every Kafka-protocol broker
+must answer at v0 (KIP-35; a broker that does not support the version asked still answers in the v0
+layout with UNSUPPORTED_VERSION, KIP-511), its frame is a dozen bytes, and keeping it dependency-free
+means a readiness failure can never be a protocol-library problem, and that the managed layer works
+before kafka-python is installed.
+Every socket operation in it has a timeout: a broker that stops answering fails the run instead of hanging it.
 
 Stopping: the child is started with `start_new_session=True`, so its PID is also its process
 group id; `stop()` sends SIGTERM to the whole group, waits up to `stop_timeout` seconds for the
@@ -44,6 +45,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
+
+from conformance.wire.framing import FrameSizeError, StreamEnded, read_frame, write_frame
 
 __all__ = [
     "API_VERSIONS_KEY",
@@ -121,16 +124,6 @@ def free_loopback_port() -> int:
         return port
 
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = sock.recv(size - len(chunks))
-        if not chunk:
-            raise ApiVersionsProbeError(f"connection closed after {len(chunks)} of {size} bytes")
-        chunks += chunk
-    return bytes(chunks)
-
-
 def probe_api_versions(host: str, port: int, timeout: float = _PROBE_TIMEOUT) -> dict[int, tuple[int, int]]:
     """Send one ApiVersions v0 request and return the broker's {api_key: (min_version, max_version)}.
 
@@ -144,13 +137,15 @@ def probe_api_versions(host: str, port: int, timeout: float = _PROBE_TIMEOUT) ->
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
             sock.settimeout(timeout)
-            sock.sendall(struct.pack(">i", len(header)) + header)
-            (size,) = struct.unpack(">i", _recv_exactly(sock, 4))
-            if not 10 <= size <= _MAX_API_VERSIONS_RESPONSE:
-                raise ApiVersionsProbeError(f"size prefix {size} is not an ApiVersions v0 answer")
-            payload = _recv_exactly(sock, size)
+            write_frame(sock, header)
+            payload = read_frame(sock, min_size=10, max_size=_MAX_API_VERSIONS_RESPONSE)
+    except StreamEnded as ended:
+        raise ApiVersionsProbeError(f"connection closed after {ended.done} of {ended.expected} bytes") from None
+    except FrameSizeError as bad:
+        raise ApiVersionsProbeError(f"size prefix {bad.size} is not an ApiVersions v0 answer") from None
     except OSError as exc:  # refused, reset, timed out (socket.timeout is an OSError)
         raise ApiVersionsProbeError(f"{type(exc).__name__}: {exc}") from exc
+    size = len(payload)
     got_correlation, _error_code, count = struct.unpack_from(">ihi", payload)
     if got_correlation != correlation_id:
         raise ApiVersionsProbeError(f"correlation id {got_correlation}, expected {correlation_id}")

@@ -1,6 +1,6 @@
-"""librdkafka's mock cluster as a managed target (issue 4, items 2 and 3): N in-process Kafka-protocol
+"""librdkafka's mock cluster as a managed target: N in-process Kafka-protocol
 brokers on 127.0.0.1, driven through librdkafka's C API with ctypes, whose partition leaders and
-broker availability the suite changes at will (the failover operations of item 3).
+broker availability the suite changes at will (the failover operations: leader moves, broker down and up).
 
 The library is the librdkafka bundled in the `confluent-kafka` wheel (`confluent_kafka.libs/`);
 `find_librdkafka` locates it and names the fix (`pip install confluent-kafka`) when it is absent.
@@ -47,18 +47,22 @@ and use it for what it is good at, real leader moves.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import ctypes.util
 import importlib.util
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from conformance.targets.kafka_wire import WireFactory
+from conformance.targets.managed.failovers import register_failover, unregister_failover
 from conformance.targets.managed.process import ApiVersionsProbeError, probe_api_versions
+from conformance.targets.target import Opened, Opening, Target
 
 __all__ = [
     "ENV_LIBRARY",
@@ -70,6 +74,7 @@ __all__ = [
     "find_librdkafka",
     "librdkafka_version",
     "load_librdkafka",
+    "open_mock_cluster",
 ]
 
 # An explicit path wins over the wheel's copy (a locally built librdkafka, a debug build).
@@ -266,7 +271,7 @@ class MockRequest:
 class MockCluster:
     """A librdkafka mock cluster of `brokers` brokers (ids 1..brokers) on 127.0.0.1.
 
-    Leader moves and broker down/up are the failover operations (issue 4, item 3). Broker down/up
+    Leader moves and broker down/up are the failover operations. Broker down/up
     do NOT move leadership (librdkafka documents this): a partition whose leader is down has no
     reachable leader until `set_leader` names another broker or the broker comes back.
     """
@@ -544,7 +549,7 @@ class MockCluster:
 
 def _parse_bootstraps(bootstrap: str, brokers: int) -> dict[int, tuple[str, int]]:
     """{broker id: (host, port)} from librdkafka's bootstrap list, which lists brokers 1..n in order.
-    Checks the loopback promise: a cluster that listens anywhere else is refused (issue 4, item 4)."""
+    Checks the loopback promise: a cluster that listens anywhere else is refused."""
     entries = [entry.strip() for entry in bootstrap.split(",") if entry.strip()]
     if len(entries) != brokers:
         raise MockClusterError(f"mock cluster bootstrap {bootstrap!r} lists {len(entries)} brokers, expected {brokers}")
@@ -555,3 +560,22 @@ def _parse_bootstraps(bootstrap: str, brokers: int) -> dict[int, tuple[str, int]
             raise MockClusterError(f"mock broker {broker_id} listens on {entry}, not on {LOOPBACK}: refusing to use it")
         addresses[broker_id] = (host, int(port))
     return addresses
+
+
+@contextlib.contextmanager
+def open_mock_cluster(target: Target, opening: Opening) -> Iterator[Opened]:
+    """`--target rdkafka-mock`: three mock brokers in this process for the run, closed on the way out. The suite
+    owns this cluster: its leader moves and topic admin disturb nobody."""
+    with MockCluster(brokers=3) as cluster:
+        managed = register_failover(cluster)
+        try:
+            yield WireFactory(
+                bootstrap=cluster.bootstrap,
+                profile=opening.profile,
+                target=str(target),
+                timeout=opening.timeout,
+                failover=managed,
+                admin=managed,
+            ), []
+        finally:
+            unregister_failover(managed)

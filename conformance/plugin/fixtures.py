@@ -1,0 +1,110 @@
+"""The fixtures the suites use (`profile`, `target_factory`, `impl`, `reference_factory`), `require` for a
+capability a test needs mid-way, and the target's health between tests (a lost target is not asked again)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance.judging.verdicts import UNSUPPORTED_PREFIX
+from conformance.plugin.reporting import attach_to_allure
+from conformance.plugin.state import HEALTH, STATE
+from conformance.targets.health import TargetHealth, TargetLost
+from conformance.targets.implementation import Capability, Implementation, ImplementationFactory
+from conformance.targets.model import ModelFactory
+from conformance.targets.registry import TargetError, open_target
+from models.profiles import Profile, get_profile, narrow_versions
+
+
+@pytest.fixture(scope="session")
+def profile(pytestconfig: pytest.Config, target_factory: ImplementationFactory) -> Profile:
+    """The profile the target claims, its API version ranges narrowed to what the target offers (a client
+    negotiates versions through ApiVersions; the suites then only ask versions both sides serve)."""
+    claimed = get_profile(pytestconfig.getoption("--profile"))
+    offered = getattr(target_factory, "offered_versions", None)
+    return narrow_versions(claimed, offered()) if callable(offered) else claimed
+
+
+@pytest.fixture(scope="session")
+def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactory]:
+    """The target for this session (in each pytest-xdist worker: its own managed broker), started on first
+    use and stopped when the session ends, whatever happened; managed brokers' logs go to the report."""
+    try:
+        opened = open_target(
+            pytestconfig.getoption("--target"),
+            pytestconfig.getoption("--profile"),
+            bootstrap=pytestconfig.getoption("--bootstrap-servers"),
+            log_dir=Path(pytestconfig.getoption("--log-dir")),
+            timeout=pytestconfig.getoption("--wire-timeout"),
+            fault_hook=pytestconfig.getoption("--fault-hook"),
+            allow_disruptive=pytestconfig.getoption("--allow-disruptive"),
+            control_url=pytestconfig.getoption("--control-url"),
+        )
+        with opened as (factory, logs):
+            bootstrap = getattr(factory, "bootstrap", None)
+            if isinstance(bootstrap, str):
+                pytestconfig.stash[HEALTH] = TargetHealth(
+                    factory.name, bootstrap, timeout=pytestconfig.getoption("--wire-timeout")
+                )
+            yield factory
+            if HEALTH in pytestconfig.stash:
+                del pytestconfig.stash[HEALTH]
+            for log in logs:
+                if log.is_file():
+                    attach_to_allure(f"{factory.name} log", log.read_text(encoding="utf-8", errors="replace"))
+    except TargetError as exc:
+        pytest.exit(f"kafka-conformance: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+@pytest.fixture(scope="session")
+def reference_factory(pytestconfig: pytest.Config) -> ModelFactory:
+    return ModelFactory(profile=pytestconfig.getoption("--profile"))
+
+
+@pytest.fixture
+def impl(request: pytest.FixtureRequest, target_factory: ImplementationFactory) -> Iterator[Implementation]:
+    implementation = target_factory.build()
+    health = request.config.stash.get(HEALTH, None)
+    if health is not None:
+        health.capabilities = implementation.capabilities
+    try:
+        missing = [
+            cap
+            for mark in request.node.iter_markers("requires")
+            for cap in mark.args
+            if isinstance(cap, Capability) and cap not in implementation.capabilities
+        ]
+        if missing:
+            pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
+        yield implementation
+    finally:
+        implementation.close()
+
+
+def require(implementation: Implementation, *capabilities: Capability) -> None:
+    """Inside a test: skip as UNSUPPORTED unless the implementation has every capability."""
+    missing = [c for c in capabilities if c not in implementation.capabilities]
+    if missing:
+        pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.config.stash[STATE].running = item.nodeid
+    # After the skip marks (N/A stays N/A), before any fixture talks to the target: a lost target is not
+    # asked again, so each remaining test fails at once with the cause.
+    health = item.config.stash.get(HEALTH, None)
+    needs_target = "target_factory" in getattr(item, "fixturenames", ())
+    if health is not None and needs_target and health.check(item.nodeid, probe=False) is not None:
+        # A capability the target was seen to lack before it was lost is still lacking: UNSUPPORTED, as in
+        # a run where nothing died; everything else was not run.
+        missing = [
+            cap
+            for mark in item.iter_markers("requires")
+            for cap in mark.args
+            if isinstance(cap, Capability) and health.capabilities is not None and cap not in health.capabilities
+        ]
+        if missing:
+            pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
+        raise TargetLost(health.not_run_message())

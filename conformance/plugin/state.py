@@ -1,0 +1,35 @@
+"""Where the plugin keeps the run's state between hooks: keys into pytest's stashes (the run's RunState on the
+config, each test's check record and draws on its item, the target's health on the config) and the collector
+that hands each test's result to the RunState (with pytest-xdist: in the controller)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.judging.checks import CheckRecord
+from conformance.judging.draws import DrawLog
+from conformance.judging.results import TestResult
+from conformance.judging.run_state import RunState
+from conformance.targets.health import TargetHealth
+
+STATE = pytest.StashKey[RunState]()
+RECORD = pytest.StashKey[CheckRecord]()
+DRAWS = pytest.StashKey[DrawLog]()
+HEALTH = pytest.StashKey[TargetHealth]()
+
+# The user property a test's result travels in on its report (conformance.plugin.reporting writes it).
+RESULT_PROPERTY = "kafka-conformance-result"
+
+
+class ResultCollector:
+    """Gathers each test's result into the run's state (with pytest-xdist: in the controller)."""
+
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == RESULT_PROPERTY:
+                self.state.add_result(TestResult.from_json(json.loads(str(value))))

@@ -1,0 +1,243 @@
+"""The target table and its parser (conformance.targets.registry): every name the table lists parses and reads back
+as itself, a bad name is one line naming the choices, and a row registered at run time (a fake managed broker and
+its opener, defined here) is seen by checking, opening, the help texts and the campaign without touching any other
+module."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance import cli
+from conformance.commands.campaign import expand_targets
+from conformance.errors import TargetError
+from conformance.faults import MUTANTS
+from conformance.spark.tasks import task_table
+from conformance.targets.implementation import Kind
+from conformance.targets.model import ModelFactory
+from conformance.targets.registry import (
+    MutantForm,
+    TargetSpec,
+    check_target,
+    known_targets,
+    open_target,
+    parse_target,
+    register_target,
+    resolve_target,
+    table,
+    target_kind,
+    targets_help,
+)
+from conformance.targets.target import Opened, Opening, ServedBy, Target, read_name
+
+SUITES = Path(__file__).resolve().parents[1] / "suites"
+BROKER_MUTANT = "lookup-last-match"
+FIRST_MUTANT = sorted(MUTANTS)[0]
+
+
+def _one_line(exc: pytest.ExceptionInfo[TargetError]) -> str:
+    message = str(exc.value)
+    assert "\n" not in message, message
+    return message
+
+
+# ------------------------------------------------------------------------------------ names and the parser
+
+
+def test_every_name_of_the_table_parses_and_reads_back_as_itself() -> None:
+    for spec in table():
+        target = parse_target(spec.name)
+        assert str(target) == spec.name
+        assert (target.kind, target.implementation, target.served_by) == (spec.kind, spec.name, spec.served_by)
+        assert target.mutant is None and target.version is None and target.path is None
+        assert parse_target(str(target)) == target
+        assert spec.name in known_targets()
+
+
+def test_every_mutant_form_parses_and_reads_back_as_itself() -> None:
+    broker = [m for m in sorted(MUTANTS) if MUTANTS[m].kind is Kind.BROKER][:3]
+    served = [s.name for s in table() if MutantForm.SERVED in s.mutants and s.name != "reference"]
+    names = [
+        *(f"mutant:{m}" for m in MUTANTS),
+        *(f"reference:mutant:{m}" for m in broker),
+        *(f"{client}@reference:mutant:{m}" for client in served for m in broker),
+    ]
+    assert served == [s.name for s in table() if s.kind is Kind.CLIENT]
+    for name in names:
+        target = parse_target(name)
+        assert target.mutant is not None
+        assert str(target) == name and parse_target(str(target)) == target
+
+
+def test_a_seeded_mutant_is_of_its_fault_kind_and_seeded_into_that_kind_s_reference() -> None:
+    for mutant in MUTANTS.values():
+        target = parse_target(f"mutant:{mutant.id}")
+        assert target.kind is mutant.kind and target_kind(f"mutant:{mutant.id}") is mutant.kind
+        assert target.seeded == mutant.id and target.served == "model"
+        assert target.implementation in ("model", "codec:model", "client:model")
+    served = parse_target(f"client:java@reference:mutant:{BROKER_MUTANT}")
+    assert served.kind is Kind.CLIENT and served.seeded is None and served.served == f"mutant:{BROKER_MUTANT}"
+    assert parse_target("client:java@reference") == parse_target("client:java")
+
+
+def test_an_unknown_target_is_one_line_listing_the_table_not_every_mutant() -> None:
+    with pytest.raises(TargetError) as caught:
+        parse_target("kafak")
+    message = _one_line(caught)
+    assert message.startswith("unknown target 'kafak'")
+    for spec in table():
+        assert spec.name in message
+    assert "mutant:<id>" in message and "`kafka-conformance mutants --list`" in message
+    assert FIRST_MUTANT not in message
+
+
+@pytest.mark.parametrize("name", ["mutant:nope", "reference:mutant:nope", "client:model@reference:mutant:nope"])
+def test_an_unknown_mutant_names_the_command_that_lists_them(name: str) -> None:
+    with pytest.raises(TargetError) as caught:
+        check_target(name, "kafka-4.0")
+    message = _one_line(caught)
+    assert "unknown mutant 'nope'" in message and "`kafka-conformance mutants --list`" in message
+    assert f"--target {name.removesuffix('nope')}" in message  # an example in the same form
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("codec:nope", "unknown codec library 'nope'"),
+        ("client:nope", "unknown client library 'nope'"),
+        ("reference:mutant:codec-builder-sets-lat-bit", "not a broker mutant"),
+        ("tansu@reference:mutant:lookup-last-match", "tansu does not run against the reference broker"),
+        ("client:model@tansu", "runs against the reference broker"),
+        ("mutant:", "names no mutant"),
+    ],
+)
+def test_bad_names_are_one_line_errors(name: str, said: str) -> None:
+    with pytest.raises(TargetError) as caught:
+        parse_target(name)
+    assert said in _one_line(caught)
+
+
+def test_versions_and_paths_parse_and_are_refused_where_no_implementation_uses_them() -> None:
+    assert read_name("tansu==0.6.0") == read_name("tansu").__class__("tansu", version="0.6.0")
+    assert read_name("noida=/src/noida").path == "/src/noida"
+    versioned = read_name("client:kafka-python==2.0.2@reference:mutant:x")
+    assert (versioned.implementation, versioned.version, versioned.mutant) == ("client:kafka-python", "2.0.2", "x")
+    assert str(versioned) == "client:kafka-python==2.0.2@reference:mutant:x"
+    for spec in table():
+        with pytest.raises(TargetError, match=f"^{spec.name} does not take a version yet"):
+            parse_target(f"{spec.name}==1.0")
+        with pytest.raises(TargetError, match=f"^{spec.name} does not take a local path yet"):
+            parse_target(f"{spec.name}=/somewhere")
+    with pytest.raises(TargetError, match="give a version"):
+        read_name("tansu==")
+
+
+def test_where_a_target_is_served_decides_the_addresses_it_takes() -> None:
+    with pytest.raises(TargetError, match="needs a bootstrap address"):
+        check_target("broker", "kafka-4.0")
+    assert check_target("broker", "kafka-4.0", bootstrap="127.0.0.1:9092").served_by is ServedBy.CLUSTER
+    for name in ("tansu", "reference", f"reference:mutant:{BROKER_MUTANT}"):
+        with pytest.raises(TargetError, match="is started by the suite: drop --bootstrap-servers"):
+            check_target(name, "kafka-4.0", bootstrap="127.0.0.1:9092")
+    for name, why in (("model", "not reached over the wire"), ("tansu", "no control plane"),
+                      ("reference", "brings its own control plane")):  # fmt: skip
+        with pytest.raises(TargetError, match=f"--control-url is for --target broker; target '{name}' .*{why}"):
+            check_target(name, "kafka-4.0", control_url="http://127.0.0.1:1")
+    with pytest.raises(TargetError, match="open it with open_target"):
+        resolve_target("reference", "kafka-4.0")
+
+
+def test_the_shipped_expectations_files_are_the_table_s() -> None:
+    named = {spec.expectations for spec in table() if spec.expectations is not None}
+    assert all((SUITES / "expectations" / name).is_file() for name in named)
+    assert {p.name for p in (SUITES / "expectations").glob("*.toml")} == named
+
+
+def _option_help(command: str, flag: str = "--target") -> str:
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return str(next(a.help for a in sub.choices[command]._actions if flag in a.option_strings))
+
+
+def test_the_help_texts_are_the_table_s() -> None:
+    everything = _option_help("run")
+    assert all(spec.name in everything for spec in table())
+    assert "reference:mutant:<id>" in everything and "client:<library>@reference:mutant:<id>" in everything
+    audit = _option_help("audit")
+    assert all((spec.name in audit) is (spec.kind is Kind.BROKER) for spec in table() if ":" not in spec.name)
+    assert "codec:model" not in audit
+    assert _option_help("serve").startswith("what to serve (default model): model or mutant:<id>")
+    campaign = _option_help("campaign", "--targets")
+    assert "codec:java" in campaign and "served-mutants" in campaign
+    assert "broker" not in campaign.split(";")[0].split(", ")  # a campaign starts its own targets
+
+
+# ------------------------------------------------------------------------------------ a row registered at run time
+
+
+@contextlib.contextmanager
+def open_fake_broker(target: Target, opening: Opening) -> Iterator[Opened]:
+    """A stand-in for a managed broker's opener: the model with one broker, so the test sees its factory."""
+    yield ModelFactory(profile=opening.profile, brokers=1), [opening.log_dir / f"{target}.log"]
+
+
+FAKE = TargetSpec(
+    "fake-broker", Kind.BROKER, ServedBy.MANAGED, obtained="this test", opener=open_fake_broker,
+    description="a fake managed broker", versions=True, paths=True,
+)  # fmt: skip
+
+
+@pytest.fixture
+def fake_broker() -> Iterator[TargetSpec]:
+    undo = register_target(FAKE)
+    try:
+        yield FAKE
+    finally:
+        undo()
+
+
+def test_a_registered_row_is_checked_and_opened_through_its_opener(fake_broker: TargetSpec, tmp_path: Path) -> None:
+    target = check_target("fake-broker", "kafka-4.0")
+    assert (target.kind, target.served_by) == (Kind.BROKER, ServedBy.MANAGED)
+    assert target_kind("fake-broker") is Kind.BROKER
+    with pytest.raises(TargetError, match="is started by the suite: drop --bootstrap-servers"):
+        check_target("fake-broker", "kafka-4.0", bootstrap="127.0.0.1:9092")
+    with open_target("fake-broker", "kafka-3.9", log_dir=tmp_path) as (factory, logs):
+        assert factory == ModelFactory(profile="kafka-3.9", brokers=1)
+        assert logs == [tmp_path / "fake-broker.log"]
+    with pytest.raises(ValueError, match="in the table already"):
+        register_target(FAKE)
+
+
+def test_a_registered_row_takes_a_version_or_a_path_when_it_says_so(fake_broker: TargetSpec) -> None:
+    versioned = parse_target("fake-broker==1.2.3")
+    assert (versioned.implementation, versioned.version) == ("fake-broker", "1.2.3")
+    assert str(versioned) == "fake-broker==1.2.3"
+    located = parse_target("fake-broker=/src/fake")
+    assert (located.path, str(located)) == ("/src/fake", "fake-broker=/src/fake")
+
+
+def test_a_registered_row_is_in_the_help_texts_and_the_campaign(fake_broker: TargetSpec) -> None:
+    assert "fake-broker" in targets_help()
+    for command, flag in (("run", "--target"), ("audit", "--target"), ("compare", "--target"),
+                          ("campaign", "--targets")):  # fmt: skip
+        assert "fake-broker" in _option_help(command, flag), command
+    assert "fake-broker" not in _option_help("serve")  # the reference broker serves what runs in process
+    with pytest.raises(TargetError) as caught:
+        parse_target("nope")
+    assert "fake-broker" in _one_line(caught)
+    assert "fake-broker" in expand_targets(["brokers"]) and expand_targets(["fake-broker"]) == ["fake-broker"]
+    tasks = task_table(["fake-broker"], ["list_offsets"], ["kafka-4.0"], 1, 10, suites=SUITES)
+    assert [t.target for t in tasks] == ["fake-broker"]
+
+
+def test_an_unregistered_row_is_gone() -> None:
+    undo = register_target(FAKE)
+    undo()
+    with pytest.raises(TargetError, match="unknown target 'fake-broker'"):
+        parse_target("fake-broker")
+    assert "fake-broker" not in targets_help()
