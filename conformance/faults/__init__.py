@@ -1,4 +1,5 @@
-"""The `mutants` adapter: seeded faults that prove the suites can fail.
+"""Seeded faults: mutants of the reference model, client and codec faults, and the kill table that proves the
+suites fail on each.
 
 Each mutant is the reference model with ONE small, realistic deviation of the kind Kafka-compatible
 implementations (or Kafka itself, in some release) have shipped. It declares the clause IDs
@@ -26,7 +27,7 @@ One module per area, each registering its mutants in `MUTANTS` on import: `valid
 `compression` (CMP-*), `format_view` (FMT-*, CON-*), `time_index` (IDX-*), `list_offsets` (LO-*),
 `conversion` (CNV-*), `replication` (REP-*), `client_faults` (the reference client's faults, kind CLIENT),
 `codec_faults` (the reference codec's faults, kind CODEC);
-`mutants` holds the registry, the seams and shared helpers.
+`mutant` holds the registry, the seams and shared helpers.
 
 Everything is picklable by reference: `MutantFactory` holds names only, `Mutant.build` is a
 module-level function.
@@ -43,7 +44,7 @@ from conformance.faults import (
     time_index,
     validation,
 )
-from conformance.faults.mutants import MUTANTS, Mutant, MutantCluster, MutantFactory, MutantImplementation
+from conformance.faults.mutant import MUTANTS, Mutant, MutantCluster, MutantFactory, MutantImplementation
 
 AREAS = (
     validation, compression, format_view, time_index, list_offsets, conversion, replication, client_faults,

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from conformance.errors import TargetError
-from conformance.faults.mutants import _mutant
+from conformance.faults.mutant import _mutant
 from conformance.faults.seeded import FaultRegistry, SeededFault
 from conformance.targets.clients.client_library import OffsetAndTimestamp, SendFailure
 from conformance.targets.clients.model_client import ReferenceClient

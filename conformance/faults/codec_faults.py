@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import replace
 
-from conformance.faults.mutants import _mutant
+from conformance.faults.mutant import _mutant
 from conformance.targets.codecs.codec_library import BatchRequest
 from conformance.targets.codecs.codec_target import CodecImplementation
 from conformance.targets.codecs.model_codec import ModelCodec

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from conformance.faults.mutants import MutantCluster, _impl, _is_lat_topic, _mutant, _restamped
+from conformance.faults.mutant import MutantCluster, _impl, _is_lat_topic, _mutant, _restamped
 from conformance.targets.implementation import Implementation
 from models.cluster import Partition
 from models.constants import (

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformance.faults.mutants import MutantCluster, MutantImplementation, _impl, _mutant, _retype
+from conformance.faults.mutant import MutantCluster, MutantImplementation, _impl, _mutant, _retype
 from conformance.targets.implementation import Implementation
 from models.cluster import FetchResponse, Partition
 from models.constants import (

@@ -2,7 +2,7 @@
 
 A seeded fault is one small, realistic deviation planted on purpose to prove that a check can fail. The project
 plants them in four places, each with its own registry of this shape:
-- `MUTANTS` (conformance/faults/mutants.py): the model, a codec or the reference client with one step changed,
+- `MUTANTS` (conformance/faults/mutant.py): the model, a codec or the reference client with one step changed,
   run by the suites (`Mutant`, which adds the profiles it can be seeded into and whether only a reader sees it);
 - `CLIENT_FAULTS` (conformance/faults/client_faults.py): the faulty reference client of each client mutant;
 - `MODEL_FAULTS` (conformance/spark/oracle/model_side.py): the model with one seam changed, for the differential

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from conformance.faults.mutants import (
+from conformance.faults.mutant import (
     MutantCluster,
     MutantImplementation,
     _impl,

@@ -1,0 +1,217 @@
+"""`kafka-conformance run`: the suites against one target, with the HTML report and a verdict summary (the main job)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, PROG, UsageError, check_profile
+from conformance.judging.results import RunResults, read_results
+from conformance.targets.fault_hook import fault_options
+from conformance.targets.registry import TargetError, check_target, default_hypothesis_profile, targets_help
+from conformance.targets.target import ServedBy, Target
+from models.clauses import CLAUSES
+
+if TYPE_CHECKING:
+    from conformance.targets.kafka_wire import ControlOffer
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--target",
+        default=os.environ.get("KTS_TARGET", "tansu"),
+        help=f"the implementation under test: {targets_help()} (env KTS_TARGET; default tansu)",
+    )
+    parser.add_argument("--profile", default=os.environ.get("KTS_PROFILE", "kafka-4.0"), help="behaviour profile")
+    parser.add_argument(
+        "--bootstrap-servers",
+        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
+        help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
+    )
+    parser.add_argument(
+        "--control-url",
+        default=os.environ.get("KTS_CONTROL_URL") or None,
+        metavar="URL",
+        help="--target broker: your cluster's control plane, which turns on clock control, leader failover and "
+        "retention as far as it declares them (env KTS_CONTROL_URL; `kafka-conformance check-control URL` "
+        "checks it)",
+    )
+    parser.add_argument(
+        "--wire-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds any one network operation may take against a broker (env KTS_WIRE_TIMEOUT; default 10)",
+    )
+    parser.add_argument("--expectations", default=os.environ.get("KTS_EXPECTATIONS"), help="known failures (TOML)")
+    parser.add_argument(
+        "--hypothesis-profile",
+        default=None,
+        choices=["fast", "ci", "broker", "dev", "thorough"],
+        help="Hypothesis budget (default: broker for a real broker, ci for the model and mutants)",
+    )
+    for flag, options in fault_options():
+        parser.add_argument(flag, **options)
+    parser.add_argument(
+        "--draft-expectations",
+        default=None,
+        help="append an expectations entry for every new failure to this file, to review and keep",
+    )
+    parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
+    parser.add_argument("--out", default="reports/out", help="where the report, verdicts and logs go")
+    parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
+    parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (results still written)")
+    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
+
+
+def _wire_timeout(args: argparse.Namespace) -> float:
+    raw = args.wire_timeout if args.wire_timeout is not None else os.environ.get("KTS_WIRE_TIMEOUT", "10")
+    try:
+        seconds = float(raw)
+    except ValueError:
+        raise UsageError(f"KTS_WIRE_TIMEOUT={raw!r} is not a number: set it to seconds, e.g. 10") from None
+    if not seconds > 0:
+        raise UsageError(f"--wire-timeout {raw}: give a positive number of seconds, e.g. --wire-timeout 10")
+    return seconds
+
+
+def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO) -> tuple[Path, Target]:
+    """Everything `run` can check before pytest starts, each problem one usage error; the suites directory and
+    the parsed target. What a control plane turns on is said on `out`."""
+    from conformance.judging.expectations import ExpectationsError, load_expectations
+    from conformance.plugin.launcher import LauncherError, suites_dir
+    from conformance.targets.fault_hook import check_fault_options
+
+    check_profile(args.profile)
+    try:
+        target = check_target(
+            args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url
+        )
+        check_fault_options(args.target, args.fault_hook, args.allow_disruptive)
+        suites = suites_dir(args.suites)
+    except (TargetError, LauncherError) as exc:
+        raise UsageError(str(exc)) from None
+    if args.expectations:
+        try:
+            load_expectations(args.expectations)
+        except ExpectationsError as exc:
+            raise UsageError(f"{exc} (fix the file, or drop --expectations)") from None
+    for cid in filter(None, (c.strip() for c in (args.clauses or "").split(","))):
+        if cid not in {c.id for c in CLAUSES}:
+            raise UsageError(f"--clauses: unknown clause {cid!r}: `{PROG} clauses` lists the IDs")
+    if target.served_by is ServedBy.CLUSTER:
+        from conformance.targets.kafka_wire import check_control, check_reachable
+
+        try:
+            check_reachable(args.bootstrap_servers, timeout=wire_timeout)
+            if args.control_url:
+                offer = check_control(args.bootstrap_servers, args.control_url, timeout=wire_timeout)
+                _print_control_offer(args, offer, out)
+        except TargetError as exc:
+            raise UsageError(str(exc)) from None
+    return suites, target
+
+
+def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: TextIO) -> None:
+    """What the control plane turns on for this run, and what it declared that the suite ignores."""
+    from conformance.targets.implementation import Capability
+
+    names = ", ".join(sorted(c.value for c in offer.capabilities)) or "nothing"
+    out.write(f"control plane at {args.control_url}: turns on {names}\n")
+    for note in offer.notes:
+        out.write(f"note: {note}\n")
+    if args.fault_hook and Capability.LEADER_FAILOVER in offer.capabilities:
+        out.write("note: leaders move through the control plane; --fault-hook is not used\n")
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """The main job: the suites against one target, Allure results and the single-file HTML report, and a
+    clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
+    NON-STRICT), 1 when a clause FAILs or an expectation is stale, 2 on bad input."""
+    import shlex
+
+    from conformance.plugin.launcher import SuitesRun, pytest_command, run_streaming
+
+    wire_timeout = _wire_timeout(args)
+    suites, target = _check_run_inputs(args, wire_timeout, out)
+    root = Path(args.out)
+    results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
+    root.mkdir(parents=True, exist_ok=True)
+    budget = args.hypothesis_profile or default_hypothesis_profile(target)
+    color = ("--color=yes",) if out.isatty() else ()
+    run = SuitesRun(
+        target=args.target,
+        profile=args.profile,
+        hypothesis_profile=budget,
+        suites=suites,
+        clauses=tuple(filter(None, (c.strip() for c in (args.clauses or "").split(",")))),
+        expectations=args.expectations,
+        bootstrap_servers=args.bootstrap_servers,
+        wire_timeout=wire_timeout,
+        fault_hook=args.fault_hook,
+        allow_disruptive=args.allow_disruptive,
+        control_url=args.control_url,
+        draft_expectations=args.draft_expectations,
+        verdicts_json=verdicts,
+        alluredir=results,
+        log_dir=root / "logs",
+        extra=("-rfE", *color, *args.pytest_args),
+    )
+    cmd = pytest_command(run)
+    out.write(f"$ {shlex.join(['pytest', *cmd[3:]])}\n")
+    out.flush()
+    finished = run_streaming(cmd, out)
+    if finished.exit_messages:
+        # pytest.exit(): the run could not start (e.g. a managed broker that did not come up). Its message
+        # names the cause and the fix; the class that carried it is no news to a user.
+        raise UsageError(finished.exit_messages[0].removeprefix(f"{PROG}: "))
+    code = finished.returncode
+    if code in (3, 4):  # internal error or usage error: pytest has said why
+        return EXIT_USAGE
+    if results.is_dir():
+        from reports.allure import ReportError, build_html, write_categories, write_environment
+
+        counts = _verdict_counts(read_results(verdicts)) if verdicts.is_file() else ""
+        # The clause verdicts at a glance: Allure's own summary counts KNOWN, UNSUPPORTED and N/A all as skipped.
+        write_environment(results, {"target": args.target, "profile": args.profile,
+                                    "hypothesis_profile": budget, "clause_verdicts": counts or "none"})
+        write_categories(results)
+        if verdicts.is_file():
+            from reports.clauses import write_clause_results
+
+            write_clause_results(verdicts, results, Path(args.expectations) if args.expectations else None)
+        if not args.no_html:
+            try:
+                title = f"Kafka timestamp conformance: {args.target} ({args.profile})"
+                title += f": {counts}" if counts else ""
+                index = build_html(results, html, name=title)
+                out.write(f"report: {index}\n")
+            except ReportError as exc:
+                out.write(f"report not built: {exc}\n")
+                code = code or EXIT_CHECK_FAILED
+    if verdicts.is_file():
+        _print_verdict_summary(read_results(verdicts), out)
+    if code == 5:
+        out.write("no test ran: check --clauses and the suites directory\n")
+        return EXIT_CHECK_FAILED
+    return EXIT_OK if code == 0 else EXIT_CHECK_FAILED
+
+
+def _verdict_counts(results: RunResults) -> str:
+    """'27 KNOWN, 12 PASS, ...' in triage order (conformance.judging.verdicts.TRIAGE_ORDER)."""
+    from conformance.judging.verdicts import TRIAGE_ORDER
+
+    counts: dict[str, int] = {}
+    for verdict in results.clauses.values():
+        counts[verdict.value] = counts.get(verdict.value, 0) + 1
+    order = [v.value for v in TRIAGE_ORDER]
+    return ", ".join(f"{counts[v]} {v}" for v in order if v in counts)
+
+
+def _print_verdict_summary(results: RunResults, out: TextIO) -> None:
+    out.write(f"clauses: {len(results.clauses)} ({_verdict_counts(results) or 'none'})\n")
+    if results.target_lost:
+        # The clauses left BLOCKED say nothing about the target's timestamps: the target went away.
+        out.write(f"TARGET LOST: {results.target_lost[0]}\n")
