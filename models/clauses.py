@@ -215,7 +215,7 @@ MUST, SHOULD, MAY = Level.MUST, Level.SHOULD, Level.MAY
 # broker answer can show it. `conformance.judging.coverage` lists these beside the clauses the suites declare; a
 # clause in neither list is a gap (tests/test_clause_coverage.py).
 
-CLIENT_AND_CODEC_SUITES = "client and codec suites (issue 13)"
+CLIENT_AND_CODEC_SUITES = "the client and codec suites (suites/test_client_*.py, suites/test_codec_*.py)"
 MODEL_TESTS = "the model's own tests (tests/)"
 
 _INDEX_INTERNAL = (
