@@ -1,7 +1,7 @@
 """The `kafka-conformance` command line.
 
 Subcommands are registered in `_COMMANDS`; each adds its own arguments and returns an exit code.
-Exit codes: 0 success, 1 a check failed (e.g. a SEMANTICS rule no clause covers), 2 bad input (one
+Exit codes: 0 success, 1 a check failed (e.g. a rule of docs/rules.md no clause covers), 2 bad input (one
 line on stderr naming the problem and the fix, never a traceback).
 """
 

@@ -2,7 +2,7 @@
 
 A clause is what a test checks and what a verdict names. Its ID is stable API (reports, expectation
 files and `@example`-pinned counterexamples refer to it): an area prefix and a kebab-case name,
-e.g. ``LO.first-ge-target``. Each clause cites the SEMANTICS.md rule IDs it comes from, the KIP (or
+e.g. ``LO.first-ge-target``. Each clause cites the rule IDs (docs/rules.md) it comes from, the KIP (or
 the Kafka JIRA where no KIP exists), an RFC 2119 level, the behaviour profiles it applies to, and one
 sentence saying what an implementation must do to pass.
 
@@ -10,8 +10,8 @@ Levels: MUST for behaviour clients rely on; SHOULD where Kafka's behaviour is an
 choice a compatible broker may reasonably differ on (index placement, roll timing, rewriting
 details); MAY for optional features (down-conversion, legacy ListOffsets v0).
 
-Where SEMANTICS marks [DISAGREE] (§10), the clause follows Apache Kafka's code, which the `kafka-*`
-profiles encode, cites the DIS-* ID and says so in its summary.
+Where a KIP's text and Kafka's code disagree (the DIS-* rules of docs/rules.md), the clause follows
+Apache Kafka's code, which the `kafka-*` profiles encode, cites the DIS-* ID and says so in its summary.
 
 Profiles are selected by predicates on `Profile` fields, never by version numbers, so a new profile
 picks up the clauses that fit its behaviour.
@@ -90,7 +90,7 @@ class Clause:
     level: Level
     profiles: tuple[str, ...]
     summary: str
-    # The SEMANTICS §11 test vectors that restate this clause (TV-xx); a test of the vector names both.
+    # The test vectors (TV-01..TV-27, docs/rules.md) that restate this clause (TV-xx); a test of the vector names both.
     vectors: tuple[str, ...] = ()
     # Where a clause no suite test checks against implementations is checked instead (CLIENT_AND_CODEC_SUITES
     # or MODEL_TESTS), and why no broker answer can show it ("" for a clause the suites check).
@@ -907,7 +907,7 @@ def clauses_for_area(area: Area) -> tuple[Clause, ...]:
 
 
 def clauses_for_rule(rule_id: str) -> tuple[Clause, ...]:
-    """The clauses citing SEMANTICS rule `rule_id` (empty if none)."""
+    """The clauses citing rule `rule_id` (docs/rules.md; empty if none)."""
     return tuple(c for c in CLAUSES if rule_id in c.rules)
 
 
@@ -921,8 +921,8 @@ def coverage(
 ) -> tuple[list[str], dict[str, str]]:
     """(rules no clause cites and not deliberately untested, the deliberately untested ones with why).
 
-    Defaults to `models.rules.RULE_IDS` and the whole catalogue; pass the IDs parsed from a newer
-    SEMANTICS.md to check the catalogue against it.
+    Defaults to `models.rules.RULE_IDS` and the whole catalogue; pass the IDs parsed from another
+    rule digest (`models.rules.parse_semantics`) to check the catalogue against it.
     """
     ids = tuple(RULE_IDS if rule_ids is None else rule_ids)
     cited = {r for c in (CLAUSES if clauses is None else clauses) for r in c.rules}

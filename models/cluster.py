@@ -1,5 +1,5 @@
 """A Kafka cluster in miniature: brokers with their own clocks, replicated partitions, leader
-failover (SEMANTICS §7 REP-1..4), and the request handlers a client sees (Produce, Fetch,
+failover (docs/rules.md, REP-1..4), and the request handlers a client sees (Produce, Fetch,
 ListOffsets) on top of the pure validator and the partition log.
 
 State lives here and in each replica's `PartitionLog`; time is never read from the system: each

@@ -1,4 +1,4 @@
-"""Byte codec of Kafka message formats v0, v1 and v2 (SEMANTICS §1, FMT-1..14).
+"""Byte codec of Kafka message formats v0, v1 and v2 (docs/rules.md, FMT-1..14).
 
 Public API::
 

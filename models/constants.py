@@ -1,4 +1,4 @@
-"""Constants of the Kafka timestamp contract (SEMANTICS §0, FMT-4, FMT-10, LO-1)."""
+"""Constants of the Kafka timestamp contract (docs/rules.md: FMT-4, FMT-10, LO-1)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ class _KafkaEnum(IntEnum):
 
 
 class TimestampType(_KafkaEnum):
-    """`TimestampType` ids (SEMANTICS §0)."""
+    """`TimestampType` ids (docs/rules.md: FMT-4, FMT-5, FMT-10)."""
 
     NO_TIMESTAMP_TYPE = -1
     CREATE_TIME = 0
@@ -62,7 +62,7 @@ class Codec(_KafkaEnum):
 
 
 class ErrorCode(_KafkaEnum):
-    """Kafka error codes the timestamp contract can produce (SEMANTICS §0, `Errors.java`)."""
+    """Kafka error codes the timestamp contract can produce (Apache Kafka's `Errors.java`)."""
 
     NONE = 0
     UNKNOWN_SERVER_ERROR = -1

@@ -1,4 +1,4 @@
-"""Up- and down-conversion between record formats (SEMANTICS §6, CNV-1..7).
+"""Up- and down-conversion between record formats (docs/rules.md, CNV-1..7).
 
 Produce-side conversion (CNV-4 up, CNV-6 down) happens inside the leader's validator
 (`models.validator`); this module holds what the fetch side does: which magic a Fetch version can

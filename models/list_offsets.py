@@ -1,4 +1,4 @@
-"""ListOffsets / offsetsForTimes against one partition log (SEMANTICS §5 LO-1..9).
+"""ListOffsets / offsetsForTimes against one partition log (docs/rules.md, LO-1..9).
 
 `list_offsets` answers one partition of a ListOffsets request the way the partition leader does:
 special targets and their minimum versions (LO-1), the timestamp search (LO-2 with IDX-7/8), the
@@ -274,7 +274,7 @@ def _legacy_answer(
 ) -> ListOffsetsAnswer:
     """LO-7, simplified to MaxNumOffsets = 1: the first offset of the legacy list. A consumer never sees
     an offset above the high watermark: the list is cut there and the high watermark put first
-    (pre-4.0 v0 handler; not spelled out in SEMANTICS)."""
+    (pre-4.0 v0 handler; not spelled out in docs/rules.md)."""
     if now is None and target >= 0 and not log.active_segment.is_empty():
         raise ValueError(
             "ListOffsets v0 with a timestamp target dates the log end offset with the broker clock: "

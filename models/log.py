@@ -1,5 +1,5 @@
 """The partition log: segments, segment max, time-based roll and retention, truncation, recovery
-and the leader-epoch cache (SEMANTICS §4 IDX-1..14, §7 REP-1, §12 steps 4-5).
+and the leader-epoch cache (docs/rules.md: IDX-1..14, REP-1).
 
 This module is the one place of mutable state in `models`. Every time-related state transition
 (roll base, segment max, index entries, roll, retention, truncation) lives here and cites its rule.
@@ -455,7 +455,7 @@ class PartitionLog:
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
         """Record that `epoch` starts at `start_offset` (on becoming leader, or from an appended batch's
         PartitionLeaderEpoch). Entries that the new one contradicts (epoch >= it or start >= its start)
-        are dropped, so the cache stays increasing in both (KIP-101 cache; not a SEMANTICS rule)."""
+        are dropped, so the cache stays increasing in both (KIP-101 cache; not a rule of docs/rules.md)."""
         if epoch < 0 or start_offset < 0:
             raise ValueError(f"leader epoch {epoch} / start offset {start_offset} must be >= 0")
         if self._epochs:

@@ -1,7 +1,8 @@
-"""Behaviour profiles: where Kafka versions differ, as data (SEMANTICS §9).
+"""Behaviour profiles: where Kafka versions differ, as data (README, "Behaviour profiles").
 
 A profile is chosen per run; model code reads its fields and never tests a version number.
-The `kafka-*` profiles follow Apache Kafka's code where the KIP text disagrees (SEMANTICS §10).
+The `kafka-*` profiles follow Apache Kafka's code where the KIP text disagrees (the DIS-* rules of
+docs/rules.md).
 """
 
 from __future__ import annotations
@@ -193,7 +194,7 @@ KAFKA_0_10_0 = Profile(
     special_target_min_versions=_BASE_TARGETS,
 )
 
-# Each later profile is the previous one plus exactly the changes of SEMANTICS §9 in between, so a
+# Each later profile is the previous one plus exactly Kafka's changes in between, so a
 # reader can put the version timeline and this file side by side (tests/test_profiles.py pins it).
 
 KAFKA_0_10 = replace(

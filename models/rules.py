@@ -1,12 +1,13 @@
-"""The rule IDs of the spec digest `../shared/spec/SEMANTICS.md`, as data.
+"""The rule IDs of the project's rule digest, as data; docs/rules.md is generated from them and the catalogue.
 
 Every clause of the catalogue (`models.clauses`) cites these IDs; `RULE_IDS` is what coverage is
-measured against. The DIS-* IDs (SEMANTICS §10, where the KIP text and Kafka's code disagree) are
+measured against. The DIS-* IDs (section "Where KIP text and code disagree") are
 rules too: a clause that cites one says which side it follows (the code, for the `kafka-*` profiles).
-The test vectors TV-01..TV-27 (§11) are kept apart: they are facts a test restates, not rules.
+The test vectors TV-01..TV-27 (section "Test vectors") are kept apart: they are facts a test restates, not rules.
 
-`parse_semantics` reads the same IDs out of a SEMANTICS.md text, so a newer digest can be checked
-against the catalogue; it is pure (the caller reads the file).
+`models.rules_doc` renders docs/rules.md from this module and `models.clauses`. `parse_semantics` reads the
+IDs back out of a digest's text (docs/rules.md, or another digest in the same form), so the document, or a
+newer digest, can be checked against the catalogue; it is pure (the caller reads the file).
 """
 
 from __future__ import annotations
@@ -169,12 +170,12 @@ def get_rule(rule_id: str) -> Rule:
         return _RULE_BY_ID[rule_id]
     except KeyError:
         raise KeyError(
-            f"unknown rule ID {rule_id!r}: use an ID from SEMANTICS.md such as VAL-4, IDX-8 or TV-04"
+            f"unknown rule ID {rule_id!r}: use an ID from docs/rules.md such as VAL-4, IDX-8 or TV-04"
         ) from None
 
 
-# Bold rule headings start a line ("**VAL-4 Range rule ...**", "**REP-1** Followers ..."); the
-# disagreements are rows of the §10 table ("| DIS-3 | ..."); vectors are "- **TV-01** ...".
+# Bold rule headings start a line ("**VAL-4 Range rule ...**", "**REP-1** Followers ..."); in a digest that
+# tabulates them, disagreements are table rows ("| DIS-3 | ..."); vectors are "- **TV-01** ...".
 _BOLD_RULE = re.compile(r"^\*\*([A-Z]{2,4}-\d+)\b", re.MULTILINE)
 _DIS_ROW = re.compile(r"^\|\s*(DIS-\d+)\s*\|", re.MULTILINE)
 _VECTOR = re.compile(r"\*\*(TV-\d+)\*\*")
@@ -185,7 +186,7 @@ def _unique(ids: list[str]) -> tuple[str, ...]:
 
 
 def parse_semantics(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(rule IDs, vector IDs) found in the text of a SEMANTICS.md digest, in document order."""
+    """(rule IDs, vector IDs) found in the text of a rule digest such as docs/rules.md, in document order."""
     rules = [m for m in _BOLD_RULE.findall(text) if not m.startswith("TV-")]
     rules += _DIS_ROW.findall(text)
     return _unique(rules), _unique(_VECTOR.findall(text))

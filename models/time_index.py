@@ -1,4 +1,4 @@
-"""The per-segment time index and offset index (SEMANTICS §4: IDX-1, IDX-3, IDX-7, IDX-14).
+"""The per-segment time index and offset index (docs/rules.md: IDX-1, IDX-3, IDX-7, IDX-14).
 
 Both indexes are in-memory lists of entries; the 12-byte / 8-byte file encodings (IDX-1) only
 matter here through the capacities, which the caller derives from `segment.index.bytes`.

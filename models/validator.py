@@ -1,5 +1,5 @@
-"""Leader-append validation and offset/timestamp assignment (SEMANTICS §2 VAL-1..15, §3 CMP-1..8,
-§6 CNV-1, CNV-4, CNV-6).
+"""Leader-append validation and offset/timestamp assignment (docs/rules.md: VAL-1..15, CMP-1..8,
+CNV-1, CNV-4, CNV-6).
 
 `validate_and_assign` is what a partition leader does with one produce request's record set before
 anything is written: one clock reading `now` for the whole append (VAL-2); the shallow checks Kafka

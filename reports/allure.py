@@ -8,6 +8,7 @@ machine with Node/npm needs nothing else; `KTS_ALLURE` points at an `allure` exe
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.judging.verdicts import MEANING, TRIAGE_ORDER, UNSUPPORTED_PREFIX, Verdict
+from reports.front_page import CLAUSES_REPORT, TESTS_REPORT
 from reports.known_issues import KNOWN_HEAD, VERDICT_LABEL, config_module, known_issue_rules
 
 ALLURE_VERSION = "3.18.0"
@@ -46,6 +48,17 @@ def allure_executable(cache: Path = DEFAULT_CACHE, *, timeout: float = 600) -> P
     if npm is None:
         raise ReportError("npm is not on PATH: install Node.js 18+ (it brings npm), or set KTS_ALLURE to allure 3")
     prefix.mkdir(parents=True, exist_ok=True)
+    # One install at a time: runs started together (tox run-parallel, a campaign's workers) share the cache.
+    with open(prefix.parent / f".allure-{ALLURE_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not executable.is_file():  # another process installed it while this one waited
+            _npm_install(npm, prefix, timeout)
+    if not executable.is_file():
+        raise ReportError(f"npm installed allure@{ALLURE_VERSION} but {executable} is missing")
+    return executable
+
+
+def _npm_install(npm: str, prefix: Path, timeout: float) -> None:
     try:
         subprocess.run(
             [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", f"allure@{ALLURE_VERSION}"],
@@ -61,9 +74,6 @@ def allure_executable(cache: Path = DEFAULT_CACHE, *, timeout: float = 600) -> P
     except subprocess.CalledProcessError as exc:
         tail = "\n".join(exc.stderr.strip().splitlines()[-5:])
         raise ReportError(f"npm install allure@{ALLURE_VERSION} failed:\n{tail}") from None
-    if not executable.is_file():
-        raise ReportError(f"npm installed allure@{ALLURE_VERSION} but {executable} is missing")
-    return executable
 
 
 def _versions() -> dict[str, str]:
@@ -156,39 +166,51 @@ def _global_attachments(results: Path, into: Path) -> list[str]:
     return paths
 
 
+def _awesome(name: str) -> dict[str, Any]:
+    return {
+        "reportName": name,
+        "singleFile": True,
+        # Clause results: clauses > "1 FAIL" > clause; tests: suites > "1 FAIL" > area > test.
+        "groupBy": ["parentSuite", VERDICT_LABEL, "feature"],
+        # By name: verdict groups in triage order, clauses by ID within a group.
+        "defaultSortBy": "name,asc",
+        "stepTreeExpansion": "expand_failed_only",
+    }
+
+
 def allure_config(
     name: str,
     output: Path,
     global_attachments: list[str] | None = None,
     resolutions: dict[str, Any] | None = None,
+    *,
+    split: bool = False,
 ) -> dict[str, Any]:
     """The Allure 3 config of the report: one file, results grouped by verdict, clauses and tests apart; failed
     steps open, so a failure's counterexample and wire exchange are visible at once; the known-issue rules
-    (`resolutions`, from known_issue_rules). The quality gate is added by config_module."""
+    (`resolutions`, from known_issue_rules). The quality gate is added by config_module. With `split`, two reports
+    (clauses/ and tests/, reports.front_page), so that clause verdicts and pytest tests are never counted in one
+    ring; config_module gives each its filter."""
+    if split:
+        plugins = {
+            CLAUSES_REPORT: {"import": _AWESOME, "options": _awesome(f"Clause verdicts · {name}")},
+            TESTS_REPORT: {"import": _AWESOME, "options": _awesome(f"Tests · {name}")},
+        }
+    else:
+        plugins = {"awesome": {"options": _awesome(name)}}
     config: dict[str, Any] = {
         "name": name,
         "output": str(output),
         "categories": CATEGORIES,
         "globalAttachments": list(global_attachments or []),
-        "plugins": {
-            "awesome": {
-                "options": {
-                    "reportName": name,
-                    "singleFile": True,
-                    # Clause results: clauses > "1 FAIL" > clause; tests: suites > "1 FAIL" > area > test.
-                    "groupBy": ["parentSuite", VERDICT_LABEL, "feature"],
-                    # By name: verdict groups in triage order, clauses by ID within a group.
-                    "defaultSortBy": "name,asc",
-                    "stepTreeExpansion": "expand_failed_only",
-                }
-            }
-        },
+        "plugins": plugins,
     }
     if resolutions is not None:
         config["resolutions"] = resolutions
     return config
 
 
+_AWESOME = "@allurereport/plugin-awesome"
 KNOWN_ISSUES_FILE = "known-issues.json"
 QUALITY_GATE_FILE = "quality-gate.txt"
 # Allure 3.18's quality gate calls Iterator.prototype.toArray, which Node.js has from version 22 only; on an older
@@ -233,10 +255,12 @@ def quality_gate(config: Path, results: Path, *, timeout: float = 300) -> tuple[
     return gate.returncode == 0, words or "no new failure: every failure is a known issue, or there is none"
 
 
-def build_html(results: Path, output: Path, *, name: str, timeout: float = 300) -> Path:
+def build_html(results: Path, output: Path, *, name: str, timeout: float = 300, split: bool = False) -> Path:
     """Build the single-file report from `results` into `output`; returns the index.html path. Beside it: the
     known issues Allure matched (known-issues.json) and the quality gate's outcome (quality-gate.txt, first line
-    "passed", "failed" or "not evaluated"), also on the report's first page; the gate fails on new failures only."""
+    "passed", "failed" or "not evaluated"), also on the report's first page; the gate fails on new failures only.
+    With `split`, two single-file reports, `clauses/index.html` and `tests/index.html`, and index.html is Allure's
+    summary of both until the caller writes its own first page there (reports.front_page)."""
     # allure runs in a private directory (its config beside it): every path it gets must be absolute.
     results, output = Path(results).resolve(), Path(output).resolve()
     if not results.is_dir() or not any(results.iterdir()):
@@ -247,7 +271,7 @@ def build_html(results: Path, output: Path, *, name: str, timeout: float = 300) 
         # An explicit config, so an allurerc.* in the working directory cannot change the report.
         config = tmp / "allurerc.mjs"
         rules = known_issue_rules(results, output / KNOWN_ISSUES_FILE)
-        config.write_text(config_module(allure_config(name, output, [], rules)), encoding="utf-8")
+        config.write_text(config_module(allure_config(name, output, [], rules, split=split)), encoding="utf-8")
         try:
             passed, words = quality_gate(config, results, timeout=timeout)
             outcome = f"{'passed' if passed else 'failed'}\n{words}\n"
@@ -255,7 +279,9 @@ def build_html(results: Path, output: Path, *, name: str, timeout: float = 300) 
             outcome = f"not evaluated\n{exc}\n"
         (tmp / QUALITY_GATE_FILE).write_text(outcome, encoding="utf-8")
         attachments = [str(tmp / QUALITY_GATE_FILE), *_global_attachments(results, tmp)]
-        config.write_text(config_module(allure_config(name, output, attachments, rules)), encoding="utf-8")
+        config.write_text(
+            config_module(allure_config(name, output, attachments, rules, split=split)), encoding="utf-8"
+        )
         arguments = ["generate", "--config", str(config), "--output", str(output), str(results)]
         done = _run_allure(arguments, tmp, timeout, f"generate on {results}")
     index = output / "index.html"

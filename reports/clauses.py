@@ -29,6 +29,7 @@ from conformance.judging.verdicts import (
 )
 from models.clauses import get_clause, kip_url
 from reports.known_issues import (
+    CLAUSES_SUITE,
     KNOWN_ISSUE_VERDICTS,
     allure_key,
     mark_test_results,
@@ -39,7 +40,6 @@ from reports.known_issues import (
 
 # Verdicts a test's attachments (counterexample, pin, replay, wire exchanges) are evidence of: the departures.
 _WITH_EVIDENCE = DEPARTS
-CLAUSES_SUITE = "clauses"
 
 
 def _expectations(path: Path | None) -> dict[str, list[dict[str, str]]]:
@@ -149,7 +149,9 @@ def _description(
         observed = _reason_lines(clause_id, verdict, test.message, most=1).split("\n", 1)[0]
         observed = observed or "(the message names other clauses only: the counterexample in its step below)"
         # A quote, not a code block: the line wraps instead of scrolling sideways.
-        lines += ["", f"*Test* `{test.nodeid}` ({test.outcome}):", "", "> " + observed[:2000]]
+        # The test's verdict on this clause, not pytest's outcome (a KNOWN test is an xfail, "skipped", to pytest).
+        said = test.verdicts.get(clause_id, verdict).value
+        lines += ["", f"*Test* `{test.nodeid}` ({said}):", "", "> " + observed[:2000]]
         if test.replay:
             lines += ["", f"*Replay*: `{test.replay}`"]
     if tests:
@@ -158,7 +160,7 @@ def _description(
     else:
         lines += ["", "No test of this run checks this clause."]
     if verdict in _WITH_EVIDENCE:
-        lines += ["", "*Target log*: Global Attachments, on the report's first page."]
+        lines += ["", "*Target log*: Global Attachments, on this Allure report's overview page."]
     return "\n".join(lines)
 
 

@@ -18,6 +18,8 @@ from conformance.judging.results import RunResults
 from conformance.judging.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
 from models.clauses import get_clause, kip_url
 
+CLAUSES_SUITE = "clauses"  # the parentSuite of the clause results (reports.clauses)
+
 # The label the report's tree groups results by ("01 FAIL"), and the label naming the clause a known failure is a
 # known issue of.
 VERDICT_LABEL = "verdict"
@@ -207,6 +209,12 @@ config.qualityGate = {
   rules: [{ id: "new-failures", maxFailures: 0, filter: isNew }],
 };
 """
+# A split report (reports.allure, split=True): the clause results in one report, the pytest tests in the other.
+_SPLIT = """\
+const isClause = (tr) => label(tr, "parentSuite") === "%s";
+if (config.plugins.clauses) config.plugins.clauses.options.filter = isClause;
+if (config.plugins.tests) config.plugins.tests.options.filter = (tr) => !isClause(tr);
+"""
 
 
 def config_module(config: dict[str, Any]) -> str:
@@ -217,5 +225,6 @@ def config_module(config: dict[str, Any]) -> str:
         "// The Allure 3 config of a kafka-timestamp-conformance report (reports/allure.py).\n"
         f"const config = {json.dumps(config, indent=2)};\n"
         + _QUALITY_GATE % (not_new, VERDICT_LABEL, TARGET_LOST_LABEL)
+        + _SPLIT % CLAUSES_SUITE
         + "export default config;\n"
     )

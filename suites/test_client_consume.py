@@ -4,7 +4,7 @@ honoured, before 3.0), v0 messages, uncompressed v1 messages and compressed v1 w
 
 The suites' own wire client writes the batches (any magic and codec the broker takes, the topic's format set), the
 library consumes them with assign + seek (no group), and each delivered record is compared with the stored batch that
-holds it, read by the model's codec as SEMANTICS §8 says, under the CON clause of that stored form. So a broker that
+holds it, read by the model's codec as CON-1 says, under the CON clause of that stored form. So a broker that
 stores something else changes what the library must read, never the client's verdict; the broker's stored batches
 are then compared with the model's under broker clauses (suites/client_helpers.py).
 """

@@ -1,4 +1,4 @@
-"""Down-conversion by a record library (SEMANTICS §6, CNV-5, TV-27): stored v2 batches (CreateTime, LogAppendTime
+"""Down-conversion by a record library (docs/rules.md, CNV-5, TV-27): stored v2 batches (CreateTime, LogAppendTime
 stamped by the broker, compressed or not, zstd, transaction markers) converted for a client that reads at most
 magic 1 or 0, compared batch by batch with the model's conversion (models.conversion.down_convert: Kafka
 0.10-3.9's RecordsUtil.downConvert). Only a library with a down-converter (DOWN_CONVERT: Apache Kafka's record

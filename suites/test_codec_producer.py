@@ -1,4 +1,4 @@
-"""What a record library writes (SEMANTICS §1 as a writer, FMT-1..11, VAL-8, TV-26): the library builds a batch as
+"""What a record library writes (docs/rules.md, as a writer: FMT-1..11, VAL-8, TV-26): the library builds a batch as
 its producer would (or, where it has one, as a broker-side builder with a LogAppendTime), the model's decoder reads
 the bytes, and every field is compared with what the model's builder writes for the same records.
 

@@ -1,4 +1,4 @@
-"""What a record library reads (SEMANTICS §8, CON-1, and the reading rules of §1: FMT-4..7, FMT-10..12): the model
+"""What a record library reads (docs/rules.md: CON-1, and the reading rules FMT-4..7, FMT-10..12): the model
 writes the bytes (batches as a broker stores them, and crafted ones: a LogAppendTime wrapper stamped in place over
 producer timestamps, inner type bits that disagree with the wrapper, a v1 wrapper holding v0 messages, a cleared
 LogAppendTime bit, the delete-horizon flag), the library reads them, and every batch and record is compared with

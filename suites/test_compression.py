@@ -1,4 +1,4 @@
-"""Compression and rewriting on append (SEMANTICS §3, CMP-1..8): which codec the stored batch has, and
+"""Compression and rewriting on append (docs/rules.md, CMP-1..8): which codec the stored batch has, and
 what happens to timestamps on the in-place and rebuild paths, for CreateTime and LogAppendTime topics.
 
 The stored form is observed through a Fetch at the newest version (no conversion). Headers are compared

@@ -1,4 +1,4 @@
-"""The consumer view (SEMANTICS §8, CON-1): the timestamp and type a consumer reads for each stored form.
+"""The consumer view (docs/rules.md, CON-1): the timestamp and type a consumer reads for each stored form.
 
 Batches of every producible magic and codec go to CreateTime and LogAppendTime topics; a Fetch at the
 newest version returns the stored batches, and each record is compared with the model under the CON

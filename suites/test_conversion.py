@@ -1,4 +1,4 @@
-"""Up- and down-conversion (SEMANTICS §6, CNV-1..7): legacy produce stored in the topic's format, fetches
+"""Up- and down-conversion (docs/rules.md, CNV-1..7): legacy produce stored in the topic's format, fetches
 at old versions, and 4.0's removal of both.
 
 Conversion clauses not covered here, and why:

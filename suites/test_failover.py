@@ -1,4 +1,4 @@
-"""Replication, leader failover and clock skew (SEMANTICS §7, REP-1..4).
+"""Replication, leader failover and clock skew (docs/rules.md, REP-1..4).
 
 Brokers get skewed clocks; leadership moves along a generated failover sequence with produce requests in
 between. Before each move the log and the lookups are compared with the model under their own clauses; after it

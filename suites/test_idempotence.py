@@ -1,4 +1,4 @@
-"""Idempotent producers and timestamps (SEMANTICS §2, VAL-12 and VAL-14): what a retried duplicate batch is
+"""Idempotent producers and timestamps (docs/rules.md, VAL-12 and VAL-14): what a retried duplicate batch is
 answered, that validation comes before de-duplication, and that an idempotent batch needs a topic stored in
 format v2.
 

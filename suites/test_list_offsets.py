@@ -1,4 +1,4 @@
-"""ListOffsets / offsetsForTimes (SEMANTICS §5, LO-1..9): timestamp search, special targets and
+"""ListOffsets / offsetsForTimes (docs/rules.md, LO-1..9): timestamp search, special targets and
 MAX_TIMESTAMP, at every ListOffsets version the profile serves (v1+).
 
 A short log in small segments is built on both sides: unordered requests, then a steady producer clock,

@@ -1,4 +1,4 @@
-"""What a ListOffsets answer may reach (SEMANTICS §5, LO-2/3/4/7/8 with IDX-6/10): the visibility cap, the
+"""What a ListOffsets answer may reach (docs/rules.md, LO-2/3/4/7/8 with IDX-6/10): the visibility cap, the
 isolation level, the log start offset, the segments a timestamp search looks at, the topic's message format
 and the legacy v0 answer. test_list_offsets asks which record answers; this module asks where the search
 stops.

@@ -1,4 +1,4 @@
-"""Produce requests at the edges of the format and the range rule (SEMANTICS §1-2: FMT-3/4/9, VAL-4/5/9/15):
+"""Produce requests at the edges of the format and the range rule (docs/rules.md: FMT-3/4/9, VAL-4/5/9/15):
 timestamps no Java producer sends (Long.MIN_VALUE, values below -1), and batches whose CRC no longer covers
 what they hold, or whose codec their magic does not allow.
 

@@ -1,4 +1,4 @@
-"""Record errors of a rejected produce (SEMANTICS §2, VAL-7/9/11, KIP-467): which error wins when a batch has
+"""Record errors of a rejected produce (docs/rules.md, VAL-7/9/11, KIP-467): which error wins when a batch has
 several kinds, which failure each record reports, the top-level message, and the fields printed inside an
 out-of-range message.
 

@@ -1,4 +1,4 @@
-"""When a segment rolls (SEMANTICS §4, IDX-1 and IDX-9), seen through time-based retention (IDX-10).
+"""When a segment rolls (docs/rules.md, IDX-1 and IDX-9), seen through time-based retention (IDX-10).
 
 Segment boundaries are internal, but retention deletes whole segments: after a tick the log start offset is
 the base offset of the first segment holding a record young enough to keep. So a log whose records are

@@ -1,4 +1,4 @@
-"""Time index, segments and retention (SEMANTICS §4, IDX-1..14), observed through the protocol: timestamp
+"""Time index, segments and retention (docs/rules.md, IDX-1..14), observed through the protocol: timestamp
 lookups over many small segments with unordered timestamps, and time-based retention ticks.
 
 The index itself is internal; what a client can see of it is the answer of a timestamp lookup (IDX-7/8

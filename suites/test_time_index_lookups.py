@@ -1,4 +1,4 @@
-"""Where a timestamp lookup starts inside a segment (SEMANTICS §4, IDX-5 and IDX-7), seen through the
+"""Where a timestamp lookup starts inside a segment (docs/rules.md, IDX-5 and IDX-7), seen through the
 answers of timestamp lookups: the time index is internal, but an index lookup that starts past the answer,
 or a segment max that moved to a later tied batch, makes the search miss the first matching record.
 

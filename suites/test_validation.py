@@ -1,4 +1,4 @@
-"""Validation on append (SEMANTICS §2, VAL-1..15): the range check, LogAppendTime topics, producer-set
+"""Validation on append (docs/rules.md, VAL-1..15): the range check, LogAppendTime topics, producer-set
 LogAppendTime flags, record errors and the produce response.
 
 Each example produces to a fresh topic of the shared implementation and to the reference model, with the

@@ -1,4 +1,4 @@
-"""Exact validation bounds (SEMANTICS VAL-4..6, VAL-9): each bound probed on its own, the two KIP-937
+"""Exact validation bounds (docs/rules.md, VAL-4..6, VAL-9): each bound probed on its own, the two KIP-937
 sides checked independently, the 3.6-3.9 fallback to message.timestamp.difference.max.ms, its removal
 in 4.0, and whole-batch rejection of a batch with one out-of-range record.
 

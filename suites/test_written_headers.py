@@ -1,4 +1,4 @@
-"""Batch headers the broker itself writes (SEMANTICS §1, FMT-7 and FMT-11, as a writer): a v1 wrapper it
+"""Batch headers the broker itself writes (docs/rules.md, FMT-7 and FMT-11, as a writer): a v1 wrapper it
 builds (for a topic stored in format v1 with a topic codec, or when it down-converts a v2 batch for an old
 fetch) carries the largest inner timestamp (CreateTime) or the append time (LogAppendTime); a v2 batch it
 rebuilds (the topic's codec differs from the producer's) starts its BaseTimestamp at the first record.

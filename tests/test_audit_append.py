@@ -1,8 +1,8 @@
-"""Adversarial audit of the model's append side, rule by rule (SEMANTICS §1 FMT-*, §2 VAL-*,
-§3 CMP-*, §6 CNV-*, §8 CON-1, vectors TV-17..TV-27).
+"""Adversarial audit of the model's append side, rule by rule (docs/rules.md: FMT-*, VAL-*,
+CMP-*, CNV-*, CON-1, vectors TV-17..TV-27).
 
 Each test pins one rule's behaviour in a small deterministic case and names the rule in its
-docstring. Where SEMANTICS is silent or ambiguous the docstring says which reading was chosen and why.
+docstring. Where the rules are silent or ambiguous the docstring says which reading was chosen and why.
 """
 
 from __future__ import annotations
@@ -425,7 +425,7 @@ def test_val9_order_first_failure_per_record_and_invalid_record_text() -> None:
     )
     out = rejected([batch], TopicConfig(compacted=True), K4_0)
     assert out.error is ErrorCode.INVALID_RECORD
-    # SEMANTICS does not quote the key-check text: only its prefix is pinned here.
+    # The rules do not quote the key-check text: only its prefix is pinned here.
     text = out.record_errors[0].message or ""
     assert text.startswith("Compacted topic cannot accept message without key in topic partition topic-0")
     assert [e.batch_index for e in out.record_errors] == [0, 2, 3, 4]
@@ -779,7 +779,7 @@ def test_cnv5_fetch_view_enable_flag_and_ibp() -> None:
 
 
 def test_cnv5_no_conversion_needed_when_every_batch_is_readable() -> None:
-    """CNV-5 (ambiguity): SEMANTICS says conversion is per batch. Kafka (KafkaApis, 0.11-3.9)
+    """CNV-5 (ambiguity): the rule says conversion is per batch. Kafka (KafkaApis, 0.11-3.9)
     down-converts only when the topic's record version is above what the request reads AND some
     fetched batch is not already compatible (`hasCompatibleMagic`); otherwise the data is sent as it
     is and message.downconversion.enable=false does not turn the fetch into UNSUPPORTED_VERSION.

@@ -1,5 +1,5 @@
-"""Adversarial audit of the log side of the reference model against SEMANTICS §4 (IDX-*), §5 (LO-*),
-§7 (REP-*) and §12. Each test pins one rule (its ID is in the name and docstring) with a small,
+"""Adversarial audit of the log side of the reference model against docs/rules.md: IDX-*, LO-*
+and REP-*. Each test pins one rule (its ID is in the name and docstring) with a small,
 deterministic scenario whose expected values are derived from the rule text, not from the model.
 """
 
@@ -378,7 +378,7 @@ def test_lo3_cap_and_replica_requests() -> None:
 )
 def test_lo3_fresh_leader_also_refuses_empty_answers(version: int, error: ErrorCode) -> None:
     """LO-3: with the current epoch starting above the HW, LATEST and capped lookups give
-    OFFSET_NOT_AVAILABLE (v5+) / LEADER_NOT_AVAILABLE (< v5). Decision (ambiguous in SEMANTICS, taken
+    OFFSET_NOT_AVAILABLE (v5+) / LEADER_NOT_AVAILABLE (< v5). Decision (ambiguous in the rules, taken
     from Kafka's Partition/ReplicaManager: `filter(offset < lastFetchable).orElse(throw)` and the 4.x
     "empty offset response scenario"): a lookup that finds *nothing* is refused too. EARLIEST never."""
     log = PartitionLog(TopicConfig(), KAFKA_4_0, now=T0)

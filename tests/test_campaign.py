@@ -86,6 +86,9 @@ def test_a_small_campaign_on_spark_writes_rows_and_the_matrix_and_resumes(tmp_pa
            "--machines", "list_offsets", "--seeds", "1", "--budget", "120s", "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+    # The last line says why the exit code is what it is (conformance.spark.aggregate.campaign_outcome).
+    last = done.stdout.strip().splitlines()[-1]
+    assert last == "no new failure: 0 FAIL, 0 UNEXPECTED-PASS; every mutant killed (1 graded): exit 0", done.stdout
     assert len(list((out / "rows").glob("*.parquet"))) == 2
     matrix = (out / "matrix.md").read_text()
     # The model is the matrix's one column; the mutant is a row of the kill table, killed by the clause it declares.

@@ -14,7 +14,7 @@ from models.clauses import CLAUSES, clauses_for_profile
 from models.rules import UNTESTABLE
 
 REPO = Path(__file__).resolve().parents[1]
-SEMANTICS = REPO.parent / "shared/spec/SEMANTICS.md"
+RULES_DOC = REPO / "docs" / "rules.md"
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -84,15 +84,13 @@ def test_coverage_passes_and_lists_untested(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_coverage_against_the_digest(capsys: pytest.CaptureFixture[str]) -> None:
-    if not SEMANTICS.is_file():
-        pytest.skip(f"{SEMANTICS} not found (CI checks it out beside the repository)")
-    code, out, _ = _run(capsys, "clauses", "--coverage", "--semantics", str(SEMANTICS))
+    code, out, _ = _run(capsys, "clauses", "--coverage", "--semantics", str(RULES_DOC))
     assert code == 0, out
     assert "uncovered: none" in out
 
 
 def test_coverage_fails_on_a_newer_digest(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    digest = tmp_path / "SEMANTICS.md"
+    digest = tmp_path / "rules.md"
     digest.write_text(
         "**VAL-4 Range rule.** ...\n**VAL-16 A rule added later.** ...\n| DIS-11 | KIP | code |\n",
         encoding="utf-8",
@@ -100,7 +98,7 @@ def test_coverage_fails_on_a_newer_digest(capsys: pytest.CaptureFixture[str], tm
     code, out, _ = _run(capsys, "clauses", "--semantics", str(digest))
     assert code == 1
     assert "VAL-16" in out and "DIS-11" in out
-    assert "SEMANTICS rules: 3" in out
+    assert "rules: 3 (from" in out
 
 
 def test_missing_semantics_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -211,9 +209,61 @@ def test_run_streaming_turns_a_pytest_exit_banner_into_a_message() -> None:
     assert out.getvalue() == "collected 1 item\n..\n..! mid-line, no banner !\n! Exit: x\n"
 
 
+STOPPED_CHILD = """
+import os, signal, sys, time
+got = []
+signal.signal(signal.SIGINT, lambda signum, frame: got.append(signum))
+sys.stdout.write("collected 3 items\\n..")
+sys.stdout.flush()
+open(sys.argv[1], "w").close()
+while not got:
+    time.sleep(0.01)
+time.sleep(0.5)  # a second Ctrl-C would arrive meanwhile
+print()
+print("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!! KeyboardInterrupt !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!")
+print("/somewhere/hypothesis/core.py:1234: KeyboardInterrupt")
+print("(to show a full traceback on KeyboardInterrupt use --full-trace)")
+print(f"signals {len(got)}, own group {os.getpgid(0) == os.getpid()}")
+raise SystemExit(2)
+"""
+
+
+def test_run_streaming_passes_a_stop_on_to_the_child_once(tmp_path: Path) -> None:
+    """Ctrl-C (twice, as an impatient user does) while a suites run goes on: the child, in its own process group,
+    gets it once and stops at its own pace; the parent is not interrupted and knows why the run ended; pytest's
+    KeyboardInterrupt report is left out (the command says it in one line)."""
+    import io
+    import os
+    import signal
+    import threading
+    import time
+
+    from conformance.plugin.launcher import run_streaming
+
+    ready = tmp_path / "ready"
+
+    def press_ctrl_c_twice() -> None:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    presser = threading.Thread(target=press_ctrl_c_twice)
+    presser.start()
+    out = io.StringIO()
+    finished = run_streaming([sys.executable, "-c", STOPPED_CHILD, str(ready)], out, forward_stops=True)
+    presser.join()
+    assert finished.stopped_by is signal.SIGINT and finished.returncode == 2
+    assert out.getvalue() == "collected 3 items\n..\nsignals 1, own group True\n"
+    assert signal.getsignal(signal.SIGINT) is not None and signal.getsignal(signal.SIGTERM) is not None
+
+
 @pytest.mark.parametrize(
     ("argv", "needles"),
     [
+        (["--target", "model", "--expectations", "x.toml", "--no-expectations"], ["--no-expectations"]),
         (["--target", "nope"], ["unknown target 'nope'", "--target"]),
         (["--target", "broker"], ["--bootstrap-servers"]),
         (["--target", "model", "--clauses", "LO.no-such-clause"], ["LO.no-such-clause", "clauses"]),
@@ -265,3 +315,24 @@ def test_run_says_a_pytest_exit_in_one_line(capsys: pytest.CaptureFixture[str], 
     assert code == 2
     assert err.strip().splitlines() == ["kafka-conformance: error: tansu did not start: see its log"]
     assert "_pytest.outcomes" not in out + err and "Exit:" not in out + err
+
+
+def test_one_rule_chooses_the_expectations_of_a_run() -> None:
+    """`run`, `pytest suites` and the campaign: the target's shipped file unless told otherwise, named in the
+    summary; mutants, versions and checkouts ship none."""
+    from conformance.plugin.launcher import choose_expectations, suites_dir
+
+    suites = suites_dir()
+    shipped = suites / "expectations" / "tansu.toml"
+    chosen = choose_expectations("tansu", None, suites=suites)
+    assert chosen.path == shipped and chosen.describe().endswith("tansu.toml (shipped with tansu)")
+    dropped = choose_expectations("tansu", None, none=True, suites=suites)
+    assert dropped.path is None and dropped.describe().startswith("expectations: none (--no-expectations; tansu ships")
+    mine = choose_expectations("tansu", "mine.toml", suites=suites)
+    assert mine.path == Path("mine.toml") and mine.describe() == "expectations: mine.toml (--expectations)"
+    for target in ("model", "reference", "mutant:lookup-last-match", "tansu==0.5.0", "client:model"):
+        assert choose_expectations(target, None, suites=suites).describe() == "expectations: none", target
+    client = choose_expectations("client:kafka-python", None, suites=suites)
+    assert client.path == suites / "expectations" / "client-kafka-python.toml"
+    # Tests that are not the suites ship nothing.
+    assert choose_expectations("tansu", None, suites=None).path is None

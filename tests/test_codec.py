@@ -1,4 +1,4 @@
-"""Byte codec of message formats v0, v1 and v2 (SEMANTICS §1, FMT-1..14; CON-1 for the reader's view).
+"""Byte codec of message formats v0, v1 and v2 (docs/rules.md, FMT-1..14; CON-1 for the reader's view).
 
 The strategies here can produce *invalid contents* on purpose (a producer-set LogAppendTime bit, a
 wrapper timestamp that is not the inner max, timestamps below -1 and near ±2^63, huge negative v2

@@ -18,9 +18,19 @@ from conformance.judging.expectations import (
     matches,
     pin_text,
 )
+from conformance.judging.harness import (
+    HARNESS_ERROR_PREFIX,
+    PACKAGE_DIR,
+    harness_error,
+    harness_error_text,
+    in_harness,
+    innermost_frame,
+    is_harness_error,
+)
 from conformance.judging.judge import Evidence, RunRecord, clause_verdicts, entry_statuses, judge
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import EntryStatus, Verdict
+from conformance.targets.implementation import UnsupportedOperation
 from models.constants import ErrorCode, TimestampType
 
 LATEST = "LO.latest-is-high-watermark"
@@ -229,6 +239,17 @@ def test_entry_statuses_name_stale_entries_and_say_nothing_of_unexercised_ones()
         EntryStatus.NOT_EXERCISED,
         EntryStatus.UNEXPECTED_PASS,
     ]
+    # Stopped early, the whole-run entry that covered nothing may belong to a test that never ran: nothing known.
+    # A pinned entry whose own test ran is judged all the same.
+    stale_in_its_test = entry(LATEST, Obs.LIST_OFFSETS_TIMESTAMP, test=TEST, example="x=1")
+    assert entry_statuses((*entries, stale_in_its_test), tests, complete=False) == [
+        EntryStatus.MATCHED,
+        EntryStatus.NOT_EXERCISED,
+        EntryStatus.NOT_EXERCISED,
+        EntryStatus.NOT_EXERCISED,
+        EntryStatus.UNEXPECTED_PASS,
+        EntryStatus.STALE,
+    ]
 
 
 # ------------------------------------------------------------------------------------ the file
@@ -281,3 +302,82 @@ def test_a_draft_adds_only_the_entries_not_drafted_yet() -> None:
     assert first.startswith("[[expected]]") and f'reason = "DRAFT: seen in {TEST}"' in first
     assert 'link = "none: not reported upstream yet"' in first
     assert draft_text(pin, TEST, first) == ""
+
+
+# ------------------------------------------------------------------------------------ the harness's own errors
+
+
+def _raised_in(relative: str, source: str) -> BaseException:
+    """The exception `source` raises when its code lives at conformance/`relative` (its innermost frame there)."""
+    try:
+        exec(compile(source, str(PACKAGE_DIR / relative), "exec"), {})
+    except BaseException as exc:  # the exception is the value under test
+        return exc
+    raise AssertionError(f"{source!r} raised nothing")
+
+
+@pytest.mark.parametrize(
+    ("error", "where", "harness"),
+    [
+        # The issue's case: the model's broker index looked up in a one-broker target's broker list.
+        (IndexError, "targets/kafka_wire.py", True),
+        (KeyError, "plugin/reporting.py", True),
+        (TypeError, "judging/checks.py", True),
+        (AttributeError, "targets/health.py", True),
+        (NameError, "spark/worker.py", True),
+        # Decoding the implementation's bytes or answers, or running the implementation itself: its FAIL.
+        (IndexError, "wire/client.py", False),
+        (KeyError, "reference/control_client.py", False),
+        (IndexError, "faults/validation.py", False),
+        (IndexError, "targets/model.py", False),
+        (TypeError, "targets/codecs/kafka_python.py", False),
+        (AttributeError, "targets/clients/confluent.py", False),
+        # What an implementation's answer raises, wherever it is read: its FAIL.
+        (ValueError, "targets/kafka_wire.py", False),
+        (RuntimeError, "plugin/fixtures.py", False),
+        (ClauseViolation, "judging/checks.py", False),
+        (UnsupportedOperation, "targets/kafka_wire.py", False),
+    ],
+)
+def test_a_programming_error_in_the_harness_is_the_harness_s(
+    error: type[BaseException], where: str, harness: bool
+) -> None:
+    assert is_harness_error(error, str(PACKAGE_DIR / where)) is harness
+
+
+def test_code_outside_the_harness_is_never_the_harness_s(tmp_path: Path) -> None:
+    """A suite test, the model, a library: an IndexError there may be the implementation's answer (a list shorter
+    than the model's), so it stays a FAIL for a person to read."""
+    root = PACKAGE_DIR.parent
+    for where in (root / "suites" / "helpers.py", root / "models" / "codec.py", tmp_path / "test_x.py"):
+        assert not is_harness_error(IndexError, str(where))
+    assert not is_harness_error(IndexError, None)
+    assert not in_harness(str(PACKAGE_DIR.parent / "conformance-other" / "x.py"))
+
+
+def test_harness_error_reads_the_innermost_frame_and_every_failure_of_a_group() -> None:
+    broke = _raised_in("targets/kafka_wire.py", "broker_ids = (0,)\nbroker_ids[1]")
+    decoded = _raised_in("wire/client.py", "payload = b''\npayload[4]")
+    frame = innermost_frame(broke)
+    assert frame is not None and frame.filename.endswith("targets/kafka_wire.py") and frame.lineno == 2
+    assert harness_error(broke) is broke
+    assert harness_error(decoded) is None
+    assert harness_error(None) is None
+    # Hypothesis raises distinct failures together: the harness's only when each one is.
+    assert harness_error(ExceptionGroup("two", [broke, broke])) is broke
+    assert harness_error(ExceptionGroup("two", [broke, decoded])) is None
+    text = harness_error_text(broke)
+    assert text.startswith(HARNESS_ERROR_PREFIX + "the suite's own code raised IndexError: tuple index out of range")
+    assert "targets/kafka_wire.py:2" in text and "Traceback (most recent call last)" in text
+
+
+def test_a_harness_error_blocks_the_clauses_no_check_decided_and_fails_the_test() -> None:
+    ev = Evidence(TEST, (LATEST, FIRST), frozenset({LATEST, FIRST}), held=frozenset({LATEST}), error="IndexError",
+                  harness_error=True, pinned=(0,))  # fmt: skip
+    judgement = judge(ev, (entry(FIRST, Obs.LIST_OFFSETS_OFFSET, test=TEST, example="x=1"),))
+    # The check that held stands; the clause the harness never reached is not decided; no pin is called stale.
+    assert judgement.verdicts == {LATEST: Verdict.PASS, FIRST: Verdict.BLOCKED}
+    assert judgement.failed and not judgement.unexpected
+    # The same error from the implementation's side fails every clause no check decided, as before.
+    other = judge(Evidence(TEST, (LATEST, FIRST), frozenset({LATEST, FIRST}), error="IndexError"), ())
+    assert other.verdicts == {LATEST: Verdict.FAIL, FIRST: Verdict.FAIL}

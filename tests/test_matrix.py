@@ -12,13 +12,14 @@ import pytest
 
 from conformance.faults import MUTANTS
 from conformance.faults.kill_table import KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
-from conformance.judging.verdicts import ALLURE_STATUS, DEPARTS, Verdict
+from conformance.judging.verdicts import ALLURE_STATUS, DEPARTS, KillStatus, TaskStatus, Verdict
 from conformance.spark.aggregate import (
     IN_PROCESS,
     NOT_RUN,
     SERVED,
     Cell,
     Matrix,
+    campaign_outcome,
     grade,
     implementation_matrix,
     kill_table,
@@ -217,3 +218,90 @@ def test_the_heatmap_stays_readable_for_fifteen_implementations(tmp_path: Path) 
     with Image.open(tmp_path / "m.png") as image:
         assert image.size == (width, height)
     assert width < 1600, width  # the matrix with every mutant as a column was about 7,900 px wide
+
+
+# --- the campaign's exit rule ------------------------------------------------------------------------------------
+
+
+def _task(task_id: str, target: str, status: TaskStatus = TaskStatus.OK) -> dict[str, object]:
+    return {"task_id": task_id, "target": target, "machine": "all", "profile": P, "seed": 1, "status": status,
+            "seconds": 1.0, "examples": 10}  # fmt: skip
+
+
+def _matrix(cells: dict[tuple[str, str], Verdict], tasks: tuple[dict[str, object], ...] = ()) -> Matrix:
+    """A campaign's matrix from hand-made (clause, target) -> verdict cells (what `aggregate` makes of its rows)."""
+    made = {(clause, (target, P)): cell(v, 1.0 if v in DEPARTS else None) for (clause, target), v in cells.items()}
+    return Matrix(sorted({c for c, _ in made}), sorted({col for _, col in made}), made, list(tasks))
+
+
+def test_the_campaign_fails_on_a_new_failure_and_on_a_mutant_not_killed_and_says_why() -> None:
+    outcome = campaign_outcome(campaign())
+    assert outcome.failed
+    # noida's FAIL (a suite or an audit row alike), and lookup-last-match surviving its run through kafka-python.
+    assert outcome.summary() == (
+        "1 FAIL, 0 UNEXPECTED-PASS, 1 KNOWN, 1 NON-STRICT; "
+        f"1 mutant(s) not killed ({LOOKUP} client:kafka-python: {KillStatus.SURVIVED})"
+    )
+
+
+@pytest.mark.parametrize(
+    ("cells", "failed", "summary"),
+    [
+        # KNOWN, NON-STRICT, UNSUPPORTED, N/A and BLOCKED do not fail `run`, nor the campaign.
+        (
+            {
+                ("LO.first-ge-target", "tansu"): Verdict.KNOWN,
+                ("VAL.range-before-after", "tansu"): Verdict.NON_STRICT,
+                ("IDX.strictly-increasing", "tansu"): Verdict.BLOCKED,
+                ("LO.first-ge-target", "noida"): Verdict.UNSUPPORTED,
+            },
+            False,
+            "no new failure: 0 FAIL, 0 UNEXPECTED-PASS, 1 KNOWN, 1 NON-STRICT",
+        ),
+        ({("LO.first-ge-target", "tansu"): Verdict.UNEXPECTED_PASS}, True, "0 FAIL, 1 UNEXPECTED-PASS"),
+        (
+            {("LO.first-ge-target", "tansu"): Verdict.FAIL, ("LO.first-ge-target", "model"): Verdict.FAIL},
+            True,
+            "2 FAIL, 0 UNEXPECTED-PASS",
+        ),
+        # A mutant's FAIL is its kill, not a failure of the campaign.
+        (
+            {("LO.first-ge-target", "model"): Verdict.PASS, ("LO.first-ge-target", f"mutant:{LOOKUP}"): Verdict.FAIL},
+            False,
+            "no new failure: 0 FAIL, 0 UNEXPECTED-PASS; every mutant killed (1 graded)",
+        ),
+        # The kill table's rule: a mutant whose declared clause was checked and held, or only others failed, fails.
+        (
+            {("LO.first-ge-target", f"mutant:{LOOKUP}"): Verdict.PASS},
+            True,
+            f"0 FAIL, 0 UNEXPECTED-PASS; 1 mutant(s) not killed ({LOOKUP} {IN_PROCESS}: SURVIVED)",
+        ),
+        (
+            {
+                ("LO.first-ge-target", f"mutant:{LOOKUP}"): Verdict.PASS,
+                ("VAL.range-before-after", f"mutant:{LOOKUP}"): Verdict.FAIL,
+            },
+            True,
+            f"0 FAIL, 0 UNEXPECTED-PASS; 1 mutant(s) not killed ({LOOKUP} {IN_PROCESS}: WRONG-CLAUSE)",
+        ),
+        # ... but one whose declared clauses this campaign never checked is not graded (NOT-RUN).
+        (
+            {("VAL.range-before-after", f"mutant:{LOOKUP}"): Verdict.PASS},
+            False,
+            "no new failure: 0 FAIL, 0 UNEXPECTED-PASS",
+        ),
+    ],
+)
+def test_the_campaign_exit_rule(cells: dict[tuple[str, str], Verdict], failed: bool, summary: str) -> None:
+    outcome = campaign_outcome(_matrix(cells))
+    assert (outcome.failed, outcome.summary()) == (failed, summary)
+
+
+def test_a_task_that_did_not_finish_fails_the_campaign() -> None:
+    cells = {("LO.first-ge-target", "model"): Verdict.PASS}
+    tasks = (_task("model-all", "model"), _task("tansu-all", "tansu", TaskStatus.TIMEOUT),
+             _task("audit-tansu-kafka-4.0", "tansu", TaskStatus.CRASHED))  # fmt: skip
+    outcome = campaign_outcome(_matrix(cells, tasks))
+    assert outcome.failed and outcome.unfinished == ("tansu-all", "audit-tansu-kafka-4.0")
+    assert outcome.summary() == "0 FAIL, 0 UNEXPECTED-PASS; 2 task(s) timed out or crashed"
+    assert not campaign_outcome(_matrix(cells, tasks[:1])).failed

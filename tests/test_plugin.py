@@ -47,7 +47,7 @@ def _importable_project(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess(
-        "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:schemathesis", *args
+        "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:schemathesis", *args, timeout=300
     )
 
 
@@ -272,9 +272,138 @@ def test_a_clause_no_check_ran_for_is_unsupported_and_failures_are_drafted(pytes
     again.assert_outcomes(passed=1, xfailed=1)
 
 
+HARNESS_BREAKS = """
+from types import SimpleNamespace
+
+import pytest
+
+from conformance.targets.implementation import Capability
+from conformance.targets.kafka_wire import WireImplementation
+
+@pytest.mark.clause("LO.first-ge-target")
+def test_harness_breaks():
+    # The adapter's broker index past a one-broker target's brokers: the suite's own bug.
+    one_broker = SimpleNamespace(control=SimpleNamespace(set_clock=lambda node, now: None),
+                                 capabilities={Capability.CLOCK_CONTROL}, _check_not_lost=lambda: None,
+                                 probe=SimpleNamespace(broker_ids=(7,)))
+    WireImplementation.set_clock(one_broker, 1, 1700000000000)
+
+@pytest.mark.clause("LO.first-qualifying-segment")
+def test_implementation_answer_breaks():
+    # An answer shorter than the model's, indexed by the test itself: the implementation's departure.
+    answer = []
+    answer[0]
+"""
+
+
+def test_a_harness_error_is_blocked_with_its_traceback_and_counted(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_suite=HARNESS_BREAKS)
+    result = run(pytester, "--verdicts-json", "v.json")
+    result.assert_outcomes(failed=2)
+    assert result.ret == 1  # a broken harness is no green run
+    out = result.stdout.str()
+    assert "HARNESS ERRORS" in out and "the harness broke in 1 test: a bug of the suite" in out, out
+    data = read_results(pytester.path / "v.json")
+    tests = {t.nodeid.split("::")[-1]: t for t in data.tests}
+    broke = tests["test_harness_breaks"]
+    assert broke.verdicts == {"LO.first-ge-target": Verdict.BLOCKED}
+    assert broke.message.startswith("HARNESS ERROR: the suite's own code raised IndexError: tuple index out of range")
+    assert "conformance/targets/kafka_wire.py" in broke.message and "Traceback (most recent call last)" in broke.message
+    assert tests["test_implementation_answer_breaks"].verdicts == {"LO.first-qualifying-segment": Verdict.FAIL}
+    assert data.clauses == {"LO.first-ge-target": Verdict.BLOCKED, "LO.first-qualifying-segment": Verdict.FAIL}
+
+
+STOPPED_MIDWAY = """
+import os, signal, time
+
+import pytest
+
+@pytest.mark.clause("LO.first-ge-target")
+def test_1_finishes():
+    pass
+
+@pytest.mark.clause("LO.first-qualifying-segment")
+def test_2_stopped_under_it():
+    try:
+        os.kill(os.getpid(), signal.SIG)
+        # Not signal.pause(): a signal taken by another thread of the process would leave it waiting forever.
+        for _ in range(300):
+            time.sleep(0.1)
+    except KeyboardInterrupt:
+        # Caught on its way and turned into an error of its own, as Hypothesis' engine may do: no result.
+        raise AssertionError("the engine's own state, broken by the interrupt")
+
+@pytest.mark.clause("LO.not-found-minus-one")
+def test_3_never_runs():
+    pass
+"""
+
+
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_a_run_stopped_midway_writes_what_finished_and_judges_nothing_after_the_signal(
+    pytester: pytest.Pytester, stop: str
+) -> None:
+    pytester.makepyfile(test_suite=STOPPED_MIDWAY.replace("signal.SIG)", f"signal.{stop})"))
+    result = run(pytester, "--verdicts-json", "v.json", "-rs")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.assert_outcomes(passed=1, skipped=1)
+    out = result.stdout.str()
+    assert f"incomplete: stopped after 1 of 3 tests ({stop})" in out
+    assert f"not finished: the run was stopped ({stop})" in out
+    assert "AssertionError" not in out
+    data = read_results(pytester.path / "v.json")
+    assert data.incomplete == f"stopped after 1 of 3 tests ({stop})"
+    assert [t.nodeid for t in data.tests] == ["test_suite.py::test_1_finishes"]
+    assert data.clauses == {"LO.first-ge-target": Verdict.UNSUPPORTED}  # passed without a check: nothing more
+
+
+CODEC_SUITE = """
+import pytest
+
+@pytest.mark.kind("codec")
+@pytest.mark.clause("FMT.v1-wrapper-relative-offsets")
+def test_codec():
+    pass
+"""
+
+SHIPPED = """
+[[expected]]
+clause = "FMT.v1-wrapper-relative-offsets"
+observable = "batch.offsets"
+reason = "r"
+link = "l"
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        ((), "expectations: suites/expectations/codec-kafka-python.toml (shipped with codec:kafka-python)"),
+        (("--no-expectations",), "expectations: none (--no-expectations; codec:kafka-python ships "
+                                 "suites/expectations/codec-kafka-python.toml)"),
+        (("--expectations", "mine.toml"), "expectations: mine.toml (--expectations)"),
+        (("--target", "codec:model"), "expectations: none"),
+    ],
+)
+def test_a_target_runs_with_the_expectations_it_ships_unless_told_otherwise(
+    pytester: pytest.Pytester, args: tuple[str, ...], says: str
+) -> None:
+    pytest.importorskip("kafka", reason="kafka-python (the codec:kafka-python target) is not installed")
+    pytester.mkdir("suites")
+    (pytester.path / "suites" / "test_codec_x.py").write_text(CODEC_SUITE)
+    pytester.mkdir("suites/expectations")
+    (pytester.path / "suites" / "expectations" / "codec-kafka-python.toml").write_text(SHIPPED)
+    pytester.makefile(".toml", mine=SHIPPED)
+    result = run(pytester, "suites", "--target", "codec:kafka-python", *args)
+    result.assert_outcomes(passed=1)
+    lines = [line.strip() for line in result.stdout.lines]
+    assert says in lines, result.stdout.str()
+
+
 HOOKS = {
     "pytest_addoption", "pytest_configure", "pytest_collection_modifyitems", "pytest_runtest_setup",
     "pytest_runtest_call", "pytest_runtest_makereport", "pytest_terminal_summary", "pytest_sessionfinish",
+    "pytest_unconfigure",
 }  # fmt: skip
 FIXTURES = ("profile", "target_factory", "reference_factory", "impl")
 

@@ -1,4 +1,4 @@
-"""Profiles differ exactly where SEMANTICS §9 says, and the effective bounds follow VAL-6."""
+"""Profiles differ exactly where Kafka versions do, and the effective bounds follow VAL-6."""
 
 from __future__ import annotations
 

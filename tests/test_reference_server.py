@@ -414,13 +414,13 @@ def test_serve_writes_its_ready_file_and_stops_on_request(tmp_path: Path) -> Non
     assert "ApiVersions v3" in (tmp_path / "log").read_text()
 
 
-def test_serve_port_in_use_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_serve_port_in_use_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        assert serve.run(_serve_args(tmp_path, port=port), io.StringIO()) == 1
-        assert serve.run(_serve_args(tmp_path, control_port=port), io.StringIO()) == 1
+        assert serve.run(_serve_args(tmp_path, port=port), io.StringIO()) == 2
+        assert serve.run(_serve_args(tmp_path, control_port=port), io.StringIO()) == 2
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 2 and f"port {port}" in lines[0] and "--port 0" in lines[0]
     assert f"{port}" in lines[1] and "--control-port 0" in lines[1]

@@ -513,3 +513,20 @@ def _summary(clause_id: str) -> str:
     from models.clauses import get_clause
 
     return get_clause(clause_id).summary
+
+
+def test_a_split_report_counts_clauses_and_tests_in_reports_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real Allure 3 with split=True: clauses/index.html holds the clause results only and tests/index.html
+    the pytest tests only (each report's summary.json counts its own), and the gate still judges both."""
+    _cached_allure(monkeypatch)
+    results = _run_of(tmp_path, "a new failure")
+    report = tmp_path / "report"
+    build_html(results, report, name="r", split=True)
+    clauses = json.loads((report / "clauses" / "summary.json").read_text())
+    tests = json.loads((report / "tests" / "summary.json").read_text())
+    assert (report / "clauses" / "index.html").is_file() and (report / "tests" / "index.html").is_file()
+    assert clauses["stats"]["total"] == 2, clauses  # LO.first-ge-target KNOWN, LO.not-found-minus-one FAIL
+    assert tests["stats"]["total"] == 1, tests  # test_timestamp_lookup
+    assert (report / QUALITY_GATE_FILE).read_text().startswith("failed\n")

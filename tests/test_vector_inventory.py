@@ -1,4 +1,4 @@
-"""Every SEMANTICS test vector TV-01..TV-27 is restated by at least one collected test."""
+"""Every test vector TV-01..TV-27 of docs/rules.md is restated by at least one collected test."""
 
 from __future__ import annotations
 

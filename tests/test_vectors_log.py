@@ -1,6 +1,6 @@
-"""The partition log and ListOffsets against Kafka's own test vectors TV-01..TV-16 (SEMANTICS §11).
+"""The partition log and ListOffsets against Kafka's own test vectors TV-01..TV-16 (docs/rules.md).
 
-Each test restates one vector with the facts as SEMANTICS §11 gives them, plus the rule IDs
+Each test restates one vector with the facts of Kafka's test, plus the rule IDs
 (IDX-*, LO-*) that explain the expected values. Segment-level vectors (LogSegmentTest) drive a
 `Segment` directly; log-level ones (UnifiedLogTest, ListOffsets*Test) drive a `PartitionLog`.
 """

@@ -1,4 +1,4 @@
-"""The leader's validator and the conversions against SEMANTICS §11 TV-17..TV-27, plus the exact
+"""The leader's validator and the conversions against the test vectors TV-17..TV-27 (docs/rules.md), plus the exact
 texts of VAL-7..VAL-15 and CNV-1..7.
 
 Profiles: the LogValidatorTest vectors pass the target magic directly; a real broker only stores

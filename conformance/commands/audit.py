@@ -22,11 +22,13 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from conformance.commands.usage import output_directory, spark_master
 from conformance.judging.verdicts import FAILS_RUN
 from conformance.spark.tasks import CampaignError
 from conformance.targets.implementation import Kind
 from conformance.targets.registry import TargetError, check_target, open_target, targets_help
 from conformance.targets.target import ServedBy
+from models.constants import ErrorCode
 
 if TYPE_CHECKING:
     from conformance.judging.expectations import Expectation
@@ -57,11 +59,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--expectations",
         default=None,
-        help="known failures of the target (TOML): a disagreement an entry covers is KNOWN, not FAIL",
+        help="known failures of the target (TOML): a disagreement an entry covers is KNOWN, not FAIL (default: the "
+        "file the target ships in suites/expectations/, as in `run`)",
     )
-    parser.add_argument("--master", default=os.environ.get("KTS_SPARK_MASTER", "local[2]"), help="Spark master URL")
+    parser.add_argument(
+        "--no-expectations",
+        action="store_true",
+        help="no expectations file, not even the target's shipped one: every disagreement is a FAIL",
+    )
+    parser.add_argument(
+        "--master",
+        type=spark_master,
+        default=os.environ.get("KTS_SPARK_MASTER", "local[2]"),
+        help="Spark master URL: local[N] or spark://HOST:PORT (env KTS_SPARK_MASTER; default local[2])",
+    )
     parser.add_argument("--out", default=None, help="output directory (default reports/out/audit-<target>)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per network request (default 10)")
+    # --wire-timeout as in `run` and the suites (a wire error names that flag); --timeout is its older name.
+    parser.add_argument(
+        "--wire-timeout",
+        "--timeout",
+        dest="timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds any one network operation may take against a broker (default 10)",
+    )
 
 
 def load_entries(path: str | None) -> tuple[Expectation, ...]:
@@ -75,6 +97,36 @@ def load_entries(path: str | None) -> tuple[Expectation, ...]:
         return load_expectations(path)
     except (OSError, ExpectationsError) as exc:
         raise CampaignError(f"--expectations: {exc}") from None
+
+
+def check_topic(bootstrap: str, topic: str, partition: int, *, timeout: float) -> None:
+    """--topic on the user's cluster, checked before Spark starts (which takes many seconds): the cluster answers,
+    and the topic and its partition exist; otherwise a CampaignError naming the fix."""
+    from conformance.targets.kafka_wire import check_reachable
+    from conformance.wire.client import ApiError, WireClient, error_name
+    from conformance.wire.connection import WireError
+
+    try:
+        check_reachable(bootstrap, timeout=timeout)
+        client = WireClient(bootstrap, timeout=timeout)
+        try:
+            described = client.metadata([topic]).topics.get(topic)
+        finally:
+            client.close()
+    except (TargetError, WireError, ApiError) as exc:
+        raise CampaignError(str(exc)) from None
+    code = described.error_code if described is not None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        raise CampaignError(
+            f"--topic {topic!r}: no such topic on {bootstrap} (Metadata answered UNKNOWN_TOPIC_OR_PARTITION): "
+            "pass an existing topic, or leave out --topic to audit a generated workload"
+        )
+    if code:
+        raise CampaignError(f"--topic {topic!r}: Metadata answered {error_name(code)} for it on {bootstrap}")
+    assert described is not None
+    if partition not in described.partitions:
+        count = len(described.partitions)
+        raise CampaignError(f"--partition {partition}: topic {topic!r} has partitions 0..{count - 1}: pass one of them")
 
 
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:
@@ -98,10 +150,22 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         raise CampaignError("--topic reads a topic on your cluster: use it with --target broker --bootstrap-servers")
     if args.batches < 1 or args.max_targets < 2 or args.partition < 0:
         raise CampaignError("--batches must be >= 1, --max-targets >= 2 and --partition >= 0")
-    entries = load_entries(args.expectations)
-    out = Path(args.out or f"reports/out/audit-{args.target.replace(':', '-')}")
-    out.mkdir(parents=True, exist_ok=True)
+    if not args.timeout > 0:
+        raise CampaignError(f"--wire-timeout {args.timeout:g}: give a positive number of seconds, e.g. 10")
+    # The one rule of `run`, `pytest suites` and the campaign (conformance.plugin.launcher.choose_expectations).
+    from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
+
+    try:
+        suites: Path | None = suites_dir(None)
+    except LauncherError:  # no suites installed: nothing ships
+        suites = None
+    choice = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
+    entries = load_entries(str(choice.path) if choice.path is not None else None)
+    if args.topic is not None:
+        check_topic(args.bootstrap_servers, args.topic, args.partition, timeout=args.timeout)
+    out = output_directory(args.out or f"reports/out/audit-{args.target.replace(':', '-')}")
     campaign_id = f"audit-{uuid.uuid4().hex[:8]}"
+    out_stream.write(f"{choice.describe()}\n")  # once the input is known good: a usage error stays one line
     began = time.monotonic()
     try:
         spark = spark_session(args.master, app="kafka-conformance audit")

@@ -6,8 +6,10 @@ Usage problems are CampaignErrors, which the CLI prints as one line with exit co
 
 Writes into --out: `campaign.json` (the plan), `rows/<task>.parquet` (as tasks finish), `matrix.md`,
 `matrix.html`, `matrix.png` (the implementations: brokers, codecs, clients), `mutants.md` and `mutants.html` (the
-kill table of the mutants it ran) and `tasks.md`. Exit 0 when every task ran to its end, 1 when a task timed
-out or crashed, 2 on bad input. Verdicts themselves do not set the exit code: a campaign is a survey.
+kill table of the mutants it ran) and `tasks.md`. The exit code follows `kafka-conformance run`'s rule over the
+matrix (conformance.spark.aggregate.campaign_outcome): 1 when an implementation's cell (its suites' or its audit's
+rows) is FAIL or UNEXPECTED-PASS, when a graded mutant was not killed (the kill table's rule), or when a task timed
+out or crashed; else 0; 2 on bad input, 130 when stopped. The last line says why ("2 FAIL, 0 UNEXPECTED-PASS: exit 1").
 """
 
 from __future__ import annotations
@@ -20,25 +22,27 @@ import re
 import time
 import uuid
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
+from conformance.commands.usage import output_directory, spark_master
 from conformance.faults import MUTANTS
 from conformance.faults.kill_table import SURVIVED, WRONG_CLAUSE
-from conformance.plugin.launcher import LauncherError
+from conformance.plugin.launcher import LauncherError, choose_expectations
 from conformance.plugin.launcher import suites_dir as _installed_suites
 from conformance.spark.tasks import ALL, CampaignError, CampaignTask, suite_paths, task_table
 from conformance.targets.implementation import Kind
 from conformance.targets.registry import (
     MutantForm,
     TargetSpec,
-    expectations_file,
     open_target,
-    parse_target,
     table,
     target_kind,
     targets_help,
 )
 from conformance.targets.target import SERVED_AT, ServedBy, mutant_name, served_mutant_name
+
+if TYPE_CHECKING:
+    from conformance.spark.aggregate import CampaignOutcome
 
 
 def suites_dir(override: str | None) -> Path:
@@ -49,7 +53,7 @@ def suites_dir(override: str | None) -> Path:
         raise CampaignError(str(exc)) from None
 
 
-EXIT_OK, EXIT_TASKS_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profiles", default="kafka-4.0", help="comma-separated behaviour profiles")
     parser.add_argument("--seeds", type=int, default=1, help="Hypothesis seeds per (target, suite, profile)")
     parser.add_argument("--budget", default="60s", help="time limit per task, e.g. 60s or 2m (default 60s)")
-    parser.add_argument("--master", default=os.environ.get("KTS_SPARK_MASTER", "local[2]"), help="Spark master URL")
+    parser.add_argument(
+        "--master",
+        type=spark_master,
+        default=os.environ.get("KTS_SPARK_MASTER", "local[2]"),
+        help="Spark master URL: local[N] or spark://HOST:PORT (env KTS_SPARK_MASTER; default local[2])",
+    )
     parser.add_argument("--out", default=None, help="output directory (default reports/out/campaign-<id>)")
     parser.add_argument("--resume", action="store_true", help="skip the tasks whose rows are already in --out")
     parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
@@ -207,10 +216,10 @@ def parse_budget(text: str) -> float:
 def _expectations(args: argparse.Namespace, targets: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     for target in targets:
-        shipped = expectations_file(parse_target(target))
-        default = suites_dir(args.suites) / "expectations" / shipped if shipped is not None else None
-        if default is not None and default.is_file():
-            found[target] = str(default.resolve())
+        # The one rule of `run` and `pytest suites` (conformance.plugin.launcher.choose_expectations).
+        shipped = choose_expectations(target, None, suites=suites_dir(args.suites)).path
+        if shipped is not None:
+            found[target] = str(shipped.resolve())
     for entry in args.expectations:
         target, sep, path = entry.partition("=")
         if not sep or not Path(path).is_file():
@@ -255,8 +264,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         campaign_id = str(earlier["campaign_id"]) if args.resume else uuid.uuid4().hex[:8]
     else:
         campaign_id = uuid.uuid4().hex[:8]
-    out = Path(args.out or f"reports/out/campaign-{campaign_id}")
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_directory(args.out or f"reports/out/campaign-{campaign_id}")
     (out / "campaign.json").write_text(
         json.dumps(
             {"campaign_id": campaign_id, "master": args.master, "tasks": [t.as_dict() for t in tasks]}, indent=1
@@ -278,7 +286,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         raise CampaignError(str(exc)) from None
     out_stream.write(f"spark session started in {time.monotonic() - began:.1f} s\n")
     try:
-        progress = run_campaign(
+        run_campaign(
             tasks, out, master=args.master, campaign_id=campaign_id, suites=suites_dir(args.suites),
             expectations=expectations, resume=args.resume, log=out_stream, spark=spark,
         )  # fmt: skip
@@ -286,14 +294,16 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             # Audit mode asks a broker ListOffsets questions: codecs and clients have no log to audit.
             brokers = [t for t in targets if target_kind(t) is Kind.BROKER]
             audit_targets(spark, brokers, profiles, out, campaign_id, expectations, out_stream, resume=args.resume)
-        write_outputs(spark, out, campaign_id, tasks, out_stream)
+        outcome = write_outputs(spark, out, campaign_id, tasks, out_stream)
     except KeyboardInterrupt:
         out_stream.write("stopped: finished rows are kept\n")
         return 130
     finally:
         spark.stop()
     out_stream.write(f"campaign {campaign_id} done in {time.monotonic() - began:.0f} s: {out}\n")
-    return EXIT_TASKS_FAILED if progress.failed_tasks else EXIT_OK
+    code = EXIT_FAILED if outcome.failed else EXIT_OK
+    out_stream.write(f"{outcome.summary()}: exit {code}\n")
+    return code
 
 
 def _interrupt_on_sigterm() -> None:
@@ -365,10 +375,13 @@ def audit_targets(
         write_report(results, out / "audit")
 
 
-def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[CampaignTask], log: TextIO) -> None:
+def write_outputs(
+    spark: object, out: Path, campaign_id: str, tasks: list[CampaignTask], log: TextIO
+) -> CampaignOutcome:
     """matrix.md/.html/.png (the implementations), mutants.md/.html (the kill table, when the campaign ran
-    mutants), tasks.md and the Allure results, all from the rows on disk."""
-    from conformance.spark.aggregate import aggregate, implementation_matrix, kill_table
+    mutants), tasks.md and the Allure results, all from the rows on disk; returns the campaign's outcome, read from
+    the same rows."""
+    from conformance.spark.aggregate import aggregate, campaign_outcome, implementation_matrix, kill_table
     from conformance.spark.engine import rows_dir
     from reports.matrix import kill_html, kill_markdown, summary_counts, to_html, to_markdown, to_png
 
@@ -417,3 +430,4 @@ def write_outputs(spark: object, out: Path, campaign_id: str, tasks: list[Campai
         shutil.rmtree(results)
     written = write_campaign_results(rows_dir(out), results, campaign_id=campaign_id, log=log)
     log.write(f"allure results: {written} in {results} (npx allure generate {results})\n")
+    return campaign_outcome(everything)

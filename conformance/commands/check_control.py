@@ -21,6 +21,7 @@ every topic with a finite retention.ms) are left out unless asked (--include-res
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
 import time
@@ -320,16 +321,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _reachable(url: str, timeout: float) -> str | None:
-    """None if something answers HTTP at `url`; otherwise why not."""
+# GET /capabilities answered with these by a server that has no such resource: a web server, not a control plane.
+_NO_SUCH_RESOURCE = (404, 405, 410, 501)
+
+
+def _cannot_check(url: str, timeout: float) -> str | None:
+    """Why `url` cannot be checked, as the ERROR line's text: nothing answers there, or what answers is not a
+    control plane (GET /capabilities, the one operation every control plane has, is not there, or answers with
+    something that is not JSON). None when a control plane answers; whether its answers honour the contract
+    (a 500, a body of the wrong shape) is for the checks to judge."""
     try:
-        with urllib.request.urlopen(f"{url}/capabilities", timeout=timeout):
-            return None
-    except urllib.error.HTTPError:
-        return None  # it answered; what it answered is for the checks to judge
+        with urllib.request.urlopen(f"{url}/capabilities", timeout=timeout) as response:
+            content_type = response.headers.get_content_type()
+            body = response.read(64 * 1024)
+    except urllib.error.HTTPError as error:
+        if error.code in _NO_SUCH_RESOURCE:
+            return _not_a_control_plane(url, f"GET /capabilities answered {error.code} {error.reason}")
+        return None
     except (urllib.error.URLError, OSError, ValueError) as error:
         reason = getattr(error, "reason", error)
-        return str(reason) or type(error).__name__
+        return (
+            f"cannot reach a control plane at {url} within {timeout:g} s ({str(reason) or type(error).__name__}): "
+            "is it running? pass its base URL, e.g. http://127.0.0.1:8080"
+        )
+    try:
+        json.loads(body)
+    except ValueError:
+        return _not_a_control_plane(url, f"GET /capabilities answered {content_type}, not JSON")
+    return None
+
+
+def _not_a_control_plane(url: str, what: str) -> str:
+    return (
+        f"{url} is not a control plane (no /capabilities: {what}): pass the base URL of your control plane, "
+        "where GET /capabilities answers with its capabilities in JSON"
+    )
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -340,12 +366,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         out.write(f"{NAME}: ERROR: schemathesis is not installed: {INSTALL_HINT}\n")
         return _EXIT_ERROR
     started = time.monotonic()
-    why_not = _reachable(url, args.timeout)
+    why_not = _cannot_check(url, args.timeout)
     if why_not is not None:
-        out.write(
-            f"{NAME}: ERROR: cannot reach a control plane at {url} within {args.timeout:g} s ({why_not}): "
-            "is it running? pass its base URL, e.g. http://127.0.0.1:8080\n"
-        )
+        out.write(f"{NAME}: ERROR: {why_not}\n")
         return _EXIT_ERROR
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     exclude = [op for op, flag in DISRUPTIVE_OPERATIONS.items() if not getattr(args, _dest(flag))]

@@ -1,5 +1,5 @@
 """`kafka-conformance clauses`: the clause catalogue as a table or JSON, and its coverage (every clause checked by a
-suite test or marked checked elsewhere; every SEMANTICS rule covered by a clause)."""
+suite test or marked checked elsewhere; every rule of docs/rules.md covered by a clause)."""
 
 from __future__ import annotations
 
@@ -89,19 +89,19 @@ def _read_semantics(path: str) -> tuple[str, ...]:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(
-            f"SEMANTICS file {path!r} not found: pass --semantics PATH to an existing file"
+            f"rule digest {path!r} not found: pass --semantics PATH to an existing file (e.g. docs/rules.md)"
         ) from None
     except (OSError, UnicodeDecodeError) as e:
         reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
         raise UsageError(
-            f"cannot read SEMANTICS file {path!r} ({reason}): pass --semantics PATH to a readable "
+            f"cannot read rule digest {path!r} ({reason}): pass --semantics PATH to a readable "
             "UTF-8 Markdown file"
         ) from None
     rule_ids, _vectors = parse_semantics(text)
     if not rule_ids:
         raise UsageError(
             f"no rule IDs found in {path!r}: expected bold rule headings such as **VAL-4 ...** "
-            "(is it a SEMANTICS.md digest?)"
+            "(is it a rule digest like docs/rules.md?)"
         )
     return rule_ids
 
@@ -109,7 +109,7 @@ def _read_semantics(path: str) -> tuple[str, ...]:
 def _print_coverage(rule_ids: Sequence[str], source: str, out: TextIO) -> int:
     uncovered, untested = coverage(rule_ids)
     covered = len(rule_ids) - len(uncovered) - len(untested)
-    print(f"SEMANTICS rules: {len(rule_ids)} (from {source})", file=out)
+    print(f"rules: {len(rule_ids)} (from {source})", file=out)
     print(f"covered by at least one clause: {covered}", file=out)
     if uncovered:
         print(f"uncovered (no clause cites them, not listed as untestable): {len(uncovered)}", file=out)
@@ -152,14 +152,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--coverage",
         action="store_true",
-        help="list SEMANTICS rules no clause covers and those deliberately untested, then per clause the "
+        help="list the rules (docs/rules.md) no clause covers and those deliberately untested, then per clause the "
         "suite tests that declare it, or where else it is checked and why; exit 1 if any rule is uncovered "
         "or any clause left unchecked",
     )
     parser.add_argument(
         "--semantics",
         metavar="PATH",
-        help="with --coverage (implied): read the rule IDs from this SEMANTICS.md instead of models/rules.py",
+        help="with --coverage (implied): read the rule IDs from this rule digest (docs/rules.md or one in its form) "
+        "instead of models/rules.py",
     )
 
 

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.commands.usage import spark_master
 from conformance.spark.jvm import KAFKA_CLIENTS_VERSION, JvmUnavailable
 from conformance.spark.oracle.cases import generate_case, parse_case_id
 from conformance.spark.oracle.explained import UNEXPLAINED, ExplainedError, Explanation, classify, load_explained
@@ -36,7 +37,12 @@ class DifferentialError(ValueError):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batches", type=int, default=10_000, help="generated batches per magic (default 10000)")
     parser.add_argument("--out", default="reports/out/differential", help="output directory")
-    parser.add_argument("--master", default=os.environ.get("KTS_SPARK_MASTER", "local[2]"), help="Spark master URL")
+    parser.add_argument(
+        "--master",
+        type=spark_master,
+        default=os.environ.get("KTS_SPARK_MASTER", "local[2]"),
+        help="Spark master URL (default local[2], env KTS_SPARK_MASTER)",
+    )
     parser.add_argument("--seed", type=int, default=1, help="the generation seed (cases are a function of it)")
     parser.add_argument("--magics", default="0,1,2", help="comma-separated magics to generate (default 0,1,2)")
     parser.add_argument(

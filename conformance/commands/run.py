@@ -4,17 +4,30 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, PROG, UsageError, check_profile
+from conformance.commands.usage import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    PROG,
+    UsageError,
+    check_profile,
+    output_directory,
+    sigterm_as_interrupt,
+)
+from conformance.judging.harness import HARNESS_ERROR_PREFIX
 from conformance.judging.results import RunResults, read_results
 from conformance.targets.fault_hook import fault_options
 from conformance.targets.registry import TargetError, check_target, default_hypothesis_profile, targets_help
 from conformance.targets.target import ServedBy, Target
 from models.clauses import CLAUSES
+from models.profiles import PROFILES
 
 if TYPE_CHECKING:
+    from conformance.plugin.launcher import ExpectationsChoice
     from conformance.targets.kafka_wire import ControlOffer
 
 
@@ -22,9 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--target",
         default=os.environ.get("KTS_TARGET", "tansu"),
-        help=f"the implementation under test: {targets_help()} (env KTS_TARGET; default tansu)",
+        help="the implementation under test: a broker, a record library (codec:<library>) or a client library "
+        f"(client:<library>): {targets_help()} (env KTS_TARGET; default tansu)",
     )
-    parser.add_argument("--profile", default=os.environ.get("KTS_PROFILE", "kafka-4.0"), help="behaviour profile")
+    parser.add_argument(
+        "--profile",
+        default=os.environ.get("KTS_PROFILE", "kafka-4.0"),
+        help=f"the Apache Kafka behaviour the target claims: {', '.join(PROFILES)} (env KTS_PROFILE; "
+        "default kafka-4.0)",
+    )
     parser.add_argument(
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
@@ -45,7 +64,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="seconds any one network operation may take against a broker (env KTS_WIRE_TIMEOUT; default 10)",
     )
-    parser.add_argument("--expectations", default=os.environ.get("KTS_EXPECTATIONS"), help="known failures (TOML)")
+    known = parser.add_mutually_exclusive_group()
+    known.add_argument(
+        "--expectations",
+        default=os.environ.get("KTS_EXPECTATIONS"),
+        metavar="FILE",
+        help="known failures (TOML; env KTS_EXPECTATIONS); default: the file the target ships in "
+        "suites/expectations/ (tansu.toml, noida.toml, codec-kafka-python.toml, ...), if any",
+    )
+    known.add_argument(
+        "--no-expectations",
+        action="store_true",
+        help="no expectations file, not even the one the target ships: every departure is a FAIL",
+    )
     parser.add_argument(
         "--hypothesis-profile",
         default=None,
@@ -80,7 +111,6 @@ def _wire_timeout(args: argparse.Namespace) -> float:
 def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO) -> tuple[Path, Target]:
     """Everything `run` can check before pytest starts, each problem one usage error; the suites directory and
     the parsed target. What a control plane turns on is said on `out`."""
-    from conformance.judging.expectations import ExpectationsError, load_expectations
     from conformance.plugin.launcher import LauncherError, suites_dir
     from conformance.targets.fault_hook import check_fault_options
 
@@ -93,11 +123,6 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO
         suites = suites_dir(args.suites)
     except (TargetError, LauncherError) as exc:
         raise UsageError(str(exc)) from None
-    if args.expectations:
-        try:
-            load_expectations(args.expectations)
-        except ExpectationsError as exc:
-            raise UsageError(f"{exc} (fix the file, or drop --expectations)") from None
     for cid in filter(None, (c.strip() for c in (args.clauses or "").split(","))):
         if cid not in {c.id for c in CLAUSES}:
             raise UsageError(f"--clauses: unknown clause {cid!r}: `{PROG} clauses` lists the IDs")
@@ -129,16 +154,33 @@ def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: Tex
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """The main job: the suites against one target, Allure results and the single-file HTML report, and a
     clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
-    NON-STRICT), 1 when a clause FAILs or an expectation is stale, 2 on bad input."""
+    NON-STRICT), 1 when a clause FAILs, an expectation is stale or the harness broke, 2 on bad input; stopped
+    by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report of what finished."""
+    with sigterm_as_interrupt():
+        try:
+            return _run(args, out)
+        except KeyboardInterrupt as exc:  # before the suites started, or while the report was built
+            sig = _signal_of(exc)
+            out.write(f"the run was stopped ({sig.name}) before it finished: what it wrote is in {args.out}\n")
+            return 128 + sig
+
+
+def _signal_of(exc: KeyboardInterrupt) -> signal.Signals:
+    """The signal behind a KeyboardInterrupt: SIGTERM when sigterm_as_interrupt raised it, else Ctrl-C."""
+    return signal.SIGTERM if exc.args == (f"signal {signal.SIGTERM.value}",) else signal.SIGINT
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
     import shlex
 
-    from conformance.plugin.launcher import SuitesRun, pytest_command, run_streaming
+    from conformance.plugin.launcher import SuitesRun, choose_expectations, pytest_command, run_streaming
 
     wire_timeout = _wire_timeout(args)
     suites, target = _check_run_inputs(args, wire_timeout, out)
-    root = Path(args.out)
+    expectations = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
+    _check_expectations(expectations)
+    root = output_directory(args.out)
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
-    root.mkdir(parents=True, exist_ok=True)
     budget = args.hypothesis_profile or default_hypothesis_profile(target)
     color = ("--color=yes",) if out.isatty() else ()
     run = SuitesRun(
@@ -147,7 +189,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         hypothesis_profile=budget,
         suites=suites,
         clauses=tuple(filter(None, (c.strip() for c in (args.clauses or "").split(",")))),
-        expectations=args.expectations,
+        expectations=str(expectations.path) if expectations.path is not None else None,
+        no_expectations=args.no_expectations,
         bootstrap_servers=args.bootstrap_servers,
         wire_timeout=wire_timeout,
         fault_hook=args.fault_hook,
@@ -160,43 +203,98 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         extra=("-rfE", *color, *args.pytest_args),
     )
     cmd = pytest_command(run)
-    out.write(f"$ {shlex.join(['pytest', *cmd[3:]])}\n")
+    out.write(f"$ {shlex.join(['pytest', *cmd[3:]])}\n{expectations.describe()}\n")
     out.flush()
-    finished = run_streaming(cmd, out)
+    finished = run_streaming(cmd, out, forward_stops=True)
     if finished.exit_messages:
         # pytest.exit(): the run could not start (e.g. a managed broker that did not come up). Its message
         # names the cause and the fix; the class that carried it is no news to a user.
         raise UsageError(finished.exit_messages[0].removeprefix(f"{PROG}: "))
     code = finished.returncode
-    if code in (3, 4):  # internal error or usage error: pytest has said why
+    if code in (3, 4) and finished.stopped_by is None:  # internal error or usage error: pytest has said why
         return EXIT_USAGE
+    # A run stopped early says so wherever its verdicts are shown (they cover only the tests that finished).
+    incomplete = read_results(verdicts).incomplete if verdicts.is_file() else None
+    if finished.stopped_by is not None and incomplete is None:
+        incomplete = f"stopped ({finished.stopped_by.name})"
     if results.is_dir():
-        from reports.allure import ReportError, build_html, write_categories, write_environment
+        from reports.allure import ReportError, write_categories, write_environment
 
         counts = _verdict_counts(read_results(verdicts)) if verdicts.is_file() else ""
         # The clause verdicts at a glance: Allure's own summary counts KNOWN, UNSUPPORTED and N/A all as skipped.
-        write_environment(results, {"target": args.target, "profile": args.profile,
-                                    "hypothesis_profile": budget, "clause_verdicts": counts or "none"})
+        environment = {
+            "target": args.target,
+            "profile": args.profile,
+            "hypothesis_profile": budget,
+            "clause_verdicts": counts or "none",
+            "expectations": expectations.describe().partition(": ")[2],
+        }
+        if incomplete:
+            environment["incomplete"] = incomplete
+        write_environment(results, environment)
         write_categories(results)
         if verdicts.is_file():
             from reports.clauses import write_clause_results
 
-            write_clause_results(verdicts, results, Path(args.expectations) if args.expectations else None)
+            write_clause_results(verdicts, results, expectations.path)
         if not args.no_html:
+            exit_code = 128 + finished.stopped_by if finished.stopped_by is not None else int(code != 0)
             try:
-                title = f"Kafka timestamp conformance: {args.target} ({args.profile})"
-                title += f": {counts}" if counts else ""
-                index = build_html(results, html, name=title)
+                index = _build_report(args, results, html, verdicts, expectations, budget, exit_code)
                 out.write(f"report: {index}\n")
             except ReportError as exc:
                 out.write(f"report not built: {exc}\n")
                 code = code or EXIT_CHECK_FAILED
+    if finished.stopped_by is not None:
+        exit_code = 128 + finished.stopped_by
+    else:
+        exit_code = EXIT_OK if code == 0 else EXIT_CHECK_FAILED
     if verdicts.is_file():
         _print_verdict_summary(read_results(verdicts), out)
-    if code == 5:
+    out.write(f"{expectations.describe()}\n")
+    if finished.stopped_by is not None:
+        out.write(f"the run was {incomplete}: the report and verdicts.json cover what finished\n")
+    elif code == 5:
         out.write("no test ran: check --clauses and the suites directory\n")
-        return EXIT_CHECK_FAILED
-    return EXIT_OK if code == 0 else EXIT_CHECK_FAILED
+    if verdicts.is_file():
+        from conformance.judging.headline import headline_of
+
+        # Last, as on the report's first page: the verdict as the exit code says it.
+        out.write(f"verdict: {headline_of(read_results(verdicts)).with_exit(exit_code)}\n")
+    return exit_code
+
+
+def _build_report(
+    args: argparse.Namespace,
+    results: Path,
+    html: Path,
+    verdicts: Path,
+    expectations: ExpectationsChoice,
+    budget: str,
+    exit_code: int,
+) -> Path:
+    """The HTML report: the clause verdicts and the tests as two Allure reports, and before them the first page
+    (reports.front_page) whose verdict line says what `exit_code` says. Without verdicts.json (the run stopped
+    before any test), the Allure report alone."""
+    from conformance.judging.headline import headline_of
+    from reports.allure import QUALITY_GATE_FILE, build_html
+    from reports.front_page import RunFacts, write_front_page
+
+    title = f"Kafka timestamp conformance: {args.target} ({args.profile})"
+    if not verdicts.is_file():
+        return build_html(results, html, name=title)
+    run = read_results(verdicts)
+    index = build_html(results, html, name=f"{title}: {headline_of(run).with_exit(exit_code)}", split=True)
+    gate, _, words = (html / QUALITY_GATE_FILE).read_text(encoding="utf-8").partition("\n")
+    settings = (
+        ("target", args.target),
+        ("profile", args.profile),
+        ("budget", budget),
+        *((("seed", str(run.seed)),) if run.seed is not None else ()),
+    )
+    facts = RunFacts(title, exit_code, gate, " ".join(words.split()), expectations.describe(), settings)
+    write_front_page(html, run, facts)
+    return index
 
 
 def _verdict_counts(results: RunResults) -> str:
@@ -210,8 +308,28 @@ def _verdict_counts(results: RunResults) -> str:
     return ", ".join(f"{counts[v]} {v}" for v in order if v in counts)
 
 
+def _check_expectations(choice: ExpectationsChoice) -> None:
+    """The expectations file in force loads, or a usage error names it and the way out."""
+    from conformance.judging.expectations import ExpectationsError, load_expectations
+
+    if choice.path is None:
+        return
+    try:
+        load_expectations(choice.path)
+    except ExpectationsError as exc:
+        drop = "drop --expectations" if choice.path != choice.shipped else "pass --no-expectations"
+        raise UsageError(f"{exc} (fix the file, or {drop})") from None
+
+
 def _print_verdict_summary(results: RunResults, out: TextIO) -> None:
     out.write(f"clauses: {len(results.clauses)} ({_verdict_counts(results) or 'none'})\n")
+    broke = sum(1 for t in results.tests if t.message.startswith(HARNESS_ERROR_PREFIX))
+    if broke:
+        # Not the target's departures: a bug of the suite left these tests' clauses BLOCKED.
+        out.write(
+            f"the harness broke in {broke} test{'s' if broke != 1 else ''}: their clauses are BLOCKED; "
+            "report it with the traceback above\n"
+        )
     if results.target_lost:
         # The clauses left BLOCKED say nothing about the target's timestamps: the target went away.
         out.write(f"TARGET LOST: {results.target_lost[0]}\n")

@@ -8,8 +8,12 @@ When it serves, it prints one line on stdout (the brokers' addresses and the con
 --ready-file, writes the same facts as JSON ({"bootstrap", "control_url", "pid", "target", "profile",
 "brokers"}) to that file atomically (a process that starts it waits for the file). Every request is logged
 in one line on stderr (or --log-file). SIGTERM or SIGINT stops the listeners and the control plane and
-exits 0 within a second. Exit 2: bad arguments (one line); exit 1: the server could not start (a port in
-use: one line naming it and the fix).
+exits 0 within a second. Exit 2, with one line naming the problem and the fix: bad arguments, or a port
+that cannot be listened on (in use, or not ours to bind), as for every usage error of `kafka-conformance`.
+
+--brokers N serves the model, or a mutant, as a cluster of N brokers: a mutant's fault is in its cluster's
+class or its implementation's methods, so the same mutant is served with N brokers in place of the 3 it is
+built with.
 """
 
 from __future__ import annotations
@@ -30,13 +34,14 @@ from conformance.errors import TargetError
 from conformance.reference.control_plane import ControlPlane
 from conformance.reference.kafka_server import DEFAULT_HOST, KafkaServer, ServeError, check_host
 from conformance.reference.served import ServedCluster
-from conformance.targets.implementation import ImplementationFactory, Kind
+from conformance.targets.implementation import Implementation, ImplementationFactory, Kind
+from conformance.targets.model import ModelImplementation
 from conformance.targets.registry import TargetSpec, parse_target, resolve_target, spec_of, targets_help
 from conformance.targets.target import ServedBy
 from models.profiles import DEFAULT_PROFILE
 
 PROG = "kafka-conformance serve"
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_USAGE = 0, 2
 DEFAULT_BROKERS = 3
 MAX_BROKERS = 64
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
@@ -93,7 +98,7 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
             server.start()
         except ServeError as exc:
             print(f"kafka-conformance: error: {exc}", file=sys.stderr)
-            return EXIT_FAILED
+            return EXIT_USAGE
         try:
             control = ControlPlane(served, host=host, port=args.control_port).start()
         except OSError as exc:
@@ -102,7 +107,7 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
                 f"({exc.strerror or exc}): pass --control-port with a free port, or --control-port 0",
                 file=sys.stderr,
             )
-            return EXIT_FAILED
+            return EXIT_USAGE
         facts = {
             "bootstrap": server.bootstrap,
             "control_url": control.url,
@@ -142,18 +147,37 @@ def _served(args: argparse.Namespace) -> ServedCluster:
     factory: ImplementationFactory = resolve_target(target, args.profile)
     if args.brokers is not None and not 1 <= args.brokers <= MAX_BROKERS:
         raise TargetError(f"--brokers {args.brokers}: give 1..{MAX_BROKERS}")
-    if dataclasses.is_dataclass(factory) and any(f.name == "brokers" for f in dataclasses.fields(factory)):
-        factory = dataclasses.replace(factory, brokers=args.brokers or DEFAULT_BROKERS)
     try:
-        served = ServedCluster(factory)
+        return ServedCluster(WithBrokers(factory, args.brokers or DEFAULT_BROKERS))
     except TypeError as exc:
         raise TargetError(str(exc)) from None
-    if args.brokers is not None and len(served.broker_ids()) != args.brokers:
-        raise TargetError(
-            f"--brokers {args.brokers}: {args.target} is built with {len(served.broker_ids())} brokers; "
-            "--brokers applies to --target model"
-        )
-    return served
+
+
+@dataclasses.dataclass(frozen=True)
+class WithBrokers:
+    """`inner`'s implementation on a cluster of `brokers` brokers: the same cluster class (a mutant's seams
+    are its methods), profile and clocks, built afresh before anything is stored (ServedCluster builds again
+    for POST /reset)."""
+
+    inner: ImplementationFactory
+    brokers: int
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def build(self) -> Implementation:
+        impl = self.inner.build()
+        if isinstance(impl, ModelImplementation) and len(impl.cluster.brokers) != self.brokers:
+            built = impl.cluster
+            start_time = min(broker.clock for broker in built.brokers.values())
+            impl.cluster = type(built)(
+                profile=built.profile,
+                broker_ids=tuple(range(self.brokers)),
+                start_time=start_time,
+                auto_replicate=built.auto_replicate,
+            )
+        return impl
 
 
 def _check_ports(args: argparse.Namespace, brokers: int) -> None:

@@ -7,7 +7,7 @@ implementations (or Kafka itself, in some release) have shipped. It declares the
 tagged with those clauses against it and fails if it survives.
 
 A mutant overrides one seam: a small method of the model named for the spec step it replaces (each cites
-its SEMANTICS rule), in a subclass the mutant's cluster uses:
+its rule in docs/rules.md), in a subclass the mutant's cluster uses:
 - `Cluster` (`MutantCluster`): the leader's produce path (`validation_inputs`, `pre_validate`,
   `append_time`, `post_validate`), `fetch_view` (down-conversion) and `log_class`;
 - `PartitionLog`: `_retention_reference`, `_shields_later_segments` (IDX-10), `segments_searched_for`,

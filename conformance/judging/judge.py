@@ -8,7 +8,9 @@ Rules, per declared clause of a test (and every clause a violation names):
 - in a test that failed before any check of it held: BLOCKED (not decided; another test may decide it);
 - in a test that passed without any check of it: N/A where the profile has no such clause, else
   UNSUPPORTED (the target never showed what the check needs), never PASS;
-- a failure that is not a clause violation (an exception) is FAIL for every declared clause not KNOWN;
+- a failure that is not a clause violation (an exception) is FAIL for every declared clause not KNOWN, unless
+  it is the harness's own error (conformance.judging.harness): then the clauses no check decided are BLOCKED,
+  never FAIL, and the test still fails (a broken harness is no green run);
 - a pinned entry that covered nothing in its own test is UNEXPECTED-PASS for its clause, the test fails,
   and the test's other clauses keep their verdicts.
 """
@@ -36,6 +38,7 @@ class Evidence:
     lenient: tuple[ClauseViolation, ...] = ()  # SHOULD/MAY violations let through
     raised: tuple[ClauseViolation, ...] = ()  # uncovered violations that failed the test
     error: str | None = None  # a failure that is not a clause violation
+    harness_error: bool = False  # ... raised by the harness's own code (conformance.judging.harness), not the target
     unsupported: str | None = None  # an operation the target lacks ended the test
     pinned: tuple[int, ...] = ()  # indexes of the entries pinned on this test
 
@@ -86,12 +89,14 @@ def judge(evidence: Evidence, entries: tuple[Expectation, ...]) -> Judgement:
             verdicts[cid] = Verdict.BLOCKED
         else:
             verdicts[cid] = Verdict.NOT_APPLICABLE if cid not in ev.in_profile else Verdict.UNSUPPORTED
-    if ev.error is not None and ev.unsupported is None and not ev.raised:
+    if ev.error is not None and ev.unsupported is None and not ev.raised and not ev.harness_error:
         # The test failed outside any clause check: nothing says which clause, so each declared one that is
-        # not already a known departure fails (a person reads the error).
+        # not already a known departure fails (a person reads the error). A harness error says nothing about
+        # the implementation: its clauses stay BLOCKED.
         verdicts.update({cid: Verdict.FAIL for cid in ev.clauses if verdicts[cid] is not Verdict.KNOWN})
     matched = tuple(sorted({i for _, i in ev.covered}))
-    unexpected = tuple(i for i in ev.pinned if i not in matched)
+    # A pin whose test the harness broke was not replayed to its end: nothing says it no longer fails.
+    unexpected = () if ev.harness_error else tuple(i for i in ev.pinned if i not in matched)
     for i in unexpected:
         clause = entries[i].clause
         if verdicts.get(clause) is not Verdict.FAIL:
@@ -164,10 +169,13 @@ class RunRecord:
     unexpected: frozenset[int]
 
 
-def entry_statuses(entries: tuple[Expectation, ...], tests: Iterable[RunRecord]) -> list[EntryStatus]:
+def entry_statuses(
+    entries: tuple[Expectation, ...], tests: Iterable[RunRecord], *, complete: bool = True
+) -> list[EntryStatus]:
     """What became of each entry in a run: MATCHED, UNEXPECTED-PASS (pinned, and its test ran without the
     departure), STALE (its clause and observable were checked where it applies, and it covered nothing) or
-    NOT-EXERCISED (no such check ran: a partial run says nothing)."""
+    NOT-EXERCISED (no such check ran: a partial run says nothing). In a run stopped early (`complete` false) an
+    entry for the whole run is never STALE: the test that would have matched it may be one that never ran."""
     tests = list(tests)
     out: list[EntryStatus] = []
     for i, entry in enumerate(entries):
@@ -177,7 +185,7 @@ def entry_statuses(entries: tuple[Expectation, ...], tests: Iterable[RunRecord])
             out.append(EntryStatus.MATCHED)
         elif entry.audit_only:  # the suites never check what it describes
             out.append(EntryStatus.NOT_EXERCISED)
-        elif any(
+        elif (complete or (entry.test is not None and not entry.whole_run)) and any(
             (entry.clause, obs.id) in t.checked
             for t in tests
             if entry.test is None or entry.whole_run or t.nodeid == entry.test

@@ -24,6 +24,7 @@ class RunState:
     # Hypothesis examples per test node id (--count-examples), and the test running now.
     examples: dict[str, int] = field(default_factory=dict)
     running: str | None = None
+    complete: bool = True  # false once the run was stopped early (Ctrl-C, SIGTERM): see entry_statuses
     _by_clause: dict[str, list[Verdict]] = field(default_factory=lambda: defaultdict(list))
 
     def add_result(self, result: TestResult) -> None:
@@ -52,7 +53,7 @@ class RunState:
             )
             for r in self.results
         ]
-        return entry_statuses(self.expectations, records)
+        return entry_statuses(self.expectations, records, complete=self.complete)
 
     def expectations_report(self) -> tuple[ExpectationOutcome, ...]:
         """Each entry with what became of it (verdicts.json "expectations")."""

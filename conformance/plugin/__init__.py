@@ -6,14 +6,17 @@ test checks; `@pytest.mark.requires(Capability.X, ...)` names the capabilities i
 `profile` (the Profile), `target_factory` (picklable), `impl` (a fresh implementation per test,
 always closed), `reference_factory` (the model under the same profile).
 
-More options: `--expectations FILE` (known failures, see conformance.judging.expectations), `--clauses
-ID,ID` (run only tests tagged with these clauses), `--verdicts-json FILE` (machine-readable results).
+More options: `--expectations FILE` (known failures, see conformance.judging.expectations; default: the file
+the target ships in suites/expectations/, if any), `--no-expectations` (not even that), `--clauses ID,ID` (run
+only tests tagged with these clauses), `--verdicts-json FILE` (machine-readable results).
 
 Verdicts per clause are derived from the outcomes and the `ClauseViolation`s raised: PASS; FAIL;
 UNSUPPORTED (a missing capability); N/A (the clause does not apply to the profile); KNOWN (a
 failure listed in the expectations: reported as xfail); UNEXPECTED-PASS (a pinned known failure
 that passed: reported as a failure); NON-STRICT (a SHOULD clause not met: reported as xfail, it
-does not fail the run). Each failure carries a command that replays it exactly.
+does not fail the run); BLOCKED (not decided: the target was lost, or the harness's own code broke). Each
+failure carries a command that replays it exactly. Ctrl-C or SIGTERM stops the run at the test it is in: the
+fixtures are torn down (a managed broker stopped) and verdicts.json says the run is incomplete.
 
 The plugin is this package: pytest registers the hooks and fixtures imported below (each defined once, in the
 module of its concern): options.py (options, the run's Hypothesis profile and state), collection.py (which tests
@@ -33,7 +36,7 @@ from conformance.plugin.fixtures import (
     require,
     target_factory,
 )
-from conformance.plugin.options import pytest_addoption, pytest_configure
+from conformance.plugin.options import pytest_addoption, pytest_configure, pytest_unconfigure
 from conformance.plugin.reporting import (
     clause_verdicts,
     pytest_runtest_call,
@@ -56,6 +59,7 @@ __all__ = [
     "pytest_runtest_setup",
     "pytest_sessionfinish",
     "pytest_terminal_summary",
+    "pytest_unconfigure",
     "reference_factory",
     "replay_command",
     "require",

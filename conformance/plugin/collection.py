@@ -4,6 +4,7 @@ the Allure labels of each test's clauses, and each pinned known failure added to
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -33,6 +34,9 @@ def kind_of_test(item: pytest.Item) -> Kind:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Before any deselection (this target's kind, --clauses; and -k, whose hook runs after this plugin's): a test
+    # left out of this run is not a test that does not exist.
+    check_expectation_tests(config, items)
     profile = config.getoption("--profile")
     # A codec is not a broker: the tests of another kind are left out of the run, not reported UNSUPPORTED.
     kind = target_kind(config.getoption("--target"))
@@ -58,9 +62,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     _pin_known_failures(config, items)
 
 
+def check_expectation_tests(config: pytest.Config, items: Sequence[pytest.Item]) -> None:
+    """A usage error for the first expectations entry whose `test` the suites do not have: a module that does not
+    exist, or a collected module without that test. A module not collected (a run of some suite modules only, a
+    campaign task) says nothing about its tests; one collected in part (node ids on the command line) is judged
+    by the names it defines (the test's function or class)."""
+    collected = {item.nodeid for item in items}
+    modules = {item.nodeid.split("::", 1)[0]: getattr(item, "module", None) for item in items}
+    in_part = any("::" in str(arg) for arg in config.args)
+    for expectation in config.stash[STATE].expectations:
+        test = expectation.test
+        if test is None or test in collected:
+            continue
+        path, _, name = test.partition("::")
+        if path not in modules:
+            absent = not (config.rootpath / path).is_file()
+        elif in_part:
+            absent = not hasattr(modules[path], name.split("::", 1)[0].split("[", 1)[0])
+        else:
+            absent = True
+        if absent:
+            raise pytest.UsageError(
+                f"{config.getoption('--expectations')}: entry {expectation.index} ({expectation.clause}) names test "
+                f"{test!r}, which the suites do not have: fix its node id (`pytest suites --collect-only -q` lists "
+                "them) or remove the entry"
+            )
+
+
 def _label_for_allure(item: pytest.Item, ids: list[str]) -> None:
     """allure-pytest labels (epic = KIP, feature = area, story = clause, severity from the level,
-    the SEMANTICS rules as tags, a link to the KIP); marks only, so nothing happens without allure."""
+    the rule IDs of docs/rules.md as tags, a link to the KIP); marks only, so nothing happens without allure."""
     clauses = [get_clause(cid) for cid in ids]
     first = clauses[0]
     item.add_marker(pytest.mark.allure_label(first.kip, label_type="epic"))
@@ -99,22 +130,8 @@ def _end_pins_quietly(function: Any) -> None:
 
 
 def _pin_known_failures(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Add each pinned counterexample as a Hypothesis @example of its test (expectations doc)."""
-    nodeids = {item.nodeid for item in items}
-    # A run of some suite modules only (a campaign task, `pytest suites/test_x.py`) leaves out the pins of
-    # the others; a pin into a module that was collected but naming no test of it is a mistake.
-    modules = {nodeid.split("::", 1)[0] for nodeid in nodeids}
-    for expectation in config.stash[STATE].expectations:
-        if (
-            expectation.pinned
-            and expectation.test not in nodeids
-            and str(expectation.test).split("::", 1)[0] in modules
-            and config.getoption("--clauses") is None
-        ):
-            raise pytest.UsageError(
-                f"expectations: test {expectation.test!r} (for {expectation.clause}) was not collected: "
-                "fix the node id (as printed by pytest --collect-only -q)"
-            )
+    """Add each pinned counterexample as a Hypothesis @example of its test (expectations doc); a pin naming no test
+    is a usage error already (check_expectation_tests)."""
     for item in items:
         for expectation in _pinned_for(config, item):
             function = getattr(item, "obj", None)

@@ -10,7 +10,7 @@ import pytest
 
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.plugin.reporting import attach_to_allure
-from conformance.plugin.state import HEALTH, STATE
+from conformance.plugin.state import HEALTH, STATE, STOPPED, STOPPED_BY
 from conformance.targets.health import TargetHealth, TargetLost
 from conformance.targets.implementation import Capability, Implementation, ImplementationFactory
 from conformance.targets.model import ModelFactory
@@ -77,7 +77,7 @@ def impl(request: pytest.FixtureRequest, target_factory: ImplementationFactory) 
             if isinstance(cap, Capability) and cap not in implementation.capabilities
         ]
         if missing:
-            pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
+            pytest.skip(unsupported_text(implementation, missing))
         yield implementation
     finally:
         implementation.close()
@@ -87,10 +87,20 @@ def require(implementation: Implementation, *capabilities: Capability) -> None:
     """Inside a test: skip as UNSUPPORTED unless the implementation has every capability."""
     missing = [c for c in capabilities if c not in implementation.capabilities]
     if missing:
-        pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
+        pytest.skip(unsupported_text(implementation, missing))
+
+
+def unsupported_text(implementation: Implementation, missing: list[Capability]) -> str:
+    """The skip reason of a test that needs `missing`: each capability, with the implementation's reason where it
+    gives one (`lacking`: a one-broker cluster has no leader to move to, ...)."""
+    why: dict[Capability, str] = getattr(implementation, "lacking", {})
+    return UNSUPPORTED_PREFIX + ", ".join(c.value + (f" ({why[c]})" if c in why else "") for c in missing)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if STOPPED_BY in item.config.stash:
+        # A stop signal whose KeyboardInterrupt was caught on its way: nothing more runs (the run stops here).
+        pytest.skip(f"not run: {STOPPED} ({item.config.stash[STOPPED_BY].name})")
     item.config.stash[STATE].running = item.nodeid
     # After the skip marks (N/A stays N/A), before any fixture talks to the target: a lost target is not
     # asked again, so each remaining test fails at once with the cause.

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, Phase, settings
 
+# The profiles register_profiles() registers, smallest budget first (what a usage error lists).
+PROFILE_NAMES = ("fast", "ci", "broker", "dev", "thorough")
+
 
 def register_profiles() -> None:
     """Register the profiles with Hypothesis (idempotent)."""

@@ -9,22 +9,33 @@ conftest.py to load it).
 
 `run_streaming` runs a command line with its output passed through as it comes, except pytest's banner for
 `pytest.exit(...)` (`!!! _pytest.outcomes.Exit: ... !!!`), whose message it hands back so that the command
-can print it as one line of its own. `collect` lists the suites' tests with the clauses each declares.
+can print it as one line of its own. With `forward_stops` it also owns Ctrl-C and SIGTERM while the run goes on:
+the child runs in its own process group, so the terminal's Ctrl-C reaches this process only, which passes each
+signal on to the child once; pytest then stops at the test it is in, tears its fixtures down (a managed broker is
+stopped) and writes what finished, and `Finished.stopped_by` says which signal stopped it. pytest's own
+KeyboardInterrupt banner is left out: the command says in one line that the run was stopped.
+`collect` lists the suites' tests with the clauses each declares.
 """
 
 from __future__ import annotations
 
 import codecs
+import contextlib
+import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
+
+from conformance.targets.registry import TargetError, expectations_file, parse_target
 
 PLUGIN = "conformance.plugin"
 
@@ -43,9 +54,56 @@ def suites_dir(override: str | os.PathLike[str] | None = None) -> Path:
                 "drop --suites to run the suites installed with the package"
             )
         return path.resolve()
-    import suites
+    # Found, not imported: a pytest run of another `suites` directory (the plugin asks too) must import its own.
+    spec = importlib.util.find_spec("suites")
+    if spec is None or spec.origin is None:
+        raise LauncherError("the suites are not installed: reinstall the package, or pass --suites DIR")
+    return Path(spec.origin).resolve().parent
 
-    return Path(suites.__file__).resolve().parent
+
+@dataclass(frozen=True)
+class ExpectationsChoice:
+    """The expectations file a run uses, by one rule for `kafka-conformance run`, `pytest suites` and the campaign:
+    none with `--no-expectations`, else `--expectations FILE` when given, else the file the target ships (its
+    registry row's, in the suites' `expectations/`; a mutant, another version or a local checkout ships none)."""
+
+    target: str
+    path: Path | None  # the file in force, None for none
+    shipped: Path | None  # the target's shipped file, whether in force or not
+
+    def describe(self) -> str:
+        """One line for the run's summary: "expectations: suites/expectations/tansu.toml (shipped with tansu)"."""
+        if self.path is None:
+            how = f" (--no-expectations; {self.target} ships {_shown(self.shipped)})" if self.shipped else ""
+            return f"expectations: none{how}"
+        if self.shipped is not None and self.path.resolve() == self.shipped.resolve():
+            return f"expectations: {_shown(self.path)} (shipped with {self.target})"
+        return f"expectations: {_shown(self.path)} (--expectations)"
+
+
+def choose_expectations(
+    target: str, given: str | os.PathLike[str] | None, *, none: bool = False, suites: Path | None
+) -> ExpectationsChoice:
+    """The expectations of a run against `target` (ExpectationsChoice): `given` (--expectations), `none`
+    (--no-expectations), else the shipped file in the suites directory `suites` (None: tests that are not the
+    suites, which ship nothing)."""
+    try:
+        name = expectations_file(parse_target(target))
+    except TargetError:  # an unknown target: its own check names the choices
+        name = None
+    candidate = suites / "expectations" / name if name is not None and suites is not None else None
+    shipped = candidate if candidate is not None and candidate.is_file() else None
+    if none:  # also over $KTS_EXPECTATIONS
+        return ExpectationsChoice(target, None, shipped)
+    return ExpectationsChoice(target, Path(given) if given else shipped, shipped)
+
+
+def _shown(path: Path) -> str:
+    """`path` as a user types it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 @dataclass(frozen=True)
@@ -61,6 +119,7 @@ class SuitesRun:
     tests: tuple[str, ...] = ()
     clauses: tuple[str, ...] = ()
     expectations: str | None = None
+    no_expectations: bool = False  # --no-expectations: not even the target's shipped file
     bootstrap_servers: str | None = None
     wire_timeout: float | None = None
     fault_hook: str | None = None
@@ -106,6 +165,8 @@ def pytest_command(run: SuitesRun) -> list[str]:
             cmd += [flag, str(value)]
     if run.alluredir is not None:
         cmd += ["--alluredir", str(run.alluredir), "--clean-alluredir"]
+    if run.no_expectations and run.expectations is None:
+        cmd.append("--no-expectations")
     if run.allow_disruptive:
         cmd.append("--allow-disruptive")
     if run.count_examples:
@@ -128,17 +189,85 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 @dataclass(frozen=True)
 class Finished:
-    """A finished pytest run: its exit code and the messages of any pytest.exit banner it printed."""
+    """A finished pytest run: its exit code, the messages of any pytest.exit banner it printed, and the signal
+    (SIGINT, SIGTERM) that stopped it early, if one did."""
 
     returncode: int
     exit_messages: tuple[str, ...]
+    stopped_by: signal.Signals | None = None
 
 
-def run_streaming(cmd: Sequence[str], out: TextIO, *, env: dict[str, str] | None = None) -> Finished:
+# pytest's report of a KeyboardInterrupt: "!!! KeyboardInterrupt !!!" (or "!!! KeyboardInterrupt: signal 15 !!!"),
+# the line it was raised at ("/path/x.py:12: KeyboardInterrupt") and a hint about --full-trace; or, where the run
+# stopped after the test it was in, "!!! Interrupted: the run was stopped (SIGINT) !!!".
+_INTERRUPT_LINES = re.compile(
+    r"^(?:!+ (?:KeyboardInterrupt\b.*|(?:[\w.]+\.)?Interrupted: the run was stopped .*) !+"
+    r"|\S.*:\d+: KeyboardInterrupt(?:: .*)?"
+    r"|\(to show a full traceback on KeyboardInterrupt .*\))$"
+)
+
+
+class _StopSignals:
+    """SIGINT and SIGTERM while a child runs: the first of each kind is passed on to the child (in its own process
+    group, so it gets nothing from the terminal), and the first one received is remembered."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.received: signal.Signals | None = None
+        self.child: subprocess.Popen[bytes] | None = None
+        self._passed: set[signal.Signals] = set()
+
+    def handle(self, signum: int, frame: object) -> None:
+        sig = signal.Signals(signum)
+        if self.received is None:
+            self.received = sig
+        self._pass_on(sig)
+
+    def attach(self, child: subprocess.Popen[bytes]) -> None:
+        self.child = child
+        if self.received is not None:  # arrived while the child was being started
+            self._pass_on(self.received)
+
+    def _pass_on(self, sig: signal.Signals) -> None:
+        # Once per kind: pytest reads a second Ctrl-C as "stop the teardown too", which would leave a managed
+        # broker behind and verdicts.json unwritten.
+        if self.child is None or sig in self._passed or self.child.poll() is not None:
+            return
+        self._passed.add(sig)
+        with contextlib.suppress(ProcessLookupError):
+            self.child.send_signal(sig)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[_StopSignals]:
+        if threading.current_thread() is not threading.main_thread():  # only the main thread gets signals
+            yield self
+            return
+        previous = {sig: signal.signal(sig, self.handle) for sig in self.SIGNALS}
+        try:
+            yield self
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def run_streaming(
+    cmd: Sequence[str], out: TextIO, *, env: dict[str, str] | None = None, forward_stops: bool = False
+) -> Finished:
     """Run `cmd`, copying its stdout to `out` as it arrives (stderr is inherited), without pytest.exit's banner
-    lines, whose messages come back in `Finished.exit_messages`."""
+    lines, whose messages come back in `Finished.exit_messages`. With `forward_stops`, SIGINT and SIGTERM stop the
+    child instead of this process (see the module doc)."""
+    stops = _StopSignals()
+    with stops.installed() if forward_stops else contextlib.nullcontext(stops):
+        proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, env=env, process_group=0 if forward_stops else None)
+        stops.attach(proc)
+        messages = _copy_output(proc, out, stops)
+    return Finished(proc.returncode, messages, stops.received)
+
+
+def _copy_output(proc: subprocess.Popen[bytes], out: TextIO, stops: _StopSignals) -> tuple[str, ...]:
+    """Copy the child's stdout to `out` until it exits (see run_streaming); the pytest.exit messages it printed."""
     messages: list[str] = []
-    proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, env=env)
     assert proc.stdout is not None
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     held = ""  # the start of a line that may be a banner, until its end arrives
@@ -150,14 +279,17 @@ def run_streaming(cmd: Sequence[str], out: TextIO, *, env: dict[str, str] | None
                 if not piece:
                     continue
                 complete = piece.endswith("\n")
-                if not mid_line and _ANSI.sub("", piece).startswith("!"):
+                plain = _ANSI.sub("", piece)
+                if not mid_line and (plain.startswith("!") or stops.received is not None):
                     if not complete:
                         held = piece
                         continue
-                    banner = _EXIT_BANNER.match(_ANSI.sub("", piece).strip())
+                    banner = _EXIT_BANNER.match(plain.strip())
                     if banner:
                         if banner["message"] not in messages:
                             messages.append(banner["message"])
+                        continue
+                    if stops.received is not None and _INTERRUPT_LINES.match(plain.strip()):
                         continue
                 out.write(piece)
                 mid_line = not complete
@@ -166,8 +298,8 @@ def run_streaming(cmd: Sequence[str], out: TextIO, *, env: dict[str, str] | None
         out.flush()
     finally:
         proc.stdout.close()
-        returncode = proc.wait()
-    return Finished(returncode, tuple(messages))
+        proc.wait()
+    return tuple(messages)
 
 
 # --- listing the tests -----------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The plugin's command-line options, the Hypothesis profile and seed of a run, SIGTERM read as Ctrl-C, and
-the run's state built from the options (conformance.plugin.state.STATE)."""
+"""The plugin's command-line options, the Hypothesis profile and seed of a run, Ctrl-C and SIGTERM stopping it
+(the signal kept for its "incomplete" line), and the run's state built from the options
+(conformance.plugin.state.STATE)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,25 @@ import os
 import random
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import core, settings
+from hypothesis.errors import InvalidArgument
 
 from conformance.judging.expectations import ExpectationsError, load_expectations
 from conformance.judging.run_state import RunState
-from conformance.plugin.hypothesis_profiles import register_profiles, same_examples_for_every_target
-from conformance.plugin.state import STATE, ResultCollector
+from conformance.plugin.hypothesis_profiles import PROFILE_NAMES, register_profiles, same_examples_for_every_target
+from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
+from conformance.plugin.state import EXPECTATIONS_IN_FORCE, STATE, STOPPED, STOPPED_BY, ResultCollector
 from conformance.targets.fault_hook import fault_options
 from conformance.targets.registry import TARGETS_HELP, TargetError, check_target
 from models.clauses import get_clause
 
 register_profiles()
+
+_REPLACED_HANDLERS = pytest.StashKey[dict[signal.Signals, Any]]()
 
 
 def hypothesis_profile(config: pytest.Config) -> str:
@@ -29,6 +35,21 @@ def hypothesis_profile(config: pytest.Config) -> str:
     if chosen:
         return str(chosen)
     return os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev")
+
+
+def _check_hypothesis_profile(config: pytest.Config, name: str) -> None:
+    """A profile nobody registered is a usage error naming the profiles, raised before Hypothesis' own plugin
+    loads it (which would end the run in an INTERNALERROR traceback)."""
+    try:
+        settings.get_profile(name)
+    except InvalidArgument:
+        # Not the option, then the environment (the fallbacks, ci and dev, are registered).
+        chosen = config.getoption("hypothesis_profile", None)
+        given = f"--hypothesis-profile {name}" if chosen else f"HYPOTHESIS_PROFILE={name}"
+        raise pytest.UsageError(
+            f"{given}: no such Hypothesis profile: choose one of {', '.join(PROFILE_NAMES)} "
+            "(e.g. --hypothesis-profile ci)"
+        ) from None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,7 +67,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--expectations",
         default=os.environ.get("KTS_EXPECTATIONS"),
-        help="TOML file of known failures of this target (env KTS_EXPECTATIONS)",
+        help="TOML file of known failures of this target (env KTS_EXPECTATIONS; default: the file the target "
+        "ships in suites/expectations/, if any)",
+    )
+    group.addoption(
+        "--no-expectations",
+        action="store_true",
+        default=False,
+        help="no expectations file, not even the one the target ships: every departure is a FAIL",
     )
     group.addoption(
         "--bootstrap-servers",
@@ -89,26 +117,62 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--verdicts-json", default=None, help="write per-test and per-clause verdicts to this file")
 
 
-def _interrupt_on_sigterm() -> None:
-    """SIGTERM (a CI runner cancelling the job, `kill PID`) reads as Ctrl-C, so pytest unwinds, session
-    fixtures stop the brokers they started and the report is still written."""
+def _stop_on_signals(config: pytest.Config) -> None:
+    """Ctrl-C, and SIGTERM (a CI runner cancelling the job, `kill PID`) read as Ctrl-C: pytest unwinds, session
+    fixtures stop the brokers they started and what finished is written; the signal is kept (STOPPED_BY) for the
+    run's "incomplete" line, and the run stops after the test it is in even where the KeyboardInterrupt is caught
+    on its way (conformance.plugin.reporting). A handler someone else installed is left alone; ours go at
+    unconfigure."""
     if threading.current_thread() is not threading.main_thread():
         return
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+    ours = {signal.SIGINT: signal.default_int_handler, signal.SIGTERM: signal.SIG_DFL}
+    replaced: dict[signal.Signals, Any] = {}
 
-        def interrupt(signum: int, frame: object) -> None:
-            raise KeyboardInterrupt(f"signal {signum}")
+    def interrupt(signum: int, frame: object) -> None:
+        stopped_by = config.stash.setdefault(STOPPED_BY, signal.Signals(signum))
+        raise KeyboardInterrupt(f"{STOPPED} ({stopped_by.name})")
 
-        signal.signal(signal.SIGTERM, interrupt)
+    for sig, default in ours.items():
+        if signal.getsignal(sig) is default:
+            replaced[sig] = signal.signal(sig, interrupt)
+    config.stash[_REPLACED_HANDLERS] = replaced
+    # Python runs a signal handler wherever the main thread is, a garbage collector callback included, where the
+    # KeyboardInterrupt is only printed ("Exception ignored in"); the run stops after that test all the same.
+    ignored = f"(?s)Exception ignored in.*KeyboardInterrupt. {STOPPED}"
+    config.addinivalue_line("filterwarnings", f"ignore:{ignored}:pytest.PytestUnraisableExceptionWarning")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for sig, handler in config.stash.get(_REPLACED_HANDLERS, {}).items():
+        signal.signal(sig, handler)
+
+
+def _suites_of_run(config: pytest.Config) -> Path | None:
+    """The suites directory this run collects from, whose expectations/ holds the targets' shipped files: the
+    rootdir's `suites/` (a checkout, or `kafka-conformance run`, which sets the rootdir to the suites' parent),
+    else the installed suites when the run names them; None for any other tests (a project's own test files)."""
+    own = config.rootpath / "suites"
+    if (own / "expectations").is_dir():
+        return own
+    try:
+        installed = suites_dir()
+    except LauncherError:  # not installed: only a checkout's suites/ ship expectations
+        return None
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::", 1)[0]).resolve()
+        if path == installed or installed in path.parents:
+            return installed
+    return None
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _interrupt_on_sigterm()
+    _stop_on_signals(config)
     config.addinivalue_line("markers", "clause(*ids): the catalogue clauses a test checks")
     config.addinivalue_line("markers", "requires(*capabilities): capabilities a test needs")
     config.addinivalue_line("markers", "kind(name): the implementation kind a test checks (codec, client)")
     same_examples_for_every_target()
     profile_name = hypothesis_profile(config)
+    _check_hypothesis_profile(config, profile_name)
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile(profile_name)
     seed = config.getoption("hypothesis_seed", None)
@@ -116,9 +180,15 @@ def pytest_configure(config: pytest.Config) -> None:
         # A random run still replays exactly: the seed is forced and printed in the replay command.
         seed = random.randrange(2**32)
         core.global_force_seed = seed
-    expectations_file = config.getoption("--expectations")
+    choice = choose_expectations(
+        config.getoption("--target"),
+        config.getoption("--expectations"),
+        none=config.getoption("--no-expectations"),
+        suites=_suites_of_run(config),
+    )
+    config.stash[EXPECTATIONS_IN_FORCE] = choice.describe()
     try:
-        expectations = load_expectations(expectations_file) if expectations_file else ()
+        expectations = load_expectations(choice.path) if choice.path is not None else ()
     except ExpectationsError as exc:
         raise pytest.UsageError(str(exc)) from None
     state = RunState(

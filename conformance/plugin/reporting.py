@@ -5,9 +5,11 @@ summary, and verdicts.json (conformance.judging.results) at the end of the sessi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
+import signal
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -18,12 +20,24 @@ import pytest
 from conformance.judging.checks import CheckRecord, ClauseViolation, recording
 from conformance.judging.draws import DrawLog, drawing
 from conformance.judging.expectations import coverer, draft_text, pin_text
+from conformance.judging.harness import HARNESS_ERROR_PREFIX, harness_error, harness_error_text
+from conformance.judging.headline import headline
 from conformance.judging.judge import Evidence, Judgement, judge
 from conformance.judging.results import TestResult, violation_records, write_results
 from conformance.judging.verdicts import NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, EntryStatus, Verdict
 from conformance.plugin.collection import clause_ids
 from conformance.plugin.options import hypothesis_profile
-from conformance.plugin.state import DRAWS, HEALTH, RECORD, RESULT_PROPERTY, STATE
+from conformance.plugin.state import (
+    DRAWS,
+    EXPECTATIONS_IN_FORCE,
+    HEALTH,
+    INCOMPLETE,
+    RECORD,
+    RESULT_PROPERTY,
+    STATE,
+    STOPPED,
+    STOPPED_BY,
+)
 from conformance.targets.health import TargetLost
 from conformance.targets.implementation import UnsupportedOperation
 from models.clauses import get_clause
@@ -43,6 +57,8 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     report: pytest.TestReport = yield
+    if _stopped_under_it(item, report):
+        return report
     record = item.stash.get(RECORD, None) if report.when == "call" else None
     # Violations recorded while the test went on: covered by an expectation (KNOWN) or not a MUST (NON-STRICT).
     hits = [v for v, _ in record.covered] + record.lenient if record is not None else []
@@ -50,7 +66,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return report
     if report.when != "call" and not (report.skipped and report.when == "setup"):
         if report.failed:
-            _record(item, report, {cid: Verdict.FAIL for cid in clause_ids(item)}, str(report.longrepr))
+            broke = harness_error(call.excinfo.value if call.excinfo is not None else None)
+            if broke is not None:
+                _judged_harness_error(item, report, broke)
+            else:
+                _record(item, report, {cid: Verdict.FAIL for cid in clause_ids(item)}, str(report.longrepr))
         return report
     evidence = _evidence(item, report, call, record)
     state = item.config.stash[STATE]
@@ -62,6 +82,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "skipped"
         report.longrepr = (str(item.path), item.location[1] or 0, UNSUPPORTED_PREFIX + judgement.summary)
         message = judgement.summary
+    elif judgement.failed and evidence.harness_error:
+        assert call.excinfo is not None
+        message = _harness_error_message(item, report, call.excinfo.value)
     elif judgement.failed:
         exc = call.excinfo.value if call.excinfo is not None else None
         message = _message_with_notes(exc) if exc is not None else ""
@@ -75,14 +98,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.outcome = "skipped"
         report.wasxfail = judgement.summary
         message = "\n".join(str(v) for v in hits[:5])
-    unchecked = sorted(
-        cid
-        for cid, v in judgement.verdicts.items()
-        if v in (Verdict.UNSUPPORTED, Verdict.NOT_APPLICABLE) and not judgement.skipped and evidence.skipped is None
-    )
+    ran = not judgement.skipped and evidence.skipped is None
+    unchecked = sorted(cid for cid, v in judgement.verdicts.items() if v is Verdict.UNSUPPORTED and ran)
     if unchecked:
         message = (message + "\n" if message else "") + UNSUPPORTED_PREFIX + (
             f"never checked on this target (what the check needs did not occur): {', '.join(unchecked)}"
+        )
+    # A clause outside the run's profile was not left unchecked: it does not apply.
+    outside = sorted(cid for cid, v in judgement.verdicts.items() if v is Verdict.NOT_APPLICABLE and ran)
+    if outside:
+        profile = item.config.getoption("--profile")
+        message = (message + "\n" if message else "") + NOT_APPLICABLE_PREFIX + (
+            f"not in profile {profile}: {', '.join(outside)}"
         )
     _record(item, report, judgement.verdicts, message, record=record, judgement=judgement, raised=evidence.raised)
     return report
@@ -98,9 +125,10 @@ def _evidence(
     state = item.config.stash[STATE]
     pinned = tuple(i for i, e in enumerate(state.expectations) if e.pinned and e.test == item.nodeid)
     if report.skipped and not hasattr(report, "wasxfail"):
-        reason = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+        # pytest puts "Skipped: " before the reason pytest.skip was given: the capability is named once.
+        reason = str(report.longrepr[2]).removeprefix("Skipped: ") if isinstance(report.longrepr, tuple) else ""
         if NOT_APPLICABLE_PREFIX not in reason and not reason.startswith(UNSUPPORTED_PREFIX):
-            reason = UNSUPPORTED_PREFIX + reason.removeprefix("Skipped: ")
+            reason = UNSUPPORTED_PREFIX + reason
         elif NOT_APPLICABLE_PREFIX in reason:
             reason = reason[reason.index(NOT_APPLICABLE_PREFIX) :]
         return Evidence(item.nodeid, ids, in_profile, skipped=reason, pinned=pinned)
@@ -110,6 +138,7 @@ def _evidence(
     error = None
     if report.failed and not raised:
         error = _message_with_notes(exc) if exc is not None else str(report.longrepr)
+    broke = harness_error(exc) if error is not None and unsupported is None else None
     return Evidence(
         item.nodeid,
         ids,
@@ -119,6 +148,7 @@ def _evidence(
         lenient=tuple(record.lenient) if record is not None else (),
         raised=raised,
         error=error,
+        harness_error=broke is not None,
         unsupported=str(unsupported) if unsupported is not None else None,
         pinned=pinned,
     )
@@ -153,6 +183,40 @@ def _unsupported(exc: BaseException | None) -> UnsupportedOperation | None:
             if (found := _unsupported(inner)) is not None:
                 return found
     return None
+
+
+_HARNESS_ATTACHMENT = "harness error (traceback)"
+
+
+def _harness_error_message(item: pytest.Item, report: pytest.TestReport, exc: BaseException) -> str:
+    """A harness error's result text (conformance.judging.harness: the cause, then the traceback, which the report
+    attaches), with the replay command beside it; no pin and no drafted expectation: it is no departure of the
+    target."""
+    message = harness_error_text(harness_error(exc) or exc)
+    report.sections.append(("replay", replay_command(item)))
+    return message
+
+
+def _judged_harness_error(item: pytest.Item, report: pytest.TestReport, exc: BaseException) -> None:
+    """A fixture of the harness broke before or after the test body: its clauses are BLOCKED, the test fails."""
+    message = _harness_error_message(item, report, exc)
+    attach_to_allure(_HARNESS_ATTACHMENT, message)
+    _record(item, report, {cid: Verdict.BLOCKED for cid in clause_ids(item)}, message)
+
+
+def _stopped_under_it(item: pytest.Item, report: pytest.TestReport) -> bool:
+    """A test the run was stopped in (Ctrl-C, SIGTERM: conformance.plugin.options) did not finish: whatever it
+    showed after the signal is no result (the KeyboardInterrupt may have been caught on its way, Hypothesis' engine
+    turning it into an error of its own), so it is reported skipped and judged nothing, and pytest stops after it."""
+    stopped_by = item.config.stash.get(STOPPED_BY, None)
+    if stopped_by is None:
+        return False
+    item.session.shouldstop = f"{STOPPED} ({stopped_by.name})"
+    if report.when != "call" and report.passed:
+        return False
+    report.outcome = "skipped"
+    report.longrepr = (str(item.path), item.location[1] or 0, f"not finished: {item.session.shouldstop}")
+    return True
 
 
 def _judged_target_lost(
@@ -238,7 +302,7 @@ def _record(
 ) -> None:
     if message and any(v is not Verdict.PASS for v in verdicts.values()) and report.when == "call":
         # The shrunk counterexample (Hypothesis' notes) and the replay command, for the report.
-        attach_to_allure("counterexample", message)
+        attach_to_allure(_HARNESS_ATTACHMENT if message.startswith(HARNESS_ERROR_PREFIX) else "counterexample", message)
         if report.failed:
             attach_to_allure("replay", replay_command(item))
     state = item.config.stash[STATE]
@@ -322,6 +386,8 @@ def replay_command(item: pytest.Item) -> str:
         value = config.getoption(option, None)
         if value:
             args += [option, str(value)]
+    if config.getoption("--no-expectations", False):
+        args.append("--no-expectations")
     if config.getoption("--allow-disruptive", False):
         args.append("--allow-disruptive")
     seed = config.stash[STATE].seed
@@ -335,11 +401,26 @@ def clause_verdicts(config: pytest.Config) -> dict[str, Verdict]:
     return config.stash[STATE].clause_verdicts()
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
     state = config.stash.get(STATE, None)
     if state is None:
         return
     tr = terminalreporter
+    incomplete = config.stash.get(INCOMPLETE, None)
+    if incomplete is not None:
+        tr.write_line(f"incomplete: {incomplete}: the verdicts below cover only the tests that finished", yellow=True)
+    broke = [t for t in state.results if t.message.startswith(HARNESS_ERROR_PREFIX)]
+    if broke:
+        tr.section("HARNESS ERRORS", red=True, bold=True)
+        for result in broke:
+            tr.write_line(f"  {result.nodeid}: {result.message.splitlines()[0].removeprefix(HARNESS_ERROR_PREFIX)}")
+        tr.write_line(
+            f"  the harness broke in {len(broke)} test{'s' if len(broke) != 1 else ''}: a bug of the suite, not a "
+            "departure of the target; their clauses are BLOCKED (not decided) and the run fails; report it with "
+            "the traceback above"
+        )
     if state.lost:
         hit = sum(1 for t in state.results if t.target_lost)
         tr.section("TARGET LOST", red=True, bold=True)
@@ -367,6 +448,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if not verdicts:
         return
     tr.section(f"clause verdicts: target {state.target}, profile {state.profile}")
+    tr.write_line("  " + config.stash.get(EXPECTATIONS_IN_FORCE, "expectations: none"))
     counts: dict[str, int] = defaultdict(int)
     for cid in sorted(verdicts):
         counts[verdicts[cid].value] += 1
@@ -376,13 +458,36 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
     if stale:
         summary += f"; {sum(1 for _, s in stale if s is EntryStatus.STALE)} STALE expectation(s)"
     tr.write_line("  " + summary)
+    # The verdict in one line, last, as the report's first page shows it (conformance.judging.headline).
+    said = headline(
+        verdicts,
+        exit_status=int(exitstatus),
+        entries=statuses,
+        harness_broke=len(broke),
+        target_lost=bool(state.lost),
+        incomplete=incomplete,
+    )
+    tr.write_line(said.line, red=said.failed, green=not said.failed, bold=True)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    path = session.config.getoption("--verdicts-json")
-    if not path or hasattr(session.config, "workerinput"):  # xdist workers: the controller writes it
-        return
     state = session.config.stash.get(STATE, None)
-    if state is None:
+    if state is None or hasattr(session.config, "workerinput"):  # xdist workers: the controller reports
         return
-    write_results(Path(path), state.run_results(int(exitstatus)))
+    stopped_by = session.config.stash.get(STOPPED_BY, None)
+    # Stopped by a signal (not by a collection error, which pytest also reports as interrupted).
+    if stopped_by is not None:
+        finished = len({r.nodeid for r in state.results})
+        session.config.stash[INCOMPLETE] = stopped_text(finished, len(session.items), stopped_by)
+        state.complete = False
+    path = session.config.getoption("--verdicts-json")
+    if not path:
+        return
+    results = state.run_results(int(exitstatus))
+    incomplete = session.config.stash.get(INCOMPLETE, None)
+    write_results(Path(path), dataclasses.replace(results, incomplete=incomplete) if incomplete else results)
+
+
+def stopped_text(finished: int, collected: int, stopped_by: signal.Signals) -> str:
+    """What a run stopped early says about itself: "stopped after 12 of 113 tests (SIGINT)"."""
+    return f"stopped after {finished} of {collected} tests ({stopped_by.name})"

@@ -1,10 +1,12 @@
 """Where the plugin keeps the run's state between hooks: keys into pytest's stashes (the run's RunState on the
-config, each test's check record and draws on its item, the target's health on the config) and the collector
-that hands each test's result to the RunState (with pytest-xdist: in the controller)."""
+config, each test's check record and draws on its item, the target's health, the expectations in force and the
+signal that stopped the run on the config) and the collector that hands each test's result to the RunState
+(with pytest-xdist: in the controller)."""
 
 from __future__ import annotations
 
 import json
+import signal
 
 import pytest
 
@@ -18,6 +20,12 @@ STATE = pytest.StashKey[RunState]()
 RECORD = pytest.StashKey[CheckRecord]()
 DRAWS = pytest.StashKey[DrawLog]()
 HEALTH = pytest.StashKey[TargetHealth]()
+# The signal that stopped the run early (SIGINT, SIGTERM), if one did, and the run's "incomplete" text then.
+STOPPED_BY = pytest.StashKey[signal.Signals]()
+STOPPED = "the run was stopped"  # what a stop signal's KeyboardInterrupt and pytest's reason for stopping say
+INCOMPLETE = pytest.StashKey[str]()
+# The expectations in force, as the summary names them (conformance.plugin.launcher.ExpectationsChoice).
+EXPECTATIONS_IN_FORCE = pytest.StashKey[str]()
 
 # The user property a test's result travels in on its report (conformance.plugin.reporting writes it).
 RESULT_PROPERTY = "kafka-conformance-result"

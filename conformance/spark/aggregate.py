@@ -7,7 +7,9 @@ functions of it (tests build them from synthetic cells):
   the clauses as rows, grouped by area; a clause no target of a column's kind checks is a cell of its own
   ("not checked by this kind"), distinct from N/A and UNSUPPORTED;
 - `kill_table`: one row per seeded mutant, one column per way it was run (in process, served by the reference
-  broker, served to each client), each KILLED / WRONG-CLAUSE / SURVIVED as `kafka-conformance mutants` grades.
+  broker, served to each client), each KILLED / WRONG-CLAUSE / SURVIVED as `kafka-conformance mutants` grades;
+- `campaign_outcome`: what the campaign's exit code says, by `kafka-conformance run`'s rule over the implementations'
+  cells, the kill table's over the mutants', and every task finished.
 
 reports/matrix.py writes them as Markdown, HTML and a PNG heatmap.
 """
@@ -19,7 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.judging.verdicts import DEPARTS, KILLS, PRECEDENCE, KillStatus, Verdict, most_severe, words
+from conformance.judging.verdicts import (
+    DEPARTS,
+    FAILS_RUN,
+    KILLS,
+    PRECEDENCE,
+    KillStatus,
+    TaskStatus,
+    Verdict,
+    most_severe,
+    words,
+)
 from conformance.targets.implementation import Kind
 from conformance.targets.registry import target_kind
 from conformance.targets.target import MODEL, REFERENCE, library_name, read_name
@@ -331,8 +343,18 @@ class KillTable:
         """(killed, graded): graded leaves out the mutants not served this way and those whose declared clauses no
         task of this campaign checked (NOT-RUN)."""
         counts = self.counts(way)
-        graded = sum(n for status, n in counts.items() if status not in (KillStatus.NOT_SERVED, KillStatus.NOT_RUN))
+        graded = sum(n for status, n in counts.items() if status not in UNGRADED)
         return counts.get(KillStatus.KILLED, 0), graded
+
+    def not_killed(self) -> list[tuple[str, str, KillStatus]]:
+        """(mutant, way, status) of every graded way a mutant was not killed: SURVIVED, WRONG-CLAUSE, TIMEOUT or
+        CRASHED (the kill table's failures, as `kafka-conformance mutants` counts them)."""
+        return [
+            (row.mutant, way, kill.status)
+            for row in self.rows
+            for way, kill in row.kills.items()
+            if kill.status is not KillStatus.KILLED and kill.status not in UNGRADED
+        ]
 
     def summary(self, way: str) -> str:
         """`21 of 23 killed (2 SURVIVED; 54 NOT-RUN)`."""
@@ -342,6 +364,8 @@ class KillTable:
         return f"{killed} of {graded} killed" + (f" ({rest})" if rest else "")
 
 
+# A mutant not served this way, or whose declared clauses no task of the campaign checked: neither killed nor missed.
+UNGRADED = frozenset({KillStatus.NOT_SERVED, KillStatus.NOT_RUN})
 # The campaign's own kill status: no task checked any clause the mutant declares (the campaign's suites do not
 # test them), so it neither survived nor was killed. `kafka-conformance mutants` runs the declared clauses' tests
 # and never has it.
@@ -414,3 +438,58 @@ def kill_table(matrix: Matrix) -> KillTable:
     area_index = {a: i for i, a in enumerate(Area)}
     rows.sort(key=lambda r: (KIND_ORDER.index(r.kind), area_index.get(r.area, len(area_index)), r.mutant, r.profile))  # type: ignore[arg-type]
     return KillTable(ways, tuple(rows))
+
+
+# --- the campaign's outcome ---------------------------------------------------------------------------------
+
+# What fails a campaign in an implementation's cell, as it fails `kafka-conformance run`: a departure no expectation
+# covers, or a stale pinned expectation (FAIL, UNEXPECTED-PASS). A task that did not finish (TIMEOUT, CRASHED, the
+# rest of FAILS_RUN) is counted by task, not by the clauses its '*' row stands for.
+NEW_FAILURES: tuple[Verdict, ...] = tuple(v for v in PRECEDENCE if v in FAILS_RUN and v in DEPARTS)
+# Departures that do not fail it (KNOWN, NON-STRICT), named in the summary so that "no new failure" is read right.
+KNOWN_DEPARTURES: tuple[Verdict, ...] = tuple(v for v in PRECEDENCE if v in DEPARTS and v not in FAILS_RUN)
+
+
+@dataclass(frozen=True)
+class CampaignOutcome:
+    """Why a campaign passes or fails: the implementations' cells by verdict (suites and audit rows alike, mutants
+    left out), the graded ways a mutant was not killed, and the tasks that did not finish."""
+
+    counts: dict[Verdict, int]  # implementation cells per verdict
+    not_killed: tuple[tuple[str, str, KillStatus], ...]  # (mutant, way, status)
+    mutants_graded: int  # (mutant, way) pairs graded: killed or not
+    unfinished: tuple[str, ...]  # ids of the tasks that timed out or crashed
+
+    @property
+    def failed(self) -> bool:
+        return bool(any(self.counts.get(v) for v in NEW_FAILURES) or self.not_killed or self.unfinished)
+
+    def summary(self) -> str:
+        """One line saying why: `2 FAIL, 0 UNEXPECTED-PASS; 1 mutant not killed (lookup-last-match in process:
+        SURVIVED)` or `no new failure: 0 FAIL, 0 UNEXPECTED-PASS, 4 KNOWN; every mutant killed (21 graded)`."""
+        parts = [", ".join(f"{self.counts.get(v, 0)} {v.value}" for v in NEW_FAILURES)]
+        parts[0] += "".join(f", {self.counts[v]} {v.value}" for v in KNOWN_DEPARTURES if self.counts.get(v))
+        if self.not_killed:
+            shown = ", ".join(f"{m} {way}: {status}" for m, way, status in self.not_killed[:5])
+            more = f" and {len(self.not_killed) - 5} more" if len(self.not_killed) > 5 else ""
+            parts.append(f"{len(self.not_killed)} mutant(s) not killed ({shown}{more})")
+        elif self.mutants_graded:
+            parts.append(f"every mutant killed ({self.mutants_graded} graded)")
+        if self.unfinished:
+            parts.append(f"{len(self.unfinished)} task(s) timed out or crashed")
+        line = "; ".join(parts)
+        return line if self.failed else f"no new failure: {line}"
+
+
+def campaign_outcome(matrix: Matrix) -> CampaignOutcome:
+    """The campaign's outcome from its matrix (a pure function of the aggregated rows)."""
+    implementations = implementation_matrix(matrix)
+    counts: dict[Verdict, int] = {}
+    for cell in implementations.cells.values():
+        if cell.verdict in _RANKED:
+            verdict = Verdict.parse(cell.verdict)
+            counts[verdict] = counts.get(verdict, 0) + 1
+    kills = kill_table(matrix)
+    graded = sum(kills.killed(way)[1] for way in kills.ways)
+    unfinished = tuple(dict.fromkeys(t["task_id"] for t in matrix.tasks if t["status"] != TaskStatus.OK))
+    return CampaignOutcome(counts, tuple(kills.not_killed()), graded, unfinished)

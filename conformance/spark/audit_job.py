@@ -23,7 +23,12 @@ known one of the same clause; any other disagreement is FAIL.
 
 `populate` writes a workload built to make disagreements visible: out-of-order and repeated timestamps,
 the maximum shared inside one batch and again in a later batch, compressed batches, producer headers whose
-MaxTimestamp lies, and (with the capability) a LogAppendTime topic.
+MaxTimestamp lies, and (with the capability) a LogAppendTime topic. It records what it sent (`Sent`: each
+batch's MaxTimestamp as the producer wrote it, its record timestamps, where the produce answer placed it), and
+the stored-max check gives the producer's MaxTimestamp to its violation as the fact "sent"
+(conformance.judging.observables.FACTS), as the suites' checks do: an entry `observed_is = "sent"` (a header
+stored as the producer wrote it) then covers it. A topic the audit did not write (`audit --topic`) has no
+`Sent`: the fact is absent, and such an entry covers nothing there.
 """
 
 from __future__ import annotations
@@ -62,6 +67,58 @@ TAIL_BATCHES = 6  # written after retention ran
 
 class AuditError(RuntimeError):
     """The topic cannot be audited (unreadable, empty where data was expected); the message says why."""
+
+
+# ----------------------------------------------------------------------------------- what was sent
+
+
+@dataclass(frozen=True)
+class SentBatch:
+    """One batch `populate` produced, as the producer wrote it, and where the produce answer placed it."""
+
+    base_offset: int  # the produce answer's base offset (-1 where the batch was rejected)
+    max_timestamp: int  # the header's MaxTimestamp (v2) or wrapper timestamp (v1) as sent, a lying one included
+    timestamps: tuple[int, ...]  # each record's timestamp as sent
+    accepted: bool
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + len(self.timestamps) - 1
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What `populate` wrote into one topic, in the order it was sent: the producer's side of the records the
+    audit reads back, which a stored batch may be compared with (observables.FACTS "sent")."""
+
+    topic: str
+    batches: tuple[SentBatch, ...] = ()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        accepted = sum(b.accepted for b in self.batches)
+        return {"accepted": accepted, "rejected": len(self.batches) - accepted}
+
+    def batch_at(self, base_offset: int, last_offset: int) -> SentBatch | None:
+        """The accepted batch the produce answer placed at `base_offset` holding as many records as the stored
+        batch [base_offset, last_offset]; None where no sent batch is known to be that one."""
+        return next(
+            (b for b in self.batches
+             if b.accepted and b.base_offset == base_offset and b.last_offset == last_offset),
+            None,
+        )  # fmt: skip
+
+
+def _sent_batches(batches: Sequence[AnyBatch], base_offset: int, accepted: bool) -> list[SentBatch]:
+    """The batches of one produce request as sent, each placed after the records of the ones before it (v1
+    entries of one request share its answer's base offset)."""
+    out = []
+    offset = base_offset
+    for batch in batches:
+        timestamps = tuple(r.timestamp for r in batch.records())
+        out.append(SentBatch(offset if accepted else -1, batch.max_timestamp, timestamps, accepted))
+        offset += len(timestamps)
+    return out
 
 
 # ----------------------------------------------------------------------------------- the topic's records
@@ -363,6 +420,8 @@ class AuditResult:
     seconds: float = 0.0
     # The target's expectations entries, which the verdicts are judged against (conformance.judging.expectations).
     expectations: tuple[Expectation, ...] = ()
+    # Batches the audit itself sent into the topic (0: a topic it did not write, where no "sent" fact is known).
+    sent_batches: int = 0
 
     def verdicts(self) -> dict[str, Verdict]:
         """Clause -> FAIL (a disagreement on an observable no entry covers) / KNOWN (every disagreement of the
@@ -440,9 +499,10 @@ _ANSWER_FIELD = {
     Obs.LIST_OFFSETS_EPOCH: "leader_epoch",
 }
 
+
 def log_facts(log: ObservedLog) -> dict[str, object]:
-    """Values from the records read that a known ListOffsets offset departure may equal (observables.FACTS;
-    what the producer sent is not known to the audit)."""
+    """Values from the records read that a known ListOffsets offset departure may equal (observables.FACTS; what
+    the producer sent is a fact of the stored batches only, `stored_max_disagreements`)."""
     return {"last-batch-base-plus-one": log.batches[-1].base_offset + 1} if log.batches else {}
 
 
@@ -457,6 +517,7 @@ class _Asker:
     version: int
     log: ObservedLog
     result: AuditResult
+    sent: Sent | None = None  # what the audit wrote into the topic, where it did
 
     @property
     def with_epoch(self) -> bool:
@@ -509,9 +570,11 @@ def audit_partition(
     max_targets: int = DEFAULT_MAX_TARGETS,
     target_name: str | None = None,
     expectations: Sequence[Expectation] = (),
+    sent: Sent | None = None,
 ) -> AuditResult:
     """Read `topic`, compute the ground truth with Spark, ask the implementation and compare; the verdicts
-    are judged against `expectations` (the target's known departures)."""
+    are judged against `expectations` (the target's known departures). `sent`: what `populate` wrote into the
+    topic, None for a topic the audit did not write (nothing is known of what its producers sent)."""
     began = time.monotonic()
     profile = impl.profile
     log = read_log(impl, topic, partition=partition, fetch_version=profile.fetch_versions[1])
@@ -525,9 +588,9 @@ def audit_partition(
         records=len(visible), batches=len(log.batches), high_watermark=log.high_watermark,
         log_start_offset=log.log_start_offset,
         record_digest=hashlib.sha1(repr([(o, t, e) for o, t, _, e in visible]).encode()).hexdigest(),
-        expectations=tuple(expectations),
+        expectations=tuple(expectations), sent_batches=len(sent.batches) if sent is not None else 0,
     )  # fmt: skip
-    asker = _Asker(impl, topic, partition, version, log, result)
+    asker = _Asker(impl, topic, partition, version, log, result, sent)
     _ask_timestamps(asker, targets, truth)
     _ask_latest(asker)
     _ask_earliest(asker)
@@ -609,21 +672,39 @@ def _ask_earliest(asker: _Asker) -> None:
 
 
 def _check_stored_max(asker: _Asker, truth: Truth) -> None:
-    """VAL-4: a CreateTime batch is stored with the largest of its records' timestamps as its max."""
     asker.count("VAL.header-max-recomputed")
-    for wrong in truth.wrong_batch_max:
-        asked = f"Fetch batch {wrong['base_offset']}-{wrong['last_offset']}"
+    asker.result.disagreements += stored_max_disagreements(asker.log, truth.wrong_batch_max, asker.sent)
+
+
+def stored_max_disagreements(
+    log: ObservedLog, wrong_batch_max: Sequence[Mapping[str, Any]], sent: Sent | None
+) -> list[Disagreement]:
+    """VAL-4 / VAL-13: a CreateTime batch is stored with the largest of its records' timestamps as its max.
+    One disagreement per batch of `wrong_batch_max` (Truth.wrong_batch_max: base_offset, last_offset,
+    stored_max, record_max), whose violation knows the producer's MaxTimestamp ("sent") where the audit sent
+    that batch itself."""
+    out = []
+    for wrong in wrong_batch_max:
+        base, last = int(wrong["base_offset"]), int(wrong["last_offset"])
+        asked = f"Fetch batch {base}-{last}"
         stored, record_max = int(wrong["stored_max"]), int(wrong["record_max"])
-        asker.result.disagreements.append(
+        as_sent = sent.batch_at(base, last) if sent is not None else None
+        evidence = _describe(log, [base], around=0)
+        facts: dict[str, object] = {}
+        if as_sent is not None:
+            facts["sent"] = as_sent.max_timestamp  # FACTS "sent": what the producer wrote in this field
+            shown = ", ".join(map(str, as_sent.timestamps))
+            evidence += f"\nas sent: MaxTimestamp {as_sent.max_timestamp}, record timestamps {shown}"
+        violation = ClauseViolation(
+            "VAL.header-max-recomputed", Obs.BATCH_MAX_TIMESTAMP, stored, record_max, asked, facts=facts
+        )
+        expected = f"stored max timestamp {record_max} (the largest record timestamp of a CreateTime batch)"
+        out.append(
             Disagreement(
-                "VAL.header-max-recomputed",
-                asked,
-                f"stored max timestamp {record_max} (the largest record timestamp of a CreateTime batch)",
-                f"stored max timestamp {stored}",
-                _describe(asker.log, [int(wrong["base_offset"])], around=0),
-                (ClauseViolation("VAL.header-max-recomputed", Obs.BATCH_MAX_TIMESTAMP, stored, record_max, asked),),
+                "VAL.header-max-recomputed", asked, expected, f"stored max timestamp {stored}", evidence, (violation,)
             )
         )
+    return out
 
 
 def _ask_max_timestamp(asker: _Asker, truth: Truth) -> None:
@@ -711,8 +792,9 @@ def populate(
     workload: Workload,
     *,
     timestamp_type: TimestampType = TimestampType.CREATE_TIME,
-) -> dict[str, int]:
-    """Create `topic` and write the workload into it; returns counts of accepted and rejected batches."""
+) -> Sent:
+    """Create `topic` and write the workload into it; returns what was sent, batch by batch (`Sent.counts`: how
+    many batches were accepted and rejected)."""
     profile = impl.profile
     caps = impl.capabilities
     rng = random.Random(f"{workload.seed}-{timestamp_type.name}")
@@ -743,7 +825,7 @@ def populate(
     pool: list[int] = []
     # Twice in a row (a tie of the segment max inside one segment, IDX-3/IDX-5) and once much later.
     peak_at = {workload.batches // 3, workload.batches // 3 + 1, (2 * workload.batches) // 3}
-    counts = {"accepted": 0, "rejected": 0}
+    sent: list[SentBatch] = []
     for index in range(workload.batches + (TAIL_BATCHES if retain else 0)):
         if retain and index == workload.batches:
             # Every segment before the peak's is now older than retention.ms; a few young batches follow,
@@ -773,8 +855,8 @@ def populate(
             assert isinstance(first, DefaultBatch)
             batches = (dataclasses.replace(first, max_timestamp=lowest, crc=None),)
         response = impl.produce(topic, PARTITION, batches, produce_version=produce_version)
-        counts["accepted" if response.error is ErrorCode.NONE else "rejected"] += 1
-    return counts
+        sent += _sent_batches(batches, response.base_offset, response.error is ErrorCode.NONE)
+    return Sent(topic, tuple(sent))
 
 
 def build(factory: Any) -> Implementation:
@@ -800,18 +882,19 @@ def audit_generated(
     expectations: Sequence[Expectation] = (),
 ) -> list[AuditResult]:
     """Populate a CreateTime topic (and a LogAppendTime one where the implementation has them) with
-    `workload` and audit each, judged against `expectations`."""
+    `workload` and audit each, judged against `expectations`; each stored batch is compared with what was sent
+    too (an entry `observed_is = "sent"` applies)."""
     kinds = [TimestampType.CREATE_TIME]
     if Capability.LOG_APPEND_TIME in impl.capabilities:
         kinds.append(TimestampType.LOG_APPEND_TIME)
     results = []
     for kind in kinds:
         topic = f"audit-{'lat' if kind is TimestampType.LOG_APPEND_TIME else 'ct'}-{workload.seed}"
-        counts = populate(impl, topic, workload, timestamp_type=kind)
-        if not counts["accepted"]:
+        sent = populate(impl, topic, workload, timestamp_type=kind)
+        if not sent.counts["accepted"]:
             raise AuditError(f"{impl.name} rejected every batch of the workload on {topic}: nothing to audit")
         results.append(audit_partition(spark, impl, topic, out=out, target_name=target_name, max_targets=max_targets,
-                                       expectations=expectations))  # fmt: skip
+                                       expectations=expectations, sent=sent))  # fmt: skip
     return results
 
 
@@ -830,6 +913,12 @@ def triage(disagreements: Sequence[Disagreement], entries: Sequence[Expectation]
     return [d for *_, d in sorted(keyed, key=lambda k: k[:2])]
 
 
+def _sent_note(result: AuditResult) -> str:
+    if result.sent_batches:
+        return f"The audit wrote this topic ({result.sent_batches} batches): what the producer sent is known."
+    return 'The audit did not write this topic: what its producers sent is not known (no "sent" fact).'
+
+
 def write_report(results: Sequence[AuditResult], out: Path) -> tuple[Path, Path]:
     """audit.json (everything, for tools) and audit.md (for people): per topic the clause verdicts and
     every disagreement with its observables, each judged against the result's expectations, and its
@@ -845,7 +934,7 @@ def write_report(results: Sequence[AuditResult], out: Path) -> tuple[Path, Path]
             "",
             f"{r.records} records in {r.batches} batches, log start {r.log_start_offset}, high watermark "
             f"{r.high_watermark}; ListOffsets v{r.list_offsets_version}; {sum(r.questions.values())} questions, "
-            f"{len(r.disagreements)} disagreement(s), {r.seconds:.1f} s.",
+            f"{len(r.disagreements)} disagreement(s), {r.seconds:.1f} s. {_sent_note(r)}",
             "",
             "| Clause | Verdict | Questions | Disagreements |",
             "|---|---|---|---|",

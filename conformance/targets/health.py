@@ -1,11 +1,64 @@
-"""Whether a wire target is still there during a run (a broker killed mid-run gives one clear failure
-per remaining test, not a hang and not clause FAILs)."""
+"""Whether a wire target is there: before a run, whether what answers at a bootstrap address is a Kafka broker at
+all (an HTTP server is named as one in a second or two, not after the wire timeout); during a run, whether it is
+still there (a broker killed mid-run gives one clear failure per remaining test, not a hang and not clause FAILs)."""
 
 from __future__ import annotations
 
+import socket
 import time
 
 from conformance.targets.implementation import Capability
+from conformance.targets.managed.process import ApiVersionsProbeError, managed_broker_at, probe_api_versions
+from conformance.wire.client import parse_bootstrap
+
+# A Kafka broker answers ApiVersions v0 in milliseconds. An address that has not answered by then is asked once
+# in HTTP: a web server waits for the end of a request line that a Kafka frame never sends, so it stays silent to
+# ApiVersions and answers the HTTP request at once. A Kafka broker closes the connection on the HTTP request
+# (its first four bytes read as a frame size far above socket.request.max.bytes) and never answers it.
+QUICK_PROBE_SECONDS = 1.0
+_HTTP_REQUEST = b"GET / HTTP/1.0\r\n\r\n"
+_FIX = "pass the broker's address with --bootstrap-servers HOST:PORT"
+
+
+def not_a_kafka_broker(bootstrap: str, *, timeout: float) -> str | None:
+    """One line naming an address of `bootstrap` that answers, but not as a Kafka broker (an HTTP server, a TLS
+    listener, another protocol), and the fix; None when an address answers ApiVersions, or when nothing there
+    answers at all (refused, silent, a slow broker): the wire client's own check then says which, in its time."""
+    seconds = min(timeout, QUICK_PROBE_SECONDS)
+    found: str | None = None
+    for host, port in parse_bootstrap(bootstrap):
+        try:
+            probe_api_versions(host, port, timeout=seconds)
+        except ApiVersionsProbeError:
+            answer = _answer_to_http(host, port, timeout=seconds) if found is None else None
+            if answer:
+                found = _not_kafka_line(f"[{host}]:{port}" if ":" in host else f"{host}:{port}", answer)
+            continue
+        return None
+    return found
+
+
+def _answer_to_http(host: str, port: int, *, timeout: float) -> bytes:
+    """The first bytes `host:port` sends back to an HTTP request within `timeout` (b"" for none)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.settimeout(timeout)
+            sock.sendall(_HTTP_REQUEST)
+            return sock.recv(256)
+    except OSError:  # refused, reset, timed out: nothing to tell
+        return b""
+
+
+def _not_kafka_line(address: str, answer: bytes) -> str:
+    if answer[:2] == b"\x15\x03":  # a TLS alert record (content type 21, version 3.x)
+        return (
+            f"{address} is not a plaintext Kafka listener (it answered with a TLS alert): the suite speaks "
+            "PLAINTEXT; pass the address of a PLAINTEXT listener with --bootstrap-servers HOST:PORT"
+        )
+    first_line = answer.split(b"\n", 1)[0].strip().decode("utf-8", errors="replace")[:60]
+    if first_line.startswith("HTTP/"):
+        return f"{address} is not a Kafka broker (it answered HTTP: {first_line!r}): {_FIX}"
+    return f"{address} is not a Kafka broker (it answered {first_line!r}, not a Kafka frame): {_FIX}"
 
 
 class TargetLost(Exception):
@@ -27,8 +80,6 @@ class TargetHealth:
     RETRY_PAUSES = (0.5, 1.0)
 
     def __init__(self, name: str, bootstrap: str, *, timeout: float) -> None:
-        from conformance.targets.managed.process import managed_broker_at
-
         self.name = name
         self.bootstrap = bootstrap
         self.timeout = timeout
@@ -72,9 +123,6 @@ class TargetHealth:
 
     def _unanswered(self) -> str | None:
         """None if any bootstrap address answers ApiVersions, else what the last attempt met."""
-        from conformance.targets.managed.process import ApiVersionsProbeError, probe_api_versions
-        from conformance.wire.client import parse_bootstrap
-
         addresses = parse_bootstrap(self.bootstrap)
         problem = "no address"
         for pause in (0.0, *self.RETRY_PAUSES):

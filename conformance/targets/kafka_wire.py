@@ -46,6 +46,7 @@ from typing import Protocol
 from conformance.errors import TargetError
 from conformance.reference.control_client import ControlClient
 from conformance.targets.fault_hook import FaultHook
+from conformance.targets.health import not_a_kafka_broker
 from conformance.targets.implementation import Capability, Implementation, UnsupportedOperation
 from conformance.targets.managed.failovers import failover_cluster
 from conformance.wire.client import UnsupportedVersion, WireClient
@@ -239,8 +240,11 @@ class WireFactory:
 
 def check_reachable(bootstrap: str, *, timeout: float = 10.0) -> None:
     """Fail fast, in one line, when nothing that speaks Kafka answers at `bootstrap` (WireError's text
-    names the address and the fix)."""
+    names the address and the fix). What answers but is not a Kafka broker (an HTTP server) is named at once."""
     try:
+        wrong = not_a_kafka_broker(bootstrap, timeout=timeout)
+        if wrong is not None:
+            raise TargetError(wrong)
         client = WireClient(bootstrap, timeout=timeout)
         try:
             client.api_versions()
@@ -306,6 +310,11 @@ class WireImplementation(Implementation):
                 self.notes.append("leaders move through the control plane; the fault hook is not used")
             self.failover = self._move_through_control
         self.capabilities = self._capabilities()
+        # Why a capability the suites gate on is missing, where the adapter knows (the skip reason says it).
+        self.lacking: dict[Capability, str] = {}
+        if len(self.probe.broker_ids) < 2:
+            count = len(self.probe.broker_ids)
+            self.lacking[Capability.LEADER_FAILOVER] = f"needs 2 brokers for a leader move; the target has {count}"
         if Capability.CLOCK_CONTROL in self.capabilities:
             self.clock_tolerance_ms = 0  # the suite sets the broker's `now`: no bracket, no tolerance
 

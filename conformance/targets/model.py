@@ -21,7 +21,7 @@ DEFAULT_START_TIME = 1_700_000_000_000
 
 
 def profile_capabilities(profile: Profile) -> frozenset[Capability]:
-    """What a Kafka of this profile can do (SEMANTICS §9), plus the model's full control of time
+    """What a Kafka of this profile can do (its behaviour profile), plus the model's full control of time
     and leadership."""
     caps = {
         Capability.PRODUCE_V2,

@@ -311,8 +311,8 @@ class KafkaConnection:
     def _timed_out(self, api_key: int, version: int, what: str) -> WireError:
         return WireError(
             f"broker at {self.address} did not finish {what} for {api_name(api_key)} v{version} "
-            f"within {_fmt_seconds(self.timeout)}: is it overloaded or hung? raise --timeout or "
-            "check the broker log",
+            f"within {_fmt_seconds(self.timeout)}: is it overloaded or hung? raise --wire-timeout "
+            "(env KTS_WIRE_TIMEOUT) or check the broker log",
             address=self.address,
             kind="timeout",
         )

@@ -1,6 +1,6 @@
 """Rewriting the header of v2 batches inside a fetched record set, in place, CRC included.
 
-The layout is FMT-9 (SEMANTICS.md; `models.codec` writes and reads it): ``BaseOffset int64 @0, Length
+The layout is FMT-9 (docs/rules.md; `models.codec` writes and reads it): ``BaseOffset int64 @0, Length
 int32 @8, PartitionLeaderEpoch int32 @12, Magic int8 @16, CRC uint32 @17, Attributes int16 @21, ...,
 MaxTimestamp int64 @35``. The CRC-32C covers Attributes..end (FMT-9), so a changed type bit (FMT-10) or
 MaxTimestamp must come with a new CRC, or the suite's codec would refuse the batch as corrupt instead of

@@ -1,4 +1,5 @@
-"""Explained differences between the model and Apache Kafka's record layer (profile data, as SEMANTICS §10).
+"""Explained differences between the model and Apache Kafka's record layer (profile data, like the
+DIS-* rules of docs/rules.md).
 
 A JSON file (default: the installed suites' `expectations/differential.json`):
 

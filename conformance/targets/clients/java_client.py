@@ -2,7 +2,7 @@
 (conformance.spark.jvm): KafkaProducer (RecordMetadata from each send's future), KafkaConsumer (assign, seek, poll;
 offsetsForTimes) and Admin.listOffsets with OffsetSpec earliest, latest and maxTimestamp.
 
-The Java client is where SEMANTICS' client rules come from (FutureRecordMetadata, Sender.failBatch,
+The Java client is where the client rules of docs/rules.md come from (FutureRecordMetadata, Sender.failBatch,
 ClassicKafkaConsumer.offsetsForTimes); running it here checks the reference client's reading of them and the suites'
 checks against the real thing.
 

@@ -1,7 +1,7 @@
 """The reference client (`client:model`): the client rules of the spec (VAL-11, VAL-12, CON-1, LO-9) implemented
 on the project's wire client, the oracle every client library is compared with.
 
-It behaves as Apache Kafka's Java client does where SEMANTICS states it, one named step per rule, so that a client
+It behaves as Apache Kafka's Java client does where docs/rules.md states it, one named step per rule, so that a client
 mutant (conformance/faults/client_faults.py) changes exactly one step:
 - `metadata_timestamp`: RecordMetadata.timestamp() = log_append_time if it is not -1, else the record's create
   timestamp (VAL-12, FutureRecordMetadata);

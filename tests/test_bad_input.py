@@ -1,0 +1,304 @@
+"""Bad input, as a new user gives it: each command line below ends in one line naming the problem and the fix,
+with exit 2 for a usage or environment error (pytest's own usage error is 4), never a traceback and never a wait
+for a timeout. The commands run in process through `conformance.cli.main`; `pytest suites` runs as a subprocess.
+Helpers listen on 127.0.0.1 only (port 0): a plain HTTP server, a socket that accepts and never answers, a port
+that is taken, and the reference broker in process (a Kafka broker that answers at once)."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import build_parser, main
+from conformance.commands import serve
+from conformance.judging.expectations import load_expectations
+from conformance.judging.run_state import RunState
+from conformance.plugin.collection import check_expectation_tests
+from conformance.plugin.state import STATE
+from conformance.reference.kafka_server import KafkaServer
+from conformance.reference.served import ServedCluster
+from conformance.targets.model import ModelFactory
+from models.config import TopicConfig
+
+REPO = Path(__file__).resolve().parents[1]
+LIST = "`kafka-conformance mutants --list`"
+NOT_A_TEST = "suites/test_list_offsets.py::test_no_such_test"
+A_TEST = "suites/test_list_offsets.py::test_timestamp_lookup"
+
+
+class _WebPage(http.server.BaseHTTPRequestHandler):
+    """A web server that is neither a Kafka broker nor a control plane: a page at /, 404 elsewhere."""
+
+    timeout = 5  # a Kafka frame never ends a request line: give up on it
+
+    def do_GET(self) -> None:
+        found = self.path == "/"
+        body = b"<html><body>hello</body></html>" if found else b"not found"
+        self.send_response(200 if found else 404)
+        self.send_header("Content-Type", "text/html" if found else "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _web_server() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _WebPage)
+    server.block_on_close = False
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def _silent_listener() -> Iterator[socket.socket]:
+    """Accepts connections (the backlog) and never answers: a hung broker."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        yield silent
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port  # nothing listens on it once closed
+
+
+@contextlib.contextmanager
+def _reference_broker() -> Iterator[str]:
+    served = ServedCluster(ModelFactory(brokers=1))
+    served.impl.create_topic("orders", TopicConfig())
+    with KafkaServer(served) as server:
+        yield server.bootstrap
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """What the command lines' {placeholders} stand for."""
+    tmp = tmp_path_factory.mktemp("bad-input")
+    expectations = tmp / "no-such-test.toml"
+    expectations.write_text(
+        '[[expected]]\nclause = "LO.first-ge-target"\nobservable = "list-offsets.offset"\nreason = "a typo"\n'
+        f'link = "none"\ntest = "{NOT_A_TEST}"\n',
+        encoding="utf-8",
+    )
+    with _web_server() as web, _silent_listener() as silent, _silent_listener() as taken, _reference_broker() as kafka:
+        yield {
+            "web": web,
+            "web_url": f"http://{web}",
+            "silent": f"127.0.0.1:{silent.getsockname()[1]}",
+            "closed_url": f"http://127.0.0.1:{_closed_port()}",
+            "taken_port": str(taken.getsockname()[1]),
+            "kafka": kafka,
+            "out": str(tmp / "out"),
+            "no_such_test": str(expectations),
+        }
+
+
+# (id, command line, exit code, a piece of the one line printed)
+CASES = [
+    # An unknown mutant points at the command that lists them, everywhere a target is named.
+    ("run-unknown-mutant", "run --target mutant:nope", 2, LIST),
+    ("run-unknown-served-mutant", "run --target reference:mutant:nope", 2, LIST),
+    ("run-unknown-target", "run --target nope", 2, "unknown target 'nope' (--target): choose one of model,"),
+    ("mutants-only-unknown", "mutants --only nope", 2, LIST),
+    ("serve-unknown-mutant", "serve --target mutant:nope", 2, LIST),
+    ("campaign-unknown-mutant", "campaign --targets mutant:nope --out {out}", 2, LIST),
+    ("audit-unknown-mutant", "audit --target mutant:nope", 2, LIST),
+    # A bootstrap address where something else answers: named at once, not after the wire timeout.
+    (
+        "run-bootstrap-is-http",
+        "run --target broker --bootstrap-servers {web}",
+        2,
+        "{web} is not a Kafka broker (it answered HTTP: 'HTTP/1.0 200 OK'): pass the broker's address with "
+        "--bootstrap-servers HOST:PORT",
+    ),
+    ("audit-bootstrap-is-http", "audit --target broker --bootstrap-servers {web} --topic t", 2, "not a Kafka broker"),
+    # A broker that accepts and never answers: the wire timeout, and the flag that sets it.
+    (
+        "run-bootstrap-silent",
+        "run --target broker --bootstrap-servers {silent} --wire-timeout 0.2",
+        2,
+        "is it overloaded or hung? raise --wire-timeout (env KTS_WIRE_TIMEOUT)",
+    ),
+    ("run-out-not-writable", "run --target model --out /proc/nope/out", 2, "cannot create the output directory"),
+    ("run-hypothesis-profile", "run --target model --hypothesis-profile turbo", 2, "invalid choice: 'turbo'"),
+    (
+        "campaign-bad-master",
+        "campaign --targets model --master bogus://x --out {out}",
+        2,
+        "'bogus://x' is not a master URL Spark accepts: use local[N] (N cores of this machine) or spark://HOST:PORT",
+    ),
+    ("campaign-out-not-writable", "campaign --targets model --out /proc/nope/out", 2, "pass --out DIR you can write"),
+    ("audit-bad-master", "audit --target model --master local[0]", 2, "is not a master URL Spark accepts"),
+    ("differential-bad-master", "differential --master bogus://x --out {out}", 2, "is not a master URL Spark accepts"),
+    # The user's topic is checked before Spark starts.
+    (
+        "audit-no-such-topic",
+        "audit --target broker --bootstrap-servers {kafka} --topic no-such-topic --out {out}",
+        2,
+        "--topic 'no-such-topic': no such topic on {kafka} (Metadata answered UNKNOWN_TOPIC_OR_PARTITION): pass "
+        "an existing topic, or leave out --topic",
+    ),
+    (
+        "audit-no-such-partition",
+        "audit --target broker --bootstrap-servers {kafka} --topic orders --partition 5 --out {out}",
+        2,
+        "--partition 5: topic 'orders' has partitions 0..0",
+    ),
+    # check-control: what answers is not a control plane, nothing answers, a URL that is not one.
+    (
+        "check-control-web-server",
+        "check-control {web_url}",
+        2,
+        "{web_url} is not a control plane (no /capabilities: GET /capabilities answered 404",
+    ),
+    ("check-control-unreachable", "check-control {closed_url} --timeout 1", 2, "cannot reach a control plane"),
+    ("check-control-bad-url", "check-control 127.0.0.1:8080", 2, "pass http://HOST:PORT"),
+    ("check-control-bad-number", "check-control {web_url} --max-examples 0", 2, "must be a positive number"),
+    # serve: a port in use is a usage error like every other.
+    ("serve-port-in-use", "serve --port {taken_port}", 2, "--port 0"),
+    ("serve-control-port-in-use", "serve --control-port {taken_port}", 2, "--control-port 0"),
+    ("serve-brokers-out-of-range", "serve --brokers 0", 2, "--brokers 0: give 1..64"),
+]
+
+
+@pytest.mark.parametrize(("command", "code", "line"), [case[1:] for case in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_one_line(
+    command: str, code: int, line: str, places: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    started = time.monotonic()
+    assert main([part.format(**places) for part in command.split()]) == code
+    captured = capsys.readouterr()
+    printed = [text for text in (captured.out + captured.err).splitlines() if text.strip()]
+    assert len(printed) == 1, printed
+    assert line.format(**places) in printed[0]
+    assert "Traceback" not in printed[0]
+    assert time.monotonic() - started < 5  # named at once: no wire timeout of 10 s, no Spark
+
+
+# `pytest suites`: pytest's usage error (exit 4) with the plugin's one line, not an INTERNALERROR traceback. Each
+# is a pytest process of a few seconds: the two whose check `run` shares (the target) or that has a unit test
+# below (the expectations entry) run with the slow tests.
+SUITE_CASES = [
+    pytest.param("--target model --hypothesis-profile turbo",
+                 "--hypothesis-profile turbo: no such Hypothesis profile: choose one of fast, ci, broker, dev",
+                 id="hypothesis-profile"),
+    pytest.param("--target mutant:nope", LIST, id="unknown-mutant", marks=pytest.mark.e2e),
+    pytest.param("--target model --expectations {no_such_test} --collect-only",
+                 f"entry 1 (LO.first-ge-target) names test '{NOT_A_TEST}', which the suites do not have: fix its node",
+                 id="expectations-no-such-test", marks=pytest.mark.e2e),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("options", "line"), SUITE_CASES)
+def test_bad_suite_options_are_one_usage_line(options: str, line: str, places: dict[str, str]) -> None:
+    command = [sys.executable, "-m", "pytest", "suites/test_list_offsets.py", "-p", "no:cacheprovider", "-q"]
+    done = subprocess.run(
+        [*command, *(part.format(**places) for part in options.split())],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    errors = [text for text in done.stderr.splitlines() if text.strip()]
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert len(errors) == 1 and errors[0].startswith("ERROR: ") and line.format(**places) in errors[0], done.stderr
+    assert "INTERNALERROR" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
+# A stand-in for the collected module suites/test_list_offsets.py: the names it defines.
+_LIST_OFFSETS = types.SimpleNamespace(test_timestamp_lookup=None, test_special_targets=None)
+ALL_SUITES = ("suites",)
+ONE_TEST = (A_TEST,)  # `pytest suites/test_list_offsets.py::test_timestamp_lookup`: a module collected in part
+
+
+@pytest.mark.parametrize(
+    ("test", "args", "error"),
+    [
+        (NOT_A_TEST, ALL_SUITES, True),  # a test its collected module does not have
+        ("suites/test_list_offset.py::test_timestamp_lookup", ALL_SUITES, True),  # a module that does not exist
+        (A_TEST, ALL_SUITES, False),  # collected, and perhaps deselected later (--clauses, -k, the kind): fine
+        ("suites/test_compression.py::test_createtime_storage", ALL_SUITES, False),  # a module not in this run
+        ("suites/test_list_offsets.py::test_special_targets[x]", ONE_TEST, False),  # not picked, but there
+        (NOT_A_TEST, ONE_TEST, True),  # not picked, and not there
+    ],
+)
+def test_an_expectation_names_a_test_the_suites_have(
+    test: str, args: tuple[str, ...], error: bool, tmp_path: Path
+) -> None:
+    path = tmp_path / "expectations.toml"
+    path.write_text(
+        f'[[expected]]\nclause = "LO.first-ge-target"\nobservable = "list-offsets.offset"\nreason = "r"\n'
+        f'link = "none"\ntest = "{test}"\n',
+        encoding="utf-8",
+    )
+    config = types.SimpleNamespace(rootpath=REPO, args=list(args), stash=pytest.Stash(), getoption=lambda _: str(path))
+    config.stash[STATE] = RunState("model", "kafka-4.0", "fast", None, load_expectations(path))
+    items = [types.SimpleNamespace(nodeid=A_TEST, module=_LIST_OFFSETS)]
+    if error:
+        with pytest.raises(pytest.UsageError, match=rf"entry 1 .* names test '{re.escape(test)}', which the suites"):
+            check_expectation_tests(config, items)  # type: ignore[arg-type]
+    else:
+        check_expectation_tests(config, items)  # type: ignore[arg-type]
+
+
+def test_the_readme_serves_a_mutant_on_one_broker(tmp_path: Path) -> None:
+    """README: `kafka-conformance serve --target mutant:lookup-last-match --brokers 1 --port 9092 --control-port
+    8081` (here on free ports): one broker serving the mutant, and its control plane."""
+    args = build_parser().parse_args(
+        ["serve", "--target", "mutant:lookup-last-match", "--brokers", "1", "--port", "0", "--control-port", "0",
+         "--ready-file", str(tmp_path / "ready.json"), "--log-file", str(tmp_path / "log")]
+    )  # fmt: skip
+    out, stop, codes = _Lines(), threading.Event(), []
+    thread = threading.Thread(target=lambda: codes.append(serve.run(args, out, stop=stop)))
+    thread.start()
+    try:
+        line = out.first(timeout=10)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert codes == [0]
+    assert line.startswith("serving mutant:lookup-last-match (kafka-4.0) on 127.0.0.1:") and "," not in line
+
+
+class _Lines:
+    """A text stream whose first line a test can wait for."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self._written = threading.Event()
+
+    def write(self, text: str) -> int:
+        self.text += text
+        if "\n" in self.text:
+            self._written.set()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def first(self, *, timeout: float) -> str:
+        assert self._written.wait(timeout), "serve printed nothing"
+        return self.text.splitlines()[0]
