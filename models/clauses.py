@@ -512,7 +512,8 @@ _VALIDATION: tuple[Clause, ...] = (
             "in the batch as batch_index and its own message.", ("TV-23", "TV-24", "TV-25")),
     _clause("VAL.rejection-response-fields", ("VAL-11",), "KIP-467", MUST, ALL,
             "A rejected partition's ProduceResponse has base_offset -1, log_append_time -1 and (v5+) the "
-            "current log_start_offset."),
+            "current log_start_offset, or -1 where the log never saw the batch (a request refused before it, "
+            "a corrupt or too large batch)."),
     _clause("VAL.no-record-errors-legacy", ("VAL-11",), "KIP-467", SHOULD, NO_RECORD_ERRORS,
             "Before KIP-467 a rejected produce carries only error code 32, without record_errors or "
             "error_message."),
@@ -539,6 +540,9 @@ _VALIDATION: tuple[Clause, ...] = (
     _clause("VAL.produce-v3-one-v2-batch", ("VAL-14", "CNV-1"), "KIP-98", MUST, V2,
             "Produce v3+ accepts exactly one batch per partition, of magic 2 (\"Produce requests with "
             "version N are only allowed to contain record batches with magic version 2\")."),
+    _clause("VAL.records-count-matches", ("VAL-14",), "KAFKA-5031", MUST, V2,
+            "A v2 batch whose RecordsCount agrees with its LastOffsetDelta but not with the records it holds is "
+            "rejected whole with INVALID_RECORD (87) (\"Incorrect declared batch size\")."),
     _clause("VAL.idempotent-needs-v2", ("VAL-14", "CNV-6"), "KIP-98", SHOULD,
             _where(lambda p: p.honours_message_format_version and p.max_magic == 2),
             "A transactional or idempotent batch for a topic whose format is below v2 is rejected with "

@@ -67,6 +67,15 @@ class ClusterError(ModelError):
     """A cluster operation that cannot be carried out (unknown topic or broker, no live replica)."""
 
 
+
+# The errors whose exceptions Kafka's ReplicaManager.appendToLocalLog answers with UNKNOWN_LOG_APPEND_INFO
+# (log_start_offset -1): CorruptRecordException, RecordTooLargeException, RecordBatchTooLargeException (and the
+# not-leader, unknown-partition and storage errors, which this model answers elsewhere). VAL-11.
+_UNKNOWN_APPEND_INFO = frozenset(
+    {ErrorCode.CORRUPT_MESSAGE, ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE}
+)
+
+
 @dataclass(frozen=True)
 class ProduceResponse:
     """One partition's produce answer (VAL-11, VAL-12)."""
@@ -243,8 +252,8 @@ class Cluster:
             return ProduceResponse(ErrorCode.LEADER_NOT_AVAILABLE, log_start_offset=log.log_start_offset)
         if produce_version is not None:
             rejected = check_produce_request(batches, produce_version=produce_version, profile=self.profile)
-            if rejected is not None:
-                return self._rejection(rejected, log)
+            if rejected is not None:  # refused before the log is reached: no log start offset (VAL-11)
+                return self._rejection(rejected, log, request_level=True)
         now = self.append_time(part, leader.clock)  # VAL-2: one reading for the whole partition append
         prepared = self.pre_validate(part, batches, now)
         if isinstance(prepared, AppendRejected):
@@ -328,24 +337,30 @@ class Cluster:
         self, topic: str, index: int, data: bytes, *, produce_version: int | None = None
     ) -> ProduceResponse:
         """A produce request carrying raw record-set bytes, as a broker receives them. CRCs are
-        checked by the validator (VAL-9); bytes that do not decode at all are CORRUPT_MESSAGE."""
+        checked by the validator (VAL-9); bytes that do not decode at all are CORRUPT_MESSAGE. A v2
+        RecordsCount that disagrees with the whole records held decodes: Kafka refuses it in the validator's
+        record iterator with INVALID_RECORD, after the CRC and batch checks (VAL-14)."""
         try:
-            batches = decode_batches(data, verify_crc=False, legacy_zstd=True)
-        except CodecError as exc:
-            log = self.leader_log(topic, index)
-            return ProduceResponse(
-                ErrorCode.CORRUPT_MESSAGE, log_start_offset=log.log_start_offset, error_message=str(exc)
-            )
+            batches = decode_batches(data, verify_crc=False, legacy_zstd=True, keep_count_lies=True)
+        except CodecError:
+            # Kafka: a CorruptRecordException from ByteBufferLogInputStream, answered as UNKNOWN_LOG_APPEND_INFO
+            # (log_start_offset -1) with no custom message (VAL-11, ReplicaManager.appendToLocalLog).
+            return ProduceResponse(ErrorCode.CORRUPT_MESSAGE, base_offset=-1, log_append_time=-1, log_start_offset=-1)
         return self.produce(topic, index, batches, produce_version=produce_version)
 
     @staticmethod
-    def _rejection(rejected: AppendRejected, log: PartitionLog) -> ProduceResponse:
-        # VAL-11: base_offset -1, log_append_time -1, log_start_offset current; nothing written.
+    def _rejection(rejected: AppendRejected, log: PartitionLog, *, request_level: bool = False) -> ProduceResponse:
+        """VAL-11: base_offset -1, log_append_time -1; nothing written. log_start_offset is the partition's for a
+        rejection the log's validation raised (Kafka's ReplicaManager.appendToLocalLog: RecordValidationException
+        and any other exception go through processFailedRecord), and -1 where Kafka answers UNKNOWN_LOG_APPEND_INFO:
+        a request refused before the log (KafkaApis: ProduceRequest.validateRecords, a PartitionResponse with
+        only the error), a CorruptRecordException (a CRC that does not match), a record or batch too large."""
+        unknown = request_level or rejected.error in _UNKNOWN_APPEND_INFO
         return ProduceResponse(
             rejected.error,
             base_offset=-1,
             log_append_time=-1,
-            log_start_offset=log.log_start_offset,
+            log_start_offset=-1 if unknown else log.log_start_offset,
             error_message=rejected.error_message,
             record_errors=rejected.record_errors,
         )

@@ -5,7 +5,8 @@ Public API::
     encode_batch(batch) -> bytes             one log entry (v0/v1) or one record batch (v2)
     encode_batches(batches) -> bytes         a record set: the entries concatenated
     encoded_size(batch) -> int               len(encode_batch(batch)), cached
-    decode_batches(data, *, verify_crc=True, partial_tail=False, legacy_zstd=False) -> tuple[AnyBatch, ...]
+    decode_batches(data, *, verify_crc=True, partial_tail=False, legacy_zstd=False, keep_count_lies=False)
+                                             -> tuple[AnyBatch, ...]
     decode_batch(data, *, verify_crc=True) -> AnyBatch     exactly one entry
     legacy_crc(message) -> int               CRC32 of a v0/v1 message, magic..end (FMT-3)
     v2_crc(batch) -> int                     CRC-32C of a v2 batch, attributes..end (FMT-9)
@@ -24,8 +25,9 @@ provided that v0 messages have ``timestamp=None``, v1 messages an int timestamp,
 wrappers ``value=None`` (the encoder always writes a wrapper's value from `inner` and ignores
 `value`; it ignores `inner` of an uncompressed message). The decoder sets an override field to None
 when the stored value is the true one and keeps it otherwise (only possible for `crc` with
-``verify_crc=False`` and for a negative `records_count` of an empty batch: any other lie does not
-decode). The encoder honours every override so that the suite can craft corrupt bytes. It also
+``verify_crc=False``, for a negative `records_count` of an empty batch and, with ``keep_count_lies``,
+for a `records_count` over whole records: any other lie does not decode). The encoder honours every
+override so that the suite can craft corrupt bytes. It also
 encodes, for the same reason, things the decoder refuses: unknown codec bits 5..7 (records or the
 legacy `value` written uncompressed), zstd on magic 0/1 (compressed with zstd anyway; read back only
 with ``legacy_zstd``, as a broker reads it to refuse it), unknown
@@ -512,8 +514,17 @@ def _read_record(r: _Reader, index: int) -> Record:
     )
 
 
-def _read_v2_records(r: _Reader, count: int, count_at: int) -> tuple[Record, ...]:
-    """Read RecordsCount records filling `r` exactly; see the module doc for who gets blamed."""
+def _read_v2_records(r: _Reader, count: int, count_at: int, keep_count_lies: bool = False) -> tuple[Record, ...]:
+    """Read RecordsCount records filling `r` exactly; see the module doc for who gets blamed.
+
+    With `keep_count_lies` a section of whole records is read to its end whatever RecordsCount says (the
+    caller keeps the stored count as the batch's `records_count` override): a broker reads the header first
+    and refuses such a batch while iterating its records (VAL-14), so the lie must reach the validator."""
+    if keep_count_lies:
+        whole: list[Record] = []
+        while r.pos < r.end:
+            whole.append(_read_record(r, len(whole)))
+        return tuple(whole)
     records: list[Record] = []
     for index in range(count):
         if r.pos == r.end:
@@ -544,7 +555,7 @@ def _read_v2_records(r: _Reader, count: int, count_at: int) -> tuple[Record, ...
     return tuple(records)
 
 
-def _decode_v2(data: bytes, start: int, verify_crc: bool) -> tuple[DefaultBatch, int]:
+def _decode_v2(data: bytes, start: int, verify_crc: bool, keep_count_lies: bool = False) -> tuple[DefaultBatch, int]:
     length_at = start + V2_LENGTH_OFFSET
     (length,) = struct.unpack_from(">i", data, length_at)
     if length < _V2_MIN_LENGTH:
@@ -593,7 +604,7 @@ def _decode_v2(data: bytes, start: int, verify_crc: bool) -> tuple[DefaultBatch,
     else:
         plain = decompress(Codec(codec_id), data[section_at:end], magic=MAGIC_V2, offset=section_at)
         reader = _Reader(plain, 0, len(plain), section_at, "records", section_at)
-    records = _read_v2_records(reader, records_count, count_at)
+    records = _read_v2_records(reader, records_count, count_at, keep_count_lies)
     batch = DefaultBatch(
         base_offset=base_offset,
         partition_leader_epoch=epoch,
@@ -699,7 +710,7 @@ def _entry_end_if_complete(data: bytes, pos: int) -> int | None:
 
 
 def _decode_entries(
-    data: bytes, verify_crc: bool, partial_tail: bool, legacy_zstd: bool = False
+    data: bytes, verify_crc: bool, partial_tail: bool, legacy_zstd: bool = False, keep_count_lies: bool = False
 ) -> list[tuple[int, AnyBatch]]:
     out: list[tuple[int, AnyBatch]] = []
     pos = 0
@@ -716,7 +727,7 @@ def _decode_entries(
         (magic,) = struct.unpack_from(">b", data, pos + MAGIC_OFFSET)
         batch: AnyBatch
         if magic == MAGIC_V2:
-            batch, pos = _decode_v2(data, pos, verify_crc)
+            batch, pos = _decode_v2(data, pos, verify_crc, keep_count_lies)
         elif magic in (MAGIC_V0, MAGIC_V1):
             reader = _Reader(data, pos, len(data))
             batch = _decode_legacy(reader, verify_crc, 0, legacy_zstd)
@@ -728,7 +739,12 @@ def _decode_entries(
 
 
 def decode_batches(
-    data: bytes, *, verify_crc: bool = True, partial_tail: bool = False, legacy_zstd: bool = False
+    data: bytes,
+    *,
+    verify_crc: bool = True,
+    partial_tail: bool = False,
+    legacy_zstd: bool = False,
+    keep_count_lies: bool = False,
 ) -> tuple[AnyBatch, ...]:
     """Decode a record set (concatenated v0/v1 entries and v2 batches; the magic at byte 16 of
     each entry picks the layout). With `verify_crc` a wrong CRC raises CodecError("crc", ...),
@@ -736,8 +752,11 @@ def decode_batches(
     (its size/Length runs past the end) is dropped, as Kafka consumers do with a fetch response
     cut at its byte limit; everything else still raises. With `legacy_zstd` a v0/v1 wrapper with
     the zstd codec is read (a broker reads it, then refuses it on its codec bits, FMT-4/CMP-1)
-    instead of raising."""
-    return tuple(batch for _, batch in _decode_entries(bytes(data), verify_crc, partial_tail, legacy_zstd))
+    instead of raising. With `keep_count_lies` a v2 batch whose RecordsCount disagrees with the whole records
+    its section holds is read with every record and the stored count kept in `records_count`, as a broker
+    reads it to refuse it with INVALID_RECORD (VAL-14) rather than as undecodable bytes."""
+    entries = _decode_entries(bytes(data), verify_crc, partial_tail, legacy_zstd, keep_count_lies)
+    return tuple(batch for _, batch in entries)
 
 
 def decode_batch(data: bytes, *, verify_crc: bool = True) -> AnyBatch:

@@ -38,6 +38,7 @@ from .constants import (
     Codec,
     TimestampType,
 )
+from .errors import BuildError
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,13 @@ def codec_of(attributes: int) -> int:
 def _codec(attributes: int) -> Codec:
     raw = attributes & CODEC_MASK
     return Codec(raw) if raw in Codec._value2member_map_ else Codec.NONE
+
+
+# Kafka's IllegalArgumentException texts for NoTimestampType where a format needs a type (FMT-4, FMT-10):
+# DefaultRecordBatch.computeAttributes, LegacyRecord.computeAttributes, the MemoryRecordsBuilder constructor.
+V2_NO_TIMESTAMP_TYPE_TEXT = "Timestamp type must be provided to compute attributes for message format v2 and above"
+V1_NO_TIMESTAMP_TYPE_TEXT = "Timestamp type must be provided to compute attributes for message format v1"
+BUILDER_NO_TIMESTAMP_TYPE_TEXT = "TimestampType must be set for magic >= 0"
 
 
 # --------------------------------------------------------------------------------------------
@@ -192,7 +200,13 @@ class DefaultBatch:
         return -1
 
     def with_header(self, *, timestamp_type: TimestampType, max_timestamp: int) -> DefaultBatch:
-        """FMT-13: rewrite type and MaxTimestamp (BaseTimestamp untouched); the CRC is recomputed."""
+        """FMT-13: rewrite type and MaxTimestamp (BaseTimestamp untouched); the CRC is recomputed.
+
+        FMT-10: bit 3 holds CreateTime or LogAppendTime only, so NoTimestampType raises BuildError, as Kafka's
+        DefaultRecordBatch.setMaxTimestamp does (its computeAttributes throws IllegalArgumentException; the
+        unchanged-header shortcut before it never matches, a v2 batch never reporting NoTimestampType)."""
+        if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+            raise BuildError(V2_NO_TIMESTAMP_TYPE_TEXT)
         attrs = self.attributes & ~TIMESTAMP_TYPE_MASK
         if timestamp_type is TimestampType.LOG_APPEND_TIME:
             attrs |= TIMESTAMP_TYPE_MASK
@@ -354,6 +368,10 @@ class LegacyBatch:
         """FMT-13 legacy analogue: rewrite the outer timestamp and type bit; v0 cannot carry one."""
         if self.magic == MAGIC_V0:
             raise ValueError("a magic v0 message has no timestamp to set (FMT-13)")
+        if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+            # FMT-4: as for v2, Kafka's AbstractLegacyRecordBatch.setMaxTimestamp refuses it through
+            # LegacyRecord.computeAttributes (IllegalArgumentException).
+            raise BuildError(V1_NO_TIMESTAMP_TYPE_TEXT)
         attrs = self.message.attributes & ~TIMESTAMP_TYPE_MASK
         if timestamp_type is TimestampType.LOG_APPEND_TIME:
             attrs |= TIMESTAMP_TYPE_MASK
@@ -401,7 +419,10 @@ def build_v2(
     transactional: bool = False,
 ) -> DefaultBatch:
     """FMT-11: BaseTimestamp = the first record's timestamp (-1 when empty), MaxTimestamp = the max
-    (or `log_append_time` for a LogAppendTime batch, as `MemoryRecordsBuilder` writes it)."""
+    (or `log_append_time` for a LogAppendTime batch, as `MemoryRecordsBuilder` writes it). NoTimestampType
+    raises BuildError: v2 cannot express it (FMT-10) and Kafka's MemoryRecordsBuilder constructor refuses it."""
+    if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+        raise BuildError(BUILDER_NO_TIMESTAMP_TYPE_TEXT)
     base_ts = records[0].timestamp if records else NO_TIMESTAMP
     recs = tuple(
         Record(
@@ -450,6 +471,9 @@ def build_legacy(
         raise ValueError(f"legacy magic must be 0 or 1, not {magic}")
     if codec is Codec.ZSTD:
         raise ValueError("zstd needs magic v2 (FMT-4)")
+    if magic == MAGIC_V1 and timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+        # FMT-4: a v1 message needs a type; Kafka's MemoryRecordsBuilder constructor refuses it for magic > 0.
+        raise BuildError(BUILDER_NO_TIMESTAMP_TYPE_TEXT)
     is_lat = timestamp_type is TimestampType.LOG_APPEND_TIME and magic == MAGIC_V1
 
     def ts_of(r: RecordSpec) -> int | None:

@@ -504,12 +504,48 @@ def _record_failure(
     return _timestamp_failure(batch, record, index, ctx)
 
 
+INCORRECT_SIZE_EOF_TEXT = "Incorrect declared batch size, premature EOF reached"
+INCORRECT_SIZE_REMAINING_TEXT = "Incorrect declared batch size, records still remaining in file"
+
+
+def _records_count_break(batch: AnyBatch, held: int) -> tuple[int, _Abort | None]:
+    """VAL-14: how far Kafka's v2 record iterator gets through a batch whose RecordsCount disagrees with the
+    records it holds: (records read and validated before the iterator throws, what it throws).
+
+    Kafka does not compare the count with the records anywhere but in the iterator the validator's record loop
+    runs (DefaultRecordBatch.RecordIterator, Kafka 0.11+, KAFKA-5031): its constructor throws
+    InvalidRecordException "Found invalid record count N in magic v2 batch" for N < 0; `next()` throws
+    "Incorrect declared batch size, records still remaining in file" on reading record N when bytes are left
+    after it (before that record is validated), and reading a record past the end throws "Incorrect declared
+    batch size, premature EOF reached" (uncompressedIterator: BufferUnderflowException; StreamRecordIterator:
+    the varint's IllegalArgumentException on EOF). A count of 0 reads nothing (`iterator()` is empty).
+    InvalidRecordException is not a RecordValidationException, so ReplicaManager.appendToLocalLog answers
+    INVALID_RECORD (Errors.forException) with a null error_message, whatever the records' own failures:
+    LogValidator only processes those after the loop. A client batch only gets here with a count that agrees
+    with LastOffsetDelta (`validateBatch` refuses the rest first)."""
+    if not isinstance(batch, DefaultBatch) or batch.records_count is None or batch.records_count == held:
+        return held, None
+    declared = batch.records_count
+    if declared < 0:
+        return 0, _abort(ErrorCode.INVALID_RECORD, f"Found invalid record count {declared} in magic v2 batch")
+    if declared == 0:
+        return 0, None
+    if declared > held:
+        return held, _abort(ErrorCode.INVALID_RECORD, INCORRECT_SIZE_EOF_TEXT)
+    return declared - 1, _abort(ErrorCode.INVALID_RECORD, INCORRECT_SIZE_REMAINING_TEXT)
+
+
 def _scan_batch(
     batch: AnyBatch, ctx: _Append, *, compressed_path: bool
-) -> tuple[list[_SourceRecord], list[_Failure]]:
-    """Every record of one batch through VAL-9. Kafka 2.5+ collects every failing record; before,
-    the first failure was thrown at once (so later records, even corrupt ones, were never read)."""
+) -> tuple[list[_SourceRecord], list[_Failure], _Abort | None]:
+    """Every record of one batch through VAL-9, as Kafka's record iterator yields them. Kafka 2.5+ collects
+    every failing record; before, the first failure was thrown at once (so later records, even corrupt ones,
+    were never read). The third value is what the iterator throws out of the record loop (a RecordsCount
+    that disagrees with the records, `_records_count_break`), None if the loop ends normally or a failure was
+    thrown first; the caller raises it before the collected failures, where Kafka's loop would."""
     records = _source_records(batch)
+    read, broken = _records_count_break(batch, len(records))
+    records = records[:read]
     failures: list[_Failure] = []
     collect_all = ctx.profile.record_errors is RecordErrorsStyle.ALL
     for index, record in enumerate(records):
@@ -517,8 +553,9 @@ def _scan_batch(
         if failure is not None:
             failures.append(failure)
             if not collect_all:
-                break
-    return records, failures
+                # Before 2.5 the failure is thrown at once: the iterator never reaches the count problem.
+                return records, failures, None
+    return records, failures, broken
 
 
 def _raise_if_failed(failures: list[_Failure], ctx: _Append) -> None:
@@ -721,7 +758,9 @@ def _assign_in_place_uncompressed(batches: tuple[AnyBatch, ...], ctx: _Append) -
     stored: list[AnyBatch] = []
     for batch in batches:
         _validate_batch(first, batch, ctx)
-        records, failures = _scan_batch(batch, ctx, compressed_path=False)
+        records, failures, broken = _scan_batch(batch, ctx, compressed_path=False)
+        if broken is not None:
+            raise broken
         # VAL-10: the first failing batch aborts; later batches are never looked at.
         _raise_if_failed(failures, ctx)
         batch_max, batch_max_offset = NO_TIMESTAMP, -1
@@ -772,7 +811,7 @@ def _convert_uncompressed(batches: tuple[AnyBatch, ...], ctx: _Append) -> Valida
     collected: list[_SourceRecord] = []
     for batch in batches:
         _validate_batch(first, batch, ctx)
-        records, failures = _scan_batch(batch, ctx, compressed_path=False)
+        records, failures, broken = _scan_batch(batch, ctx, compressed_path=False)
         # VAL-15 / FMT-8 [DERIVED]: Kafka's convert path hands each record to the builder as soon as
         # it passes while its batch has no error yet, so the builder's refusal of an earlier record
         # (timestamp < -1, headers below v2) surfaces as UNKNOWN_SERVER_ERROR before a later record's
@@ -780,6 +819,9 @@ def _convert_uncompressed(batches: tuple[AnyBatch, ...], ctx: _Append) -> Valida
         first_failure = failures[0].batch_index if failures else len(records)
         for r in records[:first_failure]:
             check_buildable((r.timestamp,), magic=ctx.to_magic, codec=Codec.NONE, has_headers=bool(r.headers))
+        # The record iterator throws after the builder took the records read before it (VAL-14).
+        if broken is not None:
+            raise broken
         _raise_if_failed(failures, ctx)
         collected.extend(records)
     built, max_ts, offset_of_max = _rebuild(collected, first, magic=ctx.to_magic, codec=Codec.NONE, ctx=ctx)
@@ -805,7 +847,9 @@ def _validate_compressed(
         _validate_batch(first, batch, ctx)
         if batch.magic < MAGIC_V2 and batch.codec is Codec.ZSTD:
             raise _abort(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs magic v2 (FMT-4)")
-        records, failures = _scan_batch(batch, ctx, compressed_path=source_codec is not Codec.NONE)
+        records, failures, broken = _scan_batch(batch, ctx, compressed_path=source_codec is not Codec.NONE)
+        if broken is not None:
+            raise broken
         _raise_if_failed(failures, ctx)
         for r in records:
             if batch.magic > MAGIC_V0 and ctx.to_magic > MAGIC_V0:

@@ -11,6 +11,7 @@ interprets it), error codes before fields.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -200,8 +201,17 @@ class Twin:
         observed = self.impl.produce(topic, 0, batches, produce_version=produce_version)
         after = self.impl.clock(leader) + self.clock_tolerance_ms
         stamped = observed.log_append_time
-        lat = self.configs[topic].timestamp_type is TimestampType.LOG_APPEND_TIME
-        self.ref.set_clock(leader, stamped if lat and before <= stamped <= after else before)
+        config = self.configs[topic]
+        lat = config.timestamp_type is TimestampType.LOG_APPEND_TIME
+        shown = _now_in_range_errors(observed, config, self.profile)
+        if lat and before <= stamped <= after:
+            self.ref.set_clock(leader, stamped)
+        elif shown is not None and before <= shown <= after:
+            # The broker's `now` as its out-of-range record errors print it ([now - before, now + after], one
+            # reading for the whole batch: Kafka's LogValidator): the texts compare exactly (VAL-7).
+            self.ref.set_clock(leader, shown)
+        else:
+            self.ref.set_clock(leader, before)
         return observed, self.ref.produce(topic, 0, batches, produce_version=produce_version)
 
     def fetch(self, topic: str, offset: int = 0, *, fetch_version: int) -> tuple[FetchResponse, FetchResponse]:
@@ -242,6 +252,32 @@ class Twin:
 
     def close(self) -> None:
         self.ref.close()
+
+
+_RANGE_IN_TEXT = re.compile(r"The timestamp should be within \[(-?\d+), (-?\d+)\]?$")
+
+
+def _now_in_range_errors(observed: ProduceResponse, config: TopicConfig, profile: Profile) -> int | None:
+    """The `now` a wall-clock broker validated with, read back from its out-of-range record errors: the printed
+    interval is [now - before, now + after] with 64-bit wraparound (models.validator.out_of_range_text), so one
+    `now` explains every error of the batch or the texts tell nothing (None)."""
+    before, after = effective_bounds(config, profile)
+    found: set[int] = set()
+    for error in observed.record_errors:
+        match = _RANGE_IN_TEXT.search(error.message or "")
+        if match is None:
+            return None
+        low, high = int(match.group(1)), int(match.group(2))
+        now = _long(low + before)
+        if _long(now + after) != high:
+            return None
+        found.add(now)
+    return found.pop() if len(found) == 1 else None
+
+
+def _long(value: int) -> int:
+    """`value` as a Java long (two's complement, 64 bits)."""
+    return (value + 2**63) % 2**64 - 2**63
 
 
 # ------------------------------------------------------------------------------------ request choices

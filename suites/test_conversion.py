@@ -147,7 +147,7 @@ def test_down_conversion(suite: Suite, data: Draws) -> None:
                 header_clause=header_clause, context=f"fetch v{fetch_version}")
 
 
-@pytest.mark.clause("CNV.no-conversion", "VAL.produce-v3-one-v2-batch")
+@pytest.mark.clause("CNV.no-conversion", "VAL.produce-v3-one-v2-batch", "VAL.rejection-response-fields")
 @pytest.mark.requires(Capability.PRODUCE_V2)
 @given(data=draws())
 @suite_settings(20)

@@ -140,7 +140,7 @@ def _v1_message(now: int, data: Draws) -> LegacyBatch:
     return build_legacy([RecordSpec(stamp, b"k", b"v")], magic=MAGIC_V1)[0]
 
 
-@pytest.mark.clause("FMT.v2-crc-coverage")
+@pytest.mark.clause("FMT.v2-crc-coverage", "VAL.rejection-response-fields")
 @pytest.mark.requires(Capability.PRODUCE_V2)
 @given(data=draws())
 @suite_settings(20)
@@ -170,6 +170,33 @@ def test_v2_crc_coverage(suite: Suite, data: Draws) -> None:
     _produce(
         twin, topic, suite.profile, (replace(changed, crc=crc),), "FMT.v2-crc-coverage", f"{field} changed by {step}"
     )
+
+
+@pytest.mark.clause("VAL.records-count-matches")
+@pytest.mark.requires(Capability.PRODUCE_V2)
+@given(data=draws())
+@suite_settings(15)
+def test_v2_records_count_disagrees_with_records(suite: Suite, data: Draws) -> None:
+    """VAL-14 (KAFKA-5031): a v2 batch whose RecordsCount agrees with its LastOffsetDelta (so the batch-level checks
+    pass) but not with the records it holds is refused whole with INVALID_RECORD (87): Kafka's record iterator
+    throws "Incorrect declared batch size, premature EOF reached" when fewer records follow, "..., records still
+    remaining in file" when more do (DefaultRecordBatch.RecordIterator.next). The CRC covers the lying count."""
+    data, twin = suite.start(data)
+    config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
+    topic = unique_topic("records-count")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
+    codecs = tuple(
+        c for c in producible_codecs(suite.impl.capabilities) if c is not Codec.ZSTD or twin.has(Capability.ZSTD)
+    )
+    codec = data.draw(st.sampled_from(codecs), label="codec")
+    held = data.draw(st.integers(1, 5), label="records held")
+    declared = data.draw(st.sampled_from([n for n in range(1, 7) if n != held]), label="RecordsCount")
+    stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=held, max_size=held), label="timestamps")
+    batch = build_v2([RecordSpec(t, b"k%d" % i, b"v") for i, t in enumerate(stamps)], codec=codec)
+    sent = replace(batch, records_count=declared, last_offset_delta=declared - 1)
+    _produce(twin, topic, suite.profile, (sent,), "VAL.records-count-matches",
+             f"{codec.name}: RecordsCount {declared}, {held} records held")
 
 
 @pytest.mark.clause("FMT.v1-timestamp-field")

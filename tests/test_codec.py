@@ -37,7 +37,7 @@ from models.constants import (
     Codec,
     TimestampType,
 )
-from models.errors import CodecError
+from models.errors import BuildError, CodecError
 from models.records import (
     AnyBatch,
     DefaultBatch,
@@ -47,6 +47,7 @@ from models.records import (
     Record,
     RecordSpec,
     build_batches,
+    build_v2,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -401,6 +402,54 @@ def test_length_and_size_overrides_are_written() -> None:
 def test_negative_records_count_of_an_empty_batch_is_kept() -> None:
     batch = DefaultBatch(records_count=-1)
     assert decode_batch(encode_batch(batch)) == batch
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP])
+@pytest.mark.parametrize("held", [2, 4])
+def test_records_count_lie_over_whole_records_decodes_with_keep_count_lies(codec: Codec, held: int) -> None:
+    """VAL-14: a broker reads a v2 batch whose RecordsCount (3, agreeing with LastOffsetDelta 2) disagrees with the
+    whole records it holds and refuses it in the validator (Kafka's DefaultRecordBatch.RecordIterator); with
+    `keep_count_lies` the decoder hands it over with the stored count kept, without it the bytes do not decode."""
+    batch = build_v2([RecordSpec(5 + i, b"k%d" % i, b"v") for i in range(held)], codec=codec)
+    lying = replace(batch, records_count=3, last_offset_delta=2)
+    data = encode_batch(lying)
+    assert decode_batches(data, verify_crc=False, keep_count_lies=True) == (lying,)
+    with pytest.raises(CodecError) as err:
+        decode_batches(data, verify_crc=False)
+    assert err.value.field == "records_count"
+
+
+def test_keep_count_lies_still_refuses_bytes_that_are_not_whole_records() -> None:
+    """`keep_count_lies` keeps only a count lie: a section not ending on a record boundary still blames Length."""
+    data = bytearray(encode_batch(build_v2([RecordSpec(5, b"k", b"v")])))
+    data += b"\x0a"  # a record announcing 5 bytes, then the end of the batch
+    struct.pack_into(">i", data, 8, struct.unpack_from(">i", data, 8)[0] + 1)
+    with pytest.raises(CodecError) as err:
+        decode_batches(bytes(data), verify_crc=False, keep_count_lies=True)
+    assert err.value.field == "length"
+
+
+@pytest.mark.parametrize("magic", [1, 2])
+def test_with_header_refuses_no_timestamp_type(magic: int) -> None:
+    """FMT-10 (FMT-4 for v1): a v2 batch (or v1 message) header holds CreateTime or LogAppendTime only. Kafka's
+    DefaultRecordBatch.setMaxTimestamp(NO_TIMESTAMP_TYPE, ..) throws IllegalArgumentException from computeAttributes
+    ("Timestamp type must be provided to compute attributes for message format v2 and above";
+    DefaultRecordBatchTest.testSetNoTimestampTypeNotAllowed), as AbstractLegacyRecordBatch.setMaxTimestamp does for
+    v1 through LegacyRecord.computeAttributes; the model used to clear bit 3 and store CreateTime."""
+    batch = build_batches([RecordSpec(1), RecordSpec(2), RecordSpec(3)], magic=magic)[0]
+    text = "message format v2 and above" if magic == 2 else "message format v1"
+    with pytest.raises(BuildError, match=f"Timestamp type must be provided to compute attributes for {text}"):
+        batch.with_header(timestamp_type=TimestampType.NO_TIMESTAMP_TYPE, max_timestamp=-1)
+
+
+@pytest.mark.parametrize("magic", [1, 2])
+def test_builders_refuse_no_timestamp_type_above_v0(magic: int) -> None:
+    """FMT-10 (FMT-4 for v1): Kafka's MemoryRecordsBuilder constructor refuses NoTimestampType for magic > 0
+    (IllegalArgumentException "TimestampType must be set for magic >= 0"); a v0 build has no type to set."""
+    with pytest.raises(BuildError, match="TimestampType must be set for magic >= 0"):
+        build_batches([RecordSpec(1)], magic=magic, timestamp_type=TimestampType.NO_TIMESTAMP_TYPE)
+    (v0,) = build_batches([RecordSpec(1)], magic=0, timestamp_type=TimestampType.NO_TIMESTAMP_TYPE)
+    assert v0.timestamp_type is TimestampType.NO_TIMESTAMP_TYPE
 
 
 def test_encoded_size_matches_and_is_stable() -> None:

@@ -739,6 +739,19 @@ def _h4_corrupt_v2(now: int) -> list[object]:
     return [replace(batch, max_timestamp=batch.max_timestamp + 1, crc=v2_crc(batch))]
 
 
+def _h4_refused(i: Implementation) -> tuple[int, int, int]:
+    """Produce v9 carrying a magic 1 batch: refused before the log (VAL-14), so no log start offset (VAL-11)."""
+    now = _setup(i)
+    answer = i.produce(T, 0, build_legacy(_specs(now - 10, now - 5), magic=1), produce_version=9)
+    return answer.base_offset, answer.log_append_time, answer.log_start_offset
+
+
+def _h4_count_lie(now: int) -> list[object]:
+    """RecordsCount 3 and LastOffsetDelta 2 (consistent with each other) over 2 records (VAL-14)."""
+    batch = build_v2(_specs(now - 10, now - 5))
+    return [replace(batch, records_count=3, last_offset_delta=2)]
+
+
 def _h4_zstd_v1(now: int) -> list[object]:
     (wrapper,) = build_legacy(_specs(now - 10, now - 5), magic=1, codec=Codec.GZIP)
     attributes = (wrapper.message.attributes & ~0x07) | Codec.ZSTD.value
@@ -811,6 +824,8 @@ WITNESSES.update({
                                                     lambda now: [build_v2(_specs(-2))], compression_type="gzip"),
     "crc-not-verified": _h4_error("FMT.v2-crc-coverage", _h4_corrupt_v2),
     "zstd-accepted-below-v2": _h4_error("FMT.zstd-requires-v2", _h4_zstd_v1, version=2),
+    "records-count-unchecked": _h4_error("VAL.records-count-matches", _h4_count_lie),
+    "rejection-keeps-log-start": _h4("VAL.rejection-response-fields", Obs.PRODUCE_REJECTION_FIELDS, _h4_refused),
     "duplicate-answered-as-new": _h4("VAL.duplicate-returns-cached-max", Obs.PRODUCE_LOG_APPEND_TIME, _h4_duplicate),
     "dedup-before-validation": _h4("VAL.validation-before-dedup", Obs.PRODUCE_ERROR, _h4_retry_late),
     "idempotence-dropped-on-old-format": _h4_error("VAL.idempotent-needs-v2", lambda now: _h4_idempotent(now, -10),

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from models.codec import encoded_size, legacy_crc
+from models.cluster import Cluster
+from models.codec import encode_batches, encoded_size, legacy_crc
 from models.config import TopicConfig
 from models.constants import (
     CONTROL_MASK,
@@ -714,6 +715,54 @@ def test_val14_client_v2_base_offset_must_be_zero() -> None:
     )
 
 
+def _count_lie(held: int, codec: Codec = Codec.NONE, *stamps: int) -> DefaultBatch:
+    """A v2 batch whose header says 3 records (RecordsCount 3, LastOffsetDelta 2: consistent with each other, so
+    `validateBatch` passes) while its body holds `held` records."""
+    batch = build_v2(specs(*(stamps or (NOW,) * held)), codec=codec)
+    return replace(batch, records_count=3, last_offset_delta=2)
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP])
+@pytest.mark.parametrize("origin", [AppendOrigin.CLIENT, AppendOrigin.COORDINATOR])
+@pytest.mark.parametrize(
+    ("held", "text"),
+    [
+        (2, "Incorrect declared batch size, premature EOF reached"),
+        (4, "Incorrect declared batch size, records still remaining in file"),
+    ],
+)
+def test_val14_records_count_must_match_the_records_held(
+    codec: Codec, origin: AppendOrigin, held: int, text: str
+) -> None:
+    """VAL-14: Kafka's DefaultRecordBatch.RecordIterator, which LogValidator's record loop runs, throws
+    InvalidRecordException when RecordsCount disagrees with the records: reading past the last one ("premature
+    EOF reached") or bytes left after the declared count ("records still remaining in file"); LogValidatorTest.
+    testUnmatchedNumberOfRecords. Not a RecordValidationException: INVALID_RECORD (87), no message, no
+    record_errors, for client and coordinator appends (validateBatch's count checks are for clients only)."""
+    out = reject([_count_lie(held, codec)], topic(K4_0), K4_0, origin=origin)
+    assert out == AppendRejected(ErrorCode.INVALID_RECORD, None, (), text)
+
+
+def test_val14_records_count_lie_wins_over_record_errors_from_2_5() -> None:
+    """VAL-14 / VAL-9: from 2.5 LogValidator collects record errors and processes them after the loop, so the
+    iterator's InvalidRecordException wins; in 2.4 the first failing record is thrown before the iterator gets
+    to the missing record."""
+    batch = _count_lie(2, Codec.NONE, NOW, NOW - 10 * 3_600_000)
+    config = bounded(K4_0, 2, 3_600_000)
+    assert reject([batch], config, K4_0).detail == "Incorrect declared batch size, premature EOF reached"
+    assert reject([batch], bounded(K2_4, 2, 3_600_000), K2_4).error is ErrorCode.INVALID_TIMESTAMP
+
+
+@pytest.mark.parametrize("held", [2, 4])
+def test_val14_records_count_lie_over_the_wire_is_invalid_record(held: int) -> None:
+    """VAL-14: over raw bytes the broker reads the header (CRC, validateBatch) before the records, so a count lie
+    over whole records is INVALID_RECORD (87), as for the batch object, not CORRUPT_MESSAGE (2)."""
+    cluster = Cluster(profile=K4_0, start_time=NOW)
+    cluster.create_topic("t", topic(K4_0))
+    data = encode_batches([_count_lie(held)])
+    assert cluster.produce_bytes("t", 0, data, produce_version=9).error is ErrorCode.INVALID_RECORD
+
+
 def test_cnv6_transactional_batch_into_old_format_is_unsupported() -> None:
     batch = build_v2(specs(NOW), producer_id=1, producer_epoch=0, base_sequence=0, transactional=True)
     out = reject([batch], topic(K2_8, 1), K2_8)
@@ -804,3 +853,28 @@ def test_cnv5_log_append_time_v2_gives_every_v1_message_the_batch_max() -> None:
     assert isinstance(wrapper, LegacyBatch)
     assert wrapper.message.timestamp == NOW and wrapper.timestamp_type is LAT
     assert [e.message.timestamp for e in wrapper.message.inner] == [NOW, NOW]
+
+
+def test_a_rejection_carries_the_log_start_offset_only_where_the_log_validated_the_batch() -> None:
+    """VAL-11, from Kafka's ReplicaManager.appendToLocalLog: a request refused before the log (KafkaApis,
+    ProduceRequest.validateRecords: Produce v3+ with a magic 0 batch) and a corrupt batch (CorruptRecordException)
+    answer UNKNOWN_LOG_APPEND_INFO, log_start_offset -1; a record the log's validation rejects (INVALID_TIMESTAMP)
+    answers the partition's log start offset."""
+    from models.constants import ErrorCode, TimestampType
+    from models.records import LegacyBatch, LegacyMessage, RecordSpec, build_v2
+
+    now = 1_700_000_000_000
+    cluster = Cluster(profile=PROFILES["kafka-4.0"], broker_ids=(0,), start_time=now)
+    config = TopicConfig(timestamp_type=TimestampType.CREATE_TIME, before_max_ms=1000, after_max_ms=1000)
+    cluster.create_topic("t", config)
+    legacy = LegacyBatch(offset=0, message=LegacyMessage(magic=0, attributes=0, timestamp=None, key=None, value=None))
+    refused = cluster.produce("t", 0, [legacy], produce_version=9)
+    assert (refused.error, refused.base_offset, refused.log_append_time, refused.log_start_offset) == (
+        ErrorCode.INVALID_RECORD, -1, -1, -1)  # fmt: skip
+    good = build_v2([RecordSpec(timestamp=now)])
+    corrupt = bytearray(encode_batches([good]))
+    corrupt[-1] ^= 0xFF  # the last record byte: the CRC-32C no longer matches
+    answer = cluster.produce_bytes("t", 0, bytes(corrupt), produce_version=9)
+    assert (answer.error, answer.log_start_offset, answer.error_message) == (ErrorCode.CORRUPT_MESSAGE, -1, None)
+    late = cluster.produce("t", 0, [build_v2([RecordSpec(timestamp=now - 10_000)])], produce_version=9)
+    assert (late.error, late.base_offset, late.log_start_offset) == (ErrorCode.INVALID_TIMESTAMP, -1, 0)

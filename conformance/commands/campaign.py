@@ -137,7 +137,7 @@ def expand_targets(targets: list[str]) -> list[str]:
 
 
 def _group(kind: Kind) -> list[TargetSpec]:
-    return [s for s in table() if s.kind is kind and s.served_by is not ServedBy.CLUSTER]
+    return [s for s in table() if s.kind is kind and s.served_by is not ServedBy.CLUSTER and s.in_groups]
 
 
 def _served_mutants() -> list[str]:

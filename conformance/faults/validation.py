@@ -248,6 +248,51 @@ def build_partial_batch_append(profile: Profile) -> Implementation:
     return _impl(profile, _PartialBatchCluster)
 
 
+class _RecordsRecountedCluster(MutantCluster):
+    """VAL-14 fault: the v2 header's RecordsCount is never compared with the records held; the records read are
+    counted instead (the model's behaviour before it followed Kafka's DefaultRecordBatch.RecordIterator)."""
+
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        return [
+            replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None)
+            if isinstance(b, DefaultBatch) and b.records_count is not None and b.records_
+            else b
+            for b in batches
+        ]
+
+
+@_mutant(
+    "records-count-unchecked",
+    "A v2 batch whose RecordsCount (and LastOffsetDelta) disagrees with the records it holds is stored with the "
+    "records counted instead of refused with INVALID_RECORD (\"Incorrect declared batch size\", VAL-14).",
+    ("VAL.records-count-matches",),
+)
+def build_records_count_unchecked(profile: Profile) -> Implementation:
+    return _impl(profile, _RecordsRecountedCluster)
+
+
+class _RejectionKeepsLogStartImpl(MutantImplementation):
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        if response.error is ErrorCode.NONE or response.log_start_offset != -1 or produce_version < 5:
+            return response
+        return replace(response, log_start_offset=self.cluster.leader_log(topic, partition).log_start_offset)
+
+
+@_mutant(
+    "rejection-keeps-log-start",
+    "A Produce refused before the log validates it (Produce v3+ carrying magic 0/1, a batch whose CRC does not "
+    "match) answers the partition's log_start_offset where Kafka answers -1 (UNKNOWN_LOG_APPEND_INFO, VAL-11).",
+    ("VAL.rejection-response-fields",),
+)
+def build_rejection_keeps_log_start(profile: Profile) -> Implementation:
+    return _impl(profile, impl_cls=_RejectionKeepsLogStartImpl)
+
+
 class _RecordErrorsMissingImpl(MutantImplementation):
     def produce(
         self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int

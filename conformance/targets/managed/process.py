@@ -356,7 +356,8 @@ class ManagedBroker:
         self._port = port
         self._log_path = self._fresh_log_path(port)
         argv = [str(part) for part in self._command(port)]
-        with self._log_path.open("wb") as log:
+        # Appending (O_APPEND): a line the suite adds later (start-up figures) is never overwritten by the child.
+        with self._log_path.open("ab") as log:
             log.write(f"$ {shlex.join(argv)}\n".encode())
             log.flush()
             with _sigint_deferred():

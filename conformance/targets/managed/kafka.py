@@ -1,0 +1,293 @@
+"""The `kafka` managed targets: Apache Kafka brokers from Maven Central, started in KRaft mode on loopback.
+
+`--target kafka` is the newest supported line, `kafka:4.0` (or `kafka==4.0`) a given one; each line is pinned to
+one release (`KAFKA_LINES`), so a run is reproducible and the jars are fetched once.
+
+Obtaining a release: Maven resolves `org.apache.kafka:kafka_2.13:<version>` with its runtime dependencies plus a
+log4j 2 binding for SLF4J 1.x (Kafka's own jars declare slf4j-api 1.7.36 and no binding, so without one the
+broker would log nothing) into `<cache>/kafka-<version>/lib` (the cache of reports.allure: `KTS_CACHE`, default
+~/.cache/kafka-timestamp-conformance), with `mvn dependency:copy-dependencies`. A complete download is marked
+(`.complete`) and reused offline; concurrent runs take a file lock.
+
+Starting a broker: one combined broker and controller (`process.roles=broker,controller`, node 1, a static
+one-voter quorum on a second free loopback port), a fresh log directory formatted with `kafka.tools.StorageTool
+format` and the broker (`kafka.Kafka`) started by one `sh -c "format && exec java ..."`, so the format's errors
+land in the broker's log and the process group is the broker's. Topics are created by the suites
+(`auto.create.topics.enable=false`); internal topics have replication factor 1. The JVM gets -Xmx512m and the
+serial collector: a test broker on a two-core machine, not a production one.
+
+Measured on the development machine (2 cores): 4.4.0 answers ApiVersions 2.7 s after spawn (format included),
+about 340 MB resident (`tests/benchmarks/bench_kafka.py` prints both per line).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.errors import TargetError
+from conformance.targets.kafka_wire import WireFactory
+from conformance.targets.managed.process import LOOPBACK, ManagedBroker, ManagedProcessError, free_loopback_port
+from conformance.targets.target import Opened, Opening, Target
+
+KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
+# Each supported line, pinned to one release of Maven Central (newest first), with the behaviour profile it has
+# (models.profiles): 3.9 is the last line that takes Produce v0-v2 and down-converts for old fetches; from 4.1
+# on the profile is kafka-4.1.
+KAFKA_LINES: dict[str, tuple[str, str]] = {
+    "4.4": ("4.4.0", "kafka-4.1"),
+    "4.0": ("4.0.2", "kafka-4.0"),
+    "3.9": ("3.9.1", "kafka-3.9"),
+}
+NEWEST_LINE = next(iter(KAFKA_LINES))
+_LOG4J = "2.24.3"  # log4j-slf4j-impl (the binding for SLF4J 1.x) and log4j-core
+_RESOLVE_TIMEOUT = 900.0  # a first download of about 45 jars (43 MB for 4.4.0)
+_FORMAT_AND_START_TIMEOUT = 120.0
+_STOP_TIMEOUT = 30.0  # a controlled shutdown of a one-node KRaft cluster takes a few seconds
+_JVM_OPTIONS = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
+_CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
+
+
+@dataclass(frozen=True)
+class KafkaRelease:
+    """One supported line: `line` as a target names it ("4.0"), the exact `version`, its behaviour `profile`."""
+
+    line: str
+    version: str
+    profile: str
+
+    @property
+    def target(self) -> str:
+        return f"kafka:{self.line}"
+
+
+def release(version: str | None) -> KafkaRelease:
+    """The release `--target kafka[:VERSION]` names: the newest line without one; a line ("4.0") or its pinned
+    release ("4.0.2"); anything else a TargetError listing the supported ones."""
+    if version is None:
+        line = NEWEST_LINE
+    else:
+        line = next((ln for ln, (exact, _) in KAFKA_LINES.items() if version in (ln, exact)), "")
+    if not line:
+        supported = ", ".join(f"kafka:{ln} ({exact})" for ln, (exact, _) in KAFKA_LINES.items())
+        raise TargetError(f"Apache Kafka {version} is not a supported target: choose one of {supported}")
+    exact, profile = KAFKA_LINES[line]
+    return KafkaRelease(line, exact, profile)
+
+
+def check_kafka(target: Target, opening: Opening) -> None:
+    """Before anything starts: a supported version, the profile it behaves as, and Java and Maven on PATH."""
+    found = release(target.version)
+    if opening.profile != found.profile:
+        raise TargetError(
+            f"Apache Kafka {found.version} behaves as profile {found.profile}, not {opening.profile}: pass --profile "
+            f"{found.profile} (env KTS_PROFILE)"
+        )
+    _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
+    if not _runtime_complete(found.version):
+        _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central once")
+
+
+def _tool(name: str, fix: str) -> str:
+    home = os.environ.get("JAVA_HOME") if name == "java" else None
+    if home:
+        candidate = Path(home) / "bin" / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+        raise TargetError(f"JAVA_HOME={home} has no bin/{name}: point JAVA_HOME at a JDK 17 or newer, or unset it")
+    found = shutil.which(name)
+    if found is None:
+        raise TargetError(f"{name} not found, and Apache Kafka targets need it: install {fix}")
+    return found
+
+
+# --- obtaining a release ------------------------------------------------------------------------------------
+
+
+def runtime_dir(version: str, cache: Path = _CACHE) -> Path:
+    return cache / f"kafka-{version}"
+
+
+def _runtime_complete(version: str, cache: Path = _CACHE) -> bool:
+    return (runtime_dir(version, cache) / ".complete").is_file()
+
+
+def _pom(version: str) -> str:
+    dependencies = [
+        (*KAFKA_ARTIFACT.split(":"), version),
+        ("org.apache.logging.log4j", "log4j-slf4j-impl", _LOG4J),
+        ("org.apache.logging.log4j", "log4j-core", _LOG4J),
+    ]
+    deps = "\n".join(
+        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
+        for g, a, v in dependencies
+    )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n  <modelVersion>4.0.0</modelVersion>\n'
+        f"  <groupId>kafka-conformance</groupId><artifactId>kafka-runtime</artifactId><version>{version}</version>\n"
+        f"  <dependencies>\n{deps}\n  </dependencies>\n</project>\n"
+    )
+
+
+def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RESOLVE_TIMEOUT) -> Path:
+    """The folder of jars of Apache Kafka `version` (its `lib/`), fetched with Maven on first use; a
+    ManagedProcessError naming the fix when Maven is missing or cannot resolve it."""
+    home = runtime_dir(version, cache)
+    lib = home / "lib"
+    if _runtime_complete(version, cache):
+        return lib
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home.parent / f".kafka-{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _runtime_complete(version, cache):  # another run fetched it while this one waited
+            return lib
+        try:
+            mvn = _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central")
+        except TargetError as exc:
+            raise ManagedProcessError(str(exc)) from None
+        (home / "pom.xml").write_text(_pom(version), encoding="utf-8")
+        staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
+        command = [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
+                   f"-DoutputDirectory={staging}", "-DincludeScope=runtime"]  # fmt: skip
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise ManagedProcessError(
+                f"Maven did not fetch Apache Kafka {version} within {timeout:.0f} s: is Maven Central reachable "
+                "(a proxy in ~/.m2/settings.xml)?"
+            ) from None
+        if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
+            shutil.rmtree(staging, ignore_errors=True)
+            lines = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
+            why = lines[0].replace("[ERROR] ", "")[:300] if lines else f"exit {done.returncode}"
+            raise ManagedProcessError(
+                f"Maven could not fetch {KAFKA_ARTIFACT}:{version} ({why}): check the version and that Maven "
+                "Central is reachable"
+            )
+        shutil.rmtree(lib, ignore_errors=True)
+        staging.rename(lib)
+        (home / ".complete").write_text(version + "\n", encoding="utf-8")
+    return lib
+
+
+# --- starting a broker ----------------------------------------------------------------------------------------
+
+_LOG4J2 = """\
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = out
+logger.state.name = state.change.logger
+logger.state.level = WARN
+"""
+
+
+def server_properties(port: int, controller_port: int, log_dir: Path) -> str:
+    """The broker's configuration: one combined broker and controller on loopback (see the module doc)."""
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@{LOOPBACK}:{controller_port}",
+        "listeners": f"PLAINTEXT://{LOOPBACK}:{port},CONTROLLER://{LOOPBACK}:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(log_dir),
+        "num.partitions": "1",
+        "auto.create.topics.enable": "false",
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+    }
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+def kafka_command(java: str, lib: Path, work: Path, port: int) -> list[str]:
+    """The argv that formats a fresh log directory under `work` and then runs the broker on `port` (the
+    controller on another free port), as one shell whose `exec` makes the broker the process group's leader."""
+    run = Path(tempfile.mkdtemp(prefix=f"broker-{port}-", dir=work))
+    (run / "data").mkdir()
+    config = run / "server.properties"
+    config.write_text(server_properties(port, free_loopback_port(), run / "data"), encoding="utf-8")
+    (run / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    jvm = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp", f"{lib}/*"]
+    # `--cluster-id=ID`, not `-t ID`: a base64 id may start with "-", which the tool's parser reads as an option.
+    fmt = [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config),
+           "--ignore-formatted"]  # fmt: skip
+    broker = [*jvm, "kafka.Kafka", str(config)]
+    return ["/bin/sh", "-c", f"{shlex.join(fmt)} && exec {shlex.join(broker)}"]
+
+
+def resident_megabytes(pid: int) -> float | None:
+    """The resident memory of `pid` in MB (VmRSS), None where /proc does not tell."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def start_kafka(
+    found: KafkaRelease, log_dir: Path, work: Path, *, ready_timeout: float = _FORMAT_AND_START_TIMEOUT
+) -> ManagedBroker:
+    """A fresh one-node Apache Kafka of `found` on a free loopback port, ready (it answered ApiVersions); its
+    configuration and data under `work`, its log in `log_dir`."""
+    try:
+        java = _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
+    except TargetError as exc:
+        raise ManagedProcessError(str(exc)) from None
+    lib = resolve_runtime(found.version)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    broker = ManagedBroker(
+        "kafka",
+        lambda port: kafka_command(java, lib, work, port),
+        log_dir,
+        ready_timeout=ready_timeout,
+        stop_timeout=_STOP_TIMEOUT,
+        description=f"Apache Kafka {found.version} (KRaft, one node)",
+    )
+    broker.start()
+    rss = resident_megabytes(broker.pid)
+    memory = f", {rss:.0f} MB resident" if rss is not None else ""
+    with broker.log_path.open("a", encoding="utf-8") as log:  # the figures where a reader of the log sees them
+        log.write(
+            f"# kafka-conformance: Apache Kafka {found.version} answered ApiVersions {broker.startup_seconds:.1f} s "
+            f"after spawn (format included){memory}\n"
+        )
+    return broker
+
+
+@contextlib.contextmanager
+def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
+    """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run, stopped on the way out (also on errors); its
+    configuration and data in a temporary folder, removed after it stops."""
+    found = release(target.version)
+    work = Path(tempfile.mkdtemp(prefix=f"kts-kafka-{found.version}-"))
+    try:
+        with start_kafka(found, opening.log_dir, work) as broker:
+            factory = WireFactory(
+                bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout
+            )
+            yield factory, [Path(broker.log_path)]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # its data: the broker is stopped
