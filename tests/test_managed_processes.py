@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import shutil
 import signal
 import socket
 import sys
@@ -328,3 +329,32 @@ def test_the_child_is_stopped_at_interpreter_exit(tmp_path: Path) -> None:
         check=True,
     )
     assert_gone(int(done.stdout.strip()))
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="needs util-linux's setpriv (Linux)")
+def test_the_child_dies_with_a_suite_killed_by_sigkill(tmp_path: Path) -> None:
+    # SIGKILL runs no atexit: the kernel stops the child (PR_SET_PDEATHSIG through setpriv), as when a campaign
+    # task over its budget is killed with its broker in another session.
+    import subprocess
+
+    script = (
+        "import sys, time\n"
+        "from conformance.targets.managed.process import ManagedBroker\n"
+        "b = ManagedBroker('fake-broker', lambda p: ['sleep', '60'], sys.argv[1], ready_timeout=60)\n"
+        "b._spawn(12345)\n"
+        "print(b.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline().strip())
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    assert_gone(child)

@@ -34,10 +34,12 @@ import errno
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 import weakref
@@ -111,6 +113,16 @@ class ManagedProcessError(RuntimeError):
 class ApiVersionsProbeError(Exception):
     """The address did not give a well-formed ApiVersions v0 answer (refused, timed out,
     closed, or answered something that is not Kafka)."""
+
+
+def dies_with_parent(argv: Sequence[str]) -> list[str]:
+    """`argv` run so that the kernel kills it when the thread that started it ends (Linux: util-linux's
+    `setpriv --pdeathsig KILL`, which sets PR_SET_PDEATHSIG and execs it; the signal survives the exec). A broker
+    lives in its own session so that a terminal's Ctrl-C reaches the suite first; without this, a suite killed
+    with SIGKILL (a campaign task over its budget, the OOM killer) would leave it running. Where setpriv is
+    missing, `argv` as given: stop() and the atexit stop still cover every exit but SIGKILL."""
+    setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else list(argv)
 
 
 def free_loopback_port() -> int:
@@ -355,7 +367,12 @@ class ManagedBroker:
     def _spawn(self, port: int) -> float:
         self._port = port
         self._log_path = self._fresh_log_path(port)
-        argv = [str(part) for part in self._command(port)]
+        command = [str(part) for part in self._command(port)]
+        if shutil.which(command[0]) is None:  # said here: behind setpriv it would be an exit code 127
+            raise ManagedProcessError(
+                f"cannot start {self.name} ({command[0]}) on {LOOPBACK}:{port}: no such executable file"
+            )
+        argv = dies_with_parent(command)
         # Appending (O_APPEND): a line the suite adds later (start-up figures) is never overwritten by the child.
         with self._log_path.open("ab") as log:
             log.write(f"$ {shlex.join(argv)}\n".encode())
