@@ -37,7 +37,7 @@ from models.constants import (
 )
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile, narrow_versions
-from models.records import AnyBatch, LegacyBatch
+from models.records import AnyBatch, LegacyBatch, java_long
 from strategies.records import batches
 from strategies.timestamps import DEFAULT_MARGIN_MS, timestamps
 
@@ -268,16 +268,11 @@ def _now_in_range_errors(observed: ProduceResponse, config: TopicConfig, profile
         if match is None:
             return None
         low, high = int(match.group(1)), int(match.group(2))
-        now = _long(low + before)
-        if _long(now + after) != high:
+        now = java_long(low + before)
+        if java_long(now + after) != high:
             return None
         found.add(now)
     return found.pop() if len(found) == 1 else None
-
-
-def _long(value: int) -> int:
-    """`value` as a Java long (two's complement, 64 bits)."""
-    return (value + 2**63) % 2**64 - 2**63
 
 
 # ------------------------------------------------------------------------------------ request choices
