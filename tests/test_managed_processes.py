@@ -352,9 +352,17 @@ def test_the_child_dies_with_a_suite_killed_by_sigkill(tmp_path: Path) -> None:
     try:
         assert parent.stdout is not None
         child = int(parent.stdout.readline().strip())
+        # Only once setpriv has set the signal and exec'd the child: a parent killed before that is the one
+        # moment nothing can catch (the kernel does not send the signal for a death that came first).
+        deadline = time.monotonic() + 10
+        while not Path(f"/proc/{child}/cmdline").read_bytes().startswith(b"sleep") and time.monotonic() < deadline:
+            time.sleep(0.01)
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=10)
     finally:
         if parent.poll() is None:
             parent.kill()
+    deadline = time.monotonic() + 5  # the kernel's signal and the child's exit take their moment
+    while not pid_is_gone(child) and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert_gone(child)
