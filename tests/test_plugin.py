@@ -357,6 +357,54 @@ def test_a_run_stopped_midway_writes_what_finished_and_judges_nothing_after_the_
     assert data.clauses == {"LO.first-ge-target": Verdict.UNSUPPORTED}  # passed without a check: nothing more
 
 
+# The signal lands while another plugin's old-style hookwrapper tears down (allure-pytest's around each test
+# call): pluggy warns about the exception it then re-raises (PluggyTeardownRaisedWarning), which would print the
+# KeyboardInterrupt in the warnings summary of a run that was only stopped.
+STOPPED_IN_A_WRAPPER = """
+import os, signal, time
+
+import pytest
+
+class Wrapper:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        yield
+        if item.name == "test_2_stopped_after_it":
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(300):
+                time.sleep(0.1)
+
+def pytest_configure(config):
+    config.pluginmanager.register(Wrapper(), "wrapper")
+"""
+
+STOPPED_AFTER_THE_SECOND = """
+import pytest
+
+@pytest.mark.clause("LO.first-ge-target")
+def test_1_finishes():
+    pass
+
+@pytest.mark.clause("LO.first-qualifying-segment")
+def test_2_stopped_after_it():
+    pass
+
+@pytest.mark.clause("LO.not-found-minus-one")
+def test_3_never_runs():
+    pass
+"""
+
+
+def test_a_stop_inside_another_plugins_hookwrapper_is_not_reported_as_its_error(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(STOPPED_IN_A_WRAPPER)
+    pytester.makepyfile(test_suite=STOPPED_AFTER_THE_SECOND)
+    result = run(pytester, "--verdicts-json", "v.json")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    out = result.stdout.str() + result.stderr.str()
+    assert "PluggyTeardownRaisedWarning" not in out and "Plugin: wrapper" not in out, out
+    assert "incomplete: stopped after 1 of 3 tests (SIGINT)" in out, out
+
+
 CODEC_SUITE = """
 import pytest
 

@@ -140,6 +140,10 @@ def _stop_on_signals(config: pytest.Config) -> None:
     # KeyboardInterrupt is only printed ("Exception ignored in"); the run stops after that test all the same.
     ignored = f"(?s)Exception ignored in.*KeyboardInterrupt. {STOPPED}"
     config.addinivalue_line("filterwarnings", f"ignore:{ignored}:pytest.PytestUnraisableExceptionWarning")
+    # Where it lands in another plugin's old-style hookwrapper as it tears down (allure-pytest's around each test
+    # call), pluggy warns before raising it on: the run is stopped all the same, and that is no plugin's error.
+    teardown = f"(?s)A plugin raised an exception during an old-style hookwrapper teardown.*Interrupt. {STOPPED}"
+    config.addinivalue_line("filterwarnings", f"ignore:{teardown}:pluggy.PluggyTeardownRaisedWarning")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
