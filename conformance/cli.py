@@ -58,6 +58,12 @@ _COMMANDS: tuple[_Command, ...] = (
         mutants.run,
     ),
     _Command(
+        "up",
+        "start a managed broker target (kafka:<version>, reference, tansu...) and print one JSON line when it answers",
+        lambda parser: _up().add_arguments(parser),
+        lambda args, out: _up().run(args, out),
+    ),
+    _Command(
         "serve",
         "serve the reference model (or a seeded mutant) over the Kafka protocol, with its HTTP control plane",
         lambda parser: _serve().add_arguments(parser),
@@ -110,6 +116,12 @@ def _run_differential(args: argparse.Namespace, out: TextIO) -> int:
     except command.DifferentialError as exc:
         raise UsageError(str(exc)) from None
     return code
+
+
+def _up():  # type: ignore[no-untyped-def]
+    from conformance.commands import up
+
+    return up
 
 
 def _serve():  # type: ignore[no-untyped-def]

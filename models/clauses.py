@@ -827,8 +827,9 @@ _CONVERSION: tuple[Clause, ...] = (
             "With message.downconversion.enable=false a client fetch needing conversion gets "
             "UNSUPPORTED_VERSION; follower fetches are exempt."),
     _clause("CNV.no-conversion", ("CNV-7", "CNV-1", "CNV-2"), "KIP-896", MUST, NO_DOWN_CONVERSION,
-            "From 4.0 Produce v0-v2 and Fetch v0-v3 are refused and v0/v1 batches already on disk are "
-            "served as stored, never converted."),
+            "From 4.0 Produce v0-v2 and Fetch v0-v3 get no answer (the broker closes the connection, which "
+            "a client reads as NETWORK_EXCEPTION) and v0/v1 batches already on disk are served as stored, "
+            "never converted."),
 )
 
 _REPLICATION: tuple[Clause, ...] = (

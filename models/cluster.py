@@ -251,7 +251,7 @@ class Cluster:
         if not leader.alive:
             return ProduceResponse(ErrorCode.LEADER_NOT_AVAILABLE, log_start_offset=log.log_start_offset)
         if produce_version is not None:
-            rejected = check_produce_request(batches, produce_version=produce_version, profile=self.profile)
+            rejected = self.request_refusal(batches, produce_version)
             if rejected is not None:  # refused before the log is reached: no log start offset (VAL-11)
                 return self._rejection(rejected, log, request_level=True)
         now = self.append_time(part, leader.clock)  # VAL-2: one reading for the whole partition append
@@ -295,6 +295,11 @@ class Cluster:
         )
 
     # ---------------------------------------------------------------- seams of the produce path
+
+    def request_refusal(self, batches: Sequence[AnyBatch], produce_version: int) -> AppendRejected | None:
+        """The request-level checks before the log (VAL-14, CNV-1): a version the profile does not serve
+        (NOT_SERVED), then the v3+ shape of the records."""
+        return check_produce_request(batches, produce_version=produce_version, profile=self.profile)
 
     def append_time(self, part: Partition, clock: int) -> int:
         """The leader's `now` for this append: its clock reading (VAL-2)."""

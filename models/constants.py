@@ -103,6 +103,14 @@ class ErrorCode(_KafkaEnum):
         return member
 
 
+# A request at a version the broker does not serve gets no answer at all: Kafka's network layer
+# (`Processor.parseRequestHeader`, `ApiVersionManager.isApiEnabled`) throws UnsupportedVersionException before
+# any handler, logs "Closing socket ... because of error" and closes the connection, in every release (4.0
+# included for Produce v0-v2, which its ApiVersions still lists: KAFKA-18659). ApiVersions is the exception
+# (KIP-511). A client reads the dropped connection as NETWORK_EXCEPTION, and so does the model (CNV-1, CNV-7).
+NOT_SERVED = ErrorCode.NETWORK_EXCEPTION
+
+
 class SpecialTarget(_KafkaEnum):
     """Negative ListOffsets targets (LO-1)."""
 

@@ -20,6 +20,7 @@ from .constants import (
     MAGIC_V1,
     MAGIC_V2,
     NO_TIMESTAMP,
+    NOT_SERVED,
     Codec,
     ErrorCode,
     TimestampType,
@@ -156,7 +157,8 @@ def fetch_view(
     """What a Fetch at `fetch_version` returns for `batches` (the stored batches from the fetch
     position on): (error code, batches served).
 
-    - A version the profile does not serve → UNSUPPORTED_VERSION (CNV-7: 4.0 removed Fetch v0-3).
+    - A version the profile does not serve gets no answer (NOT_SERVED, the connection closed; CNV-7: 4.0
+      removed Fetch v0-3).
     - Profiles without down-conversion (4.0+, CNV-7) serve the stored batches as they are, v0/v1 included.
     - Otherwise (CNV-5) conversion runs when the topic's record version is above what the request
       can read (CNV-2) and some fetched batch is not readable as it is. With IBP >= 3.0
@@ -167,7 +169,7 @@ def fetch_view(
     being served to a v0/v1 client."""
     stored = tuple(batches)
     if not profile.supports_fetch_version(fetch_version):
-        return ErrorCode.UNSUPPORTED_VERSION, ()
+        return NOT_SERVED, ()
     if not profile.down_conversion:
         return ErrorCode.NONE, stored
     readable = fetch_magic_for_version(fetch_version)

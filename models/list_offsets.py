@@ -17,6 +17,7 @@ from .constants import (
     MAGIC_V1,
     NO_PARTITION_LEADER_EPOCH,
     NO_TIMESTAMP,
+    NOT_SERVED,
     ErrorCode,
     IsolationLevel,
     SpecialTarget,
@@ -188,7 +189,7 @@ def list_offsets(
     modelled."""
     del current_leader_epoch
     if not profile.supports_list_offsets_version(version):
-        return _error(ErrorCode.UNSUPPORTED_VERSION)
+        return _error(NOT_SERVED)  # no answer: the connection is closed (4.0 removed v0)
     special = _is_special(target, version, profile)
     if isinstance(special, ErrorCode):
         return _error(special)

@@ -38,6 +38,7 @@ from .constants import (
     MAGIC_V1,
     MAGIC_V2,
     NO_TIMESTAMP,
+    NOT_SERVED,
     Codec,
     ErrorCode,
     TimestampType,
@@ -163,7 +164,8 @@ def check_produce_request(
 ) -> AppendRejected | None:
     """The request-level checks a broker makes before the log (VAL-14, CNV-1); None if they pass.
 
-    A version the profile does not serve → UNSUPPORTED_VERSION (4.0 removed Produce v0-2). From v3:
+    A version the profile does not serve gets no answer (NOT_SERVED: the connection is closed; 4.0 removed
+    Produce v0-2 although its ApiVersions lists them). From v3:
     at least one batch, magic 2, zstd only from v7, exactly one batch per partition (INVALID_RECORD /
     UNSUPPORTED_COMPRESSION_TYPE). Versions below 3 are not checked: brokers before 4.0 accept any
     magic there (CNV-1). The response carries only the code (Kafka builds the partition response from
@@ -172,8 +174,9 @@ def check_produce_request(
     if not profile.supports_produce_version(produce_version):
         lo, hi = profile.produce_versions
         return _rejected(
-            ErrorCode.UNSUPPORTED_VERSION,
-            f"Produce v{produce_version} is not supported by {profile.name} (supported: v{lo}-v{hi})",
+            NOT_SERVED,
+            f"Produce v{produce_version} is not served by {profile.name} (served: v{lo}-v{hi}): the broker "
+            "closes the connection without an answer",
         )
     if produce_version < 3:
         return None

@@ -153,7 +153,8 @@ def test_down_conversion(suite: Suite, data: Draws) -> None:
 @suite_settings(20)
 def test_legacy_requests_refused(suite: Suite, data: Draws) -> None:
     """CNV-1/CNV-7/VAL-14: legacy (v0/v1) batches in a Produce v3+ request are refused, and in 4.0 Produce
-    v0-v2 and Fetch v0-v3 are refused outright (UNSUPPORTED_VERSION), never converted."""
+    v0-v2 and Fetch v0-v3 get no answer at all (the broker closes the connection: NETWORK_EXCEPTION), never
+    converted."""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
     topic = unique_topic("refused")

@@ -12,7 +12,14 @@ import pytest
 
 from conformance.cli import main
 from conformance.commands import compare as agreement
-from conformance.commands.compare import CompareError, Comparison, RunVerdicts, baseline_of, parse_inputs
+from conformance.commands.compare import (
+    DEFAULT_PROFILES,
+    CompareError,
+    Comparison,
+    RunVerdicts,
+    baseline_of,
+    parse_inputs,
+)
 from conformance.faults.kill_table import KillTable
 
 
@@ -43,11 +50,18 @@ def test_defaults_are_the_three_profiles_and_pass_or_na() -> None:
     assert "FAIL" in parse_inputs(_args(require="any"))[1]
 
 
+@pytest.mark.parametrize(("target", "profiles"), [("kafka", ["kafka-4.1"]), ("kafka:4.0", ["kafka-4.0"]),
+                                                  ("kafka:3.9", ["kafka-3.9"]), ("tansu", list(DEFAULT_PROFILES))])
+def test_a_kafka_line_is_compared_under_its_own_profile_by_default(target: str, profiles: list[str]) -> None:
+    assert parse_inputs(_args(target=target))[0] == profiles
+
+
 @pytest.mark.parametrize(
     ("overrides", "named"),
     [
         ({"profiles": "kafka-9.9"}, "kafka-9.9"),
         ({"profiles": " , "}, "--profiles"),
+        ({"target": "kafka:9.9"}, "kafka:4.0"),
         ({"require": "PASS,GREEN"}, "GREEN"),
     ],
 )

@@ -791,13 +791,14 @@ def test_cnv5_no_conversion_needed_when_every_batch_is_readable() -> None:
 
 
 def test_cnv7_4_0_serves_as_is_and_refuses_old_fetch() -> None:
-    """CNV-7: 4.0 has no down-conversion: v0/v1 on disk served as they are; Fetch v0-3 unsupported."""
+    """CNV-7: 4.0 has no down-conversion: v0/v1 on disk served as they are; Fetch v0-3 get no answer (the
+    connection is closed: NETWORK_EXCEPTION)."""
     stored = (*build_legacy(specs(7), magic=1), build_v2(specs(8), base_offset=1))
     err, served = fetch_view(stored, fetch_version=4, profile=K4_0, config=TopicConfig())
     assert err is ErrorCode.NONE and served == stored
     assert (
         fetch_view(stored, fetch_version=3, profile=K4_0, config=TopicConfig())[0]
-        is ErrorCode.UNSUPPORTED_VERSION
+        is ErrorCode.NETWORK_EXCEPTION
     )
 
 

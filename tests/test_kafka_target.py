@@ -11,7 +11,7 @@ import pytest
 from conformance.errors import TargetError
 from conformance.targets.managed.kafka import KAFKA_LINES, NEWEST_LINE, release, server_properties
 from conformance.targets.managed.process import ManagedProcessError, probe_api_versions
-from conformance.targets.registry import check_target, parse_target
+from conformance.targets.registry import check_target, default_profile, parse_target
 from tests.test_managed_processes import assert_gone
 
 PRODUCE, LIST_OFFSETS = 0, 2
@@ -39,6 +39,21 @@ def test_an_unsupported_version_and_a_wrong_profile_are_one_line_naming_the_fix(
         check_target("kafka:2.8", "kafka-2.8")
     with pytest.raises(TargetError, match=r"behaves as profile kafka-4\.0, not kafka-4\.1: pass --profile kafka-4\.0"):
         check_target("kafka:4.0", "kafka-4.1")
+
+
+def test_a_run_without_a_profile_takes_the_lines_own(pytester: pytest.Pytester) -> None:
+    """`--profile` defaults to the target's own: a Kafka line's profile (every other target's is kafka-4.0)."""
+    assert [default_profile(t) for t in ("kafka", "kafka:4.0", "kafka==3.9", "tansu")] == [
+        release(None).profile, "kafka-4.0", "kafka-3.9", "kafka-4.0"
+    ]
+    pytester.makepyfile(test_profile="""
+def test_profile(pytestconfig):
+    assert pytestconfig.getoption("--profile") == "kafka-3.9"
+""")
+    result = pytester.runpytest_subprocess(
+        "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:schemathesis", "--target", "kafka:3.9", "-q",
+    )
+    result.assert_outcomes(passed=1)
 
 
 def test_a_missing_java_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -325,6 +325,15 @@ def _w_down_timestamps(impl: Implementation, ref: Implementation) -> None:
     _compare("CNV.down-convert-createtime-keeps-timestamps", "down-converted records", impl, ref, run)
 
 
+def _w_removed_produce_served(impl: Implementation, ref: Implementation) -> None:
+    def run(i: Implementation) -> object:
+        now = _setup(i)
+        legacy = build_legacy(_specs(now - 10), magic=1)
+        return i.produce(T, 0, legacy, produce_version=2).error  # type: ignore[arg-type]
+
+    _compare("CNV.no-conversion", "produce error", impl, ref, run)
+
+
 def _lookup_witness(clause: str, deltas: tuple[int, ...], target: int, version: int = 9) -> Witness:
     """One batch with timestamps now+delta, then ListOffsets for now+target (or the special target
     itself when it is negative and small)."""
@@ -393,6 +402,7 @@ WITNESSES: dict[str, Witness] = {
     "lat-clamped-monotonic": _w_lat_clamped,
     "down-conversion-drops-type": _w_down_type,
     "down-conversion-drops-timestamps": _w_down_timestamps,
+    "removed-produce-versions-served": _w_removed_produce_served,
     "lookup-last-match": _lookup_witness("LO.first-ge-target", (-100, -100, -50), -100),
     "lookup-closest-timestamp": _lookup_witness("LO.first-ge-target", (-100, -300, -200), -250),
     "lookup-batch-first-offset": _lookup_witness("LO.first-ge-target", (-10, 0), 0),

@@ -89,7 +89,7 @@ def test_api_versions_offer_the_profile_ranges(profile: str) -> None:
     prof = get_profile(profile)
     with serving(profile) as (_, server), client(server.bootstrap) as wire:
         offered = wire.api_versions()
-        # Produce from v0 on every profile: Kafka 4.0 still lists v0-v2 and refuses them (KAFKA-18659, CNV-1).
+        # Produce from v0 on every profile: Kafka 4.0 still lists v0-v2 and closes on them (KAFKA-18659, CNV-1).
         for key, wanted in ((PRODUCE, (0, prof.produce_versions[1])), (FETCH, prof.fetch_versions),
                             (LIST_OFFSETS, prof.list_offsets_versions)):
             assert offered[key] == (wanted[0], min(wanted[1], SUPPORTED_VERSIONS[key][1])), key
@@ -260,6 +260,23 @@ def test_produce_fetch_list_offsets_agree_with_the_model(profile: str) -> None:
                 assert fetched.records == encode_batches(twin.fetch("c", 0, 0, fetch_version=version).batches)
 
 
+def test_produce_v0_to_v2_listed_by_4_0_get_no_answer_and_store_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    """CNV-1/CNV-7: kafka-4.0 lists Produce v0-v2 in ApiVersions (KAFKA-18659) and closes the connection on them,
+    as Kafka's network layer does (NOT_SERVED): the client gets no answer, nothing is stored, the server goes
+    on and the next request (on a new connection) is answered."""
+    caplog.set_level(logging.INFO, logger="conformance.reference")
+    with serving() as (served, server), client(server.bootstrap) as wire:
+        assert wire.api_versions()[PRODUCE][0] == 0
+        wire.create_topic("t", replication_factor=3)
+        legacy = build_legacy([RecordSpec(served.impl.clock(0), value=b"x")], magic=MAGIC_V1)
+        for version in (0, 1, 2):
+            with pytest.raises(WireError):
+                wire.produce("t", 0, encode_batches(legacy), version=version)
+        assert wire.list_offsets("t", 0, -1, version=10).offset == 0
+    closed = [r.getMessage() for r in caplog.records if "closing, as Kafka does" in r.getMessage()]
+    assert [f"Produce v{v}" in line for v, line in zip((0, 1, 2), closed, strict=True)] == [True] * 3, closed
+
+
 def test_acks_zero_gets_no_answer_but_appends() -> None:
     with serving() as (served, server), client(server.bootstrap) as wire:
         wire.create_topic("t", replication_factor=3)
@@ -321,7 +338,7 @@ def test_malformed_requests_close_the_connection_and_the_server_goes_on(caplog: 
             "short header": struct.pack(">i", 3) + b"\x00\x03\x00",
             "unknown api key": _request(9999, 0),
             "api not served": _request(11, 5),  # JoinGroup: no groups here
-            "version not offered": _request(PRODUCE, 2),  # Produce v2 is not in kafka-4.0
+            "version not offered": _request(FETCH, 3),  # Fetch v0-v3 are gone from kafka-4.0
             "undecodable body": _request(METADATA, 12, b"\xff\xff\xff\xff\xff"),
         }
         for what, payload in bad.items():

@@ -589,7 +589,8 @@ def test_tv16_answers_by_version(version: int, target: int) -> None:
 @pytest.mark.vector("TV-16")
 def test_tv16_v0_legacy_answers() -> None:
     """TV-16 / LO-7: v0 (3.8/3.9 brokers) answers from segment mtimes and the log end offset dated now:
-    target 0 -> -1 (nothing dated <= 0), -2 -> 0, -1 -> 10. 4.0 removed v0 (KIP-896)."""
+    target 0 -> -1 (nothing dated <= 0), -2 -> 0, -1 -> 10. 4.0 removed v0 (KIP-896): no answer, the connection
+    is closed (NETWORK_EXCEPTION as a client reads it; Processor.parseRequestHeader)."""
     log = tv16_log(KAFKA_3_9)
     now = T0 + 100
 
@@ -598,4 +599,5 @@ def test_tv16_v0_legacy_answers() -> None:
 
     assert (v0(0), v0(-2), v0(-1)) == (-1, 0, 10)
     assert list_offsets(log, -3, version=0, profile=KAFKA_3_9, now=now) == UNSUPPORTED
-    assert list_offsets(tv16_log(KAFKA_4_0), -1, version=0, profile=KAFKA_4_0, now=now) == UNSUPPORTED
+    closed = answer(ErrorCode.NETWORK_EXCEPTION, -1, -1, -1)
+    assert list_offsets(tv16_log(KAFKA_4_0), -1, version=0, profile=KAFKA_4_0, now=now) == closed

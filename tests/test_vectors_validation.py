@@ -18,6 +18,7 @@ from models.config import TopicConfig
 from models.constants import (
     CONTROL_MASK,
     LONG_MAX,
+    NOT_SERVED,
     TRANSACTIONAL_MASK,
     Codec,
     ErrorCode,
@@ -702,9 +703,12 @@ def test_val14_produce_v3_requires_exactly_one_batch() -> None:
 
 
 def test_cnv1_old_produce_versions_accept_any_magic_before_4_0_and_are_gone_in_4_0() -> None:
+    """CNV-1/CNV-7: Kafka 4.0 lists Produce v0-v2 in ApiVersions (KAFKA-18659) but its network layer closes the
+    connection on them (Processor.parseRequestHeader: UnsupportedVersionException; observed on 4.0.2 and
+    4.4.0): no answer, which a client reads as NETWORK_EXCEPTION, not an UNSUPPORTED_VERSION response."""
     assert check_produce_request([build_v2(specs(NOW))], produce_version=2, profile=K3_9) is None
     out = check_produce_request([build_v2(specs(NOW))], produce_version=2, profile=K4_0)
-    assert out is not None and out.error is ErrorCode.UNSUPPORTED_VERSION
+    assert out is not None and out.error is ErrorCode.NETWORK_EXCEPTION is NOT_SERVED
 
 
 def test_val14_client_v2_base_offset_must_be_zero() -> None:
@@ -800,10 +804,11 @@ def test_cnv2_fetch_version_to_magic(version: int, magic: int) -> None:
     assert fetch_magic_for_version(version) == magic
 
 
-def test_cnv7_4_0_serves_as_is_and_rejects_removed_versions() -> None:
+def test_cnv7_4_0_serves_as_is_and_gives_no_answer_to_removed_versions() -> None:
+    """CNV-7: Fetch v0-v3 (gone in 4.0) close the connection (NOT_SERVED), as Produce v0-v2 do."""
     stored = build_legacy(specs(NOW), magic=1)
     assert fetch_view(stored, fetch_version=3, profile=K4_0, config=TopicConfig()) == (
-        ErrorCode.UNSUPPORTED_VERSION,
+        ErrorCode.NETWORK_EXCEPTION,
         (),
     )
     assert fetch_view(stored, fetch_version=4, profile=K4_0, config=TopicConfig()) == (ErrorCode.NONE, stored)

@@ -26,7 +26,7 @@ from conformance.commands.usage import output_directory, spark_master
 from conformance.judging.verdicts import FAILS_RUN
 from conformance.spark.tasks import CampaignError
 from conformance.targets.implementation import Kind
-from conformance.targets.registry import TargetError, check_target, open_target, targets_help
+from conformance.targets.registry import TargetError, check_target, default_profile, open_target, targets_help
 from conformance.targets.target import ServedBy
 from models.constants import ErrorCode
 
@@ -43,7 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help=f"the broker to audit: {targets_help(lambda spec: spec.kind is Kind.BROKER)}",
     )
-    parser.add_argument("--profile", default=os.environ.get("KTS_PROFILE", "kafka-4.0"), help="behaviour profile")
+    parser.add_argument(
+        "--profile",
+        default=os.environ.get("KTS_PROFILE"),
+        help="behaviour profile (env KTS_PROFILE; default the target's own: kafka-4.0, or the line's for "
+        "kafka:<version>)",
+    )
     parser.add_argument(
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
@@ -143,6 +148,8 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     from conformance.spark.engine import SparkUnavailable, spark_session, write_rows
 
     try:
+        if args.profile is None:
+            args.profile = default_profile(args.target)
         target = check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
     except TargetError as exc:
         raise CampaignError(str(exc)) from None

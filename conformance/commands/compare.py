@@ -24,7 +24,14 @@ from conformance.judging.results import ResultsError, read_results
 from conformance.judging.verdicts import Verdict
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
 from conformance.targets.implementation import Kind
-from conformance.targets.registry import TargetError, check_target, parse_target, targets_help
+from conformance.targets.registry import (
+    TargetError,
+    check_target,
+    default_profile,
+    parse_target,
+    spec_of,
+    targets_help,
+)
 from conformance.targets.target import MODEL, ServedBy
 from models.profiles import PROFILES
 
@@ -85,8 +92,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profiles",
-        default=",".join(DEFAULT_PROFILES),
-        help=f"comma-separated behaviour profiles (default {','.join(DEFAULT_PROFILES)})",
+        default=None,
+        help=f"comma-separated behaviour profiles (default {','.join(DEFAULT_PROFILES)}; for kafka:<version>, "
+        "the line's own)",
     )
     parser.add_argument(
         "--hypothesis-profile",
@@ -111,7 +119,19 @@ def baseline_of(target: str) -> str:
     return parsed.served if parsed.kind is Kind.BROKER else MODEL
 
 
+def default_profiles(target: str) -> str:
+    """The profiles compared when --profiles is not given: the one a target fixes (a Kafka line behaves as one
+    profile), else DEFAULT_PROFILES."""
+    try:
+        fixed = spec_of(parse_target(target)).profile is not None
+        return default_profile(target) if fixed else ",".join(DEFAULT_PROFILES)
+    except TargetError as exc:
+        raise CompareError(str(exc)) from None
+
+
 def parse_inputs(args: argparse.Namespace) -> tuple[list[str], tuple[str, ...], tuple[str, ...]]:
+    if args.profiles is None:
+        args.profiles = default_profiles(args.target)
     profiles = [p.strip() for p in args.profiles.split(",") if p.strip()]
     if not profiles:
         raise CompareError("--profiles is empty: name at least one, e.g. --profiles kafka-4.0")

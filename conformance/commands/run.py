@@ -21,7 +21,13 @@ from conformance.commands.usage import (
 from conformance.judging.harness import HARNESS_ERROR_PREFIX
 from conformance.judging.results import RunResults, read_results
 from conformance.targets.fault_hook import fault_options
-from conformance.targets.registry import TargetError, check_target, default_hypothesis_profile, targets_help
+from conformance.targets.registry import (
+    TargetError,
+    check_target,
+    default_hypothesis_profile,
+    default_profile,
+    targets_help,
+)
 from conformance.targets.target import ServedBy, Target
 from models.clauses import CLAUSES
 from models.profiles import PROFILES
@@ -40,9 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--profile",
-        default=os.environ.get("KTS_PROFILE", "kafka-4.0"),
-        help=f"the Apache Kafka behaviour the target claims: {', '.join(PROFILES)} (env KTS_PROFILE; "
-        "default kafka-4.0)",
+        default=os.environ.get("KTS_PROFILE"),
+        help=f"the Apache Kafka behaviour the target claims: {', '.join(PROFILES)} (env KTS_PROFILE; default "
+        "the target's own: kafka-4.0, or the line's for kafka:<version>)",
     )
     parser.add_argument(
         "--bootstrap-servers",
@@ -114,8 +120,10 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO
     from conformance.plugin.launcher import LauncherError, suites_dir
     from conformance.targets.fault_hook import check_fault_options
 
-    check_profile(args.profile)
     try:
+        if args.profile is None:
+            args.profile = default_profile(args.target)
+        check_profile(args.profile)
         target = check_target(
             args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url
         )

@@ -35,6 +35,7 @@ from conformance.reference.control_plane import ControlPlane
 from conformance.reference.kafka_server import DEFAULT_HOST, KafkaServer, ServeError, check_host
 from conformance.reference.served import ServedCluster
 from conformance.targets.implementation import Implementation, ImplementationFactory, Kind
+from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS
 from conformance.targets.model import ModelImplementation
 from conformance.targets.registry import TargetSpec, parse_target, resolve_target, spec_of, targets_help
 from conformance.targets.target import ServedBy
@@ -43,7 +44,7 @@ from models.profiles import DEFAULT_PROFILE
 PROG = "kafka-conformance serve"
 EXIT_OK, EXIT_USAGE = 0, 2
 DEFAULT_BROKERS = 3
-MAX_BROKERS = 64
+MAX_BROKERS = MAX_REFERENCE_BROKERS
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
 
 

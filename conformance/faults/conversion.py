@@ -17,7 +17,7 @@ from models.constants import (
 )
 from models.profiles import Profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch
-from models.validator import ValidatedAppend
+from models.validator import AppendRejected, ValidatedAppend
 
 
 def _drop_timestamps(batch: LegacyBatch) -> LegacyBatch:
@@ -110,6 +110,25 @@ class _ZstdConvertedCluster(MutantCluster):
 def build_zstd_down_converted(profile: Profile) -> Implementation:
     return _impl(profile, _ZstdConvertedCluster)
 
+
+
+class _RemovedProduceVersionsServedCluster(MutantCluster):
+    def request_refusal(self, batches: Sequence[AnyBatch], produce_version: int) -> AppendRejected | None:
+        # The fault: Produce v0-v2, which 4.0 still lists in ApiVersions (KAFKA-18659) but closes the connection
+        # on, are served as before 4.0: any magic accepted and converted to v2 (CNV-1, CNV-7).
+        if produce_version < 3:
+            return None
+        return super().request_refusal(batches, produce_version)
+
+
+@_mutant(
+    "removed-produce-versions-served",
+    "Produce v0-v2 are answered and their magic 0/1 record sets stored (up-converted) on a profile that removed "
+    "them, where Kafka 4.0 closes the connection (CNV-1, CNV-7), as Tansu and librdkafka's mock cluster do.",
+    ("CNV.no-conversion",),
+)
+def build_removed_produce_versions_served(profile: Profile) -> Implementation:
+    return _impl(profile, _RemovedProduceVersionsServedCluster)
 
 
 def _keep_max(restamped: AnyBatch, original: AnyBatch) -> AnyBatch:

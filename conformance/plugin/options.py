@@ -21,8 +21,9 @@ from conformance.plugin.hypothesis_profiles import PROFILE_NAMES, register_profi
 from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
 from conformance.plugin.state import EXPECTATIONS_IN_FORCE, STATE, STOPPED, STOPPED_BY, ResultCollector
 from conformance.targets.fault_hook import fault_options
-from conformance.targets.registry import TARGETS_HELP, TargetError, check_target
+from conformance.targets.registry import TARGETS_HELP, TargetError, check_target, default_profile
 from models.clauses import get_clause
+from models.profiles import DEFAULT_PROFILE
 
 register_profiles()
 
@@ -61,8 +62,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--profile",
-        default=os.environ.get("KTS_PROFILE", "kafka-4.0"),
-        help="behaviour profile the target claims (env KTS_PROFILE; default kafka-4.0)",
+        default=os.environ.get("KTS_PROFILE"),
+        help="behaviour profile the target claims (env KTS_PROFILE; default the target's own: kafka-4.0, or the "
+        "line's for kafka:<version>)",
     )
     group.addoption(
         "--expectations",
@@ -169,7 +171,18 @@ def _suites_of_run(config: pytest.Config) -> Path | None:
     return None
 
 
+def _default_profile(config: pytest.Config) -> None:
+    """--profile, when not given, is the target's own (conformance.targets.registry.default_profile); a target the
+    table does not know is named by check_target later, with the profile that is every other target's."""
+    if config.getoption("--profile") is None:
+        try:
+            config.option.profile = default_profile(config.getoption("--target"))
+        except TargetError:
+            config.option.profile = DEFAULT_PROFILE.name
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    _default_profile(config)
     _stop_on_signals(config)
     config.addinivalue_line("markers", "clause(*ids): the catalogue clauses a test checks")
     config.addinivalue_line("markers", "requires(*capabilities): capabilities a test needs")

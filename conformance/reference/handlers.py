@@ -64,7 +64,7 @@ from conformance.reference.request_context import (
 from models.cluster import Partition
 from models.cluster import ProduceResponse as ModelProduceResponse
 from models.codec import decode_batches, encode_batch
-from models.constants import NO_PARTITION_LEADER_EPOCH, ErrorCode, IsolationLevel
+from models.constants import NO_PARTITION_LEADER_EPOCH, NOT_SERVED, ErrorCode, IsolationLevel
 from models.errors import CodecError
 from models.log import PartitionLog
 from models.profiles import Profile
@@ -76,6 +76,11 @@ INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH = 22, 23
 DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 44
 
 _ACKS = (-1, 0, 1)
+
+
+class NoAnswer(Exception):
+    """The served model gives this request no answer (NOT_SERVED: a version the profile lists but does not
+    serve, Produce v0-v2 on 4.0+): the connection is closed, as Kafka's network layer does (CNV-1)."""
 
 
 @dataclass(frozen=True)
@@ -275,6 +280,8 @@ def _produce_partition(
         ).as_of_version(version)
     else:
         response = req.served.impl.produce(name, index, batches, produce_version=version)
+    if response.error is NOT_SERVED:
+        raise NoAnswer(f"Produce v{version}: {response.error_message or 'not served'}")
     ok = response.error is ErrorCode.NONE
     req.note_partition(name, index, response.error, f"base {response.base_offset}" if ok else "")
     return _produce_answer(index, response, version), ok
@@ -575,9 +582,9 @@ def handle_find_coordinator(req: Request) -> Any:
 
 
 def _produce_range(profile: Profile) -> tuple[int, int]:
-    """Produce from v0 on every profile: Kafka 4.0 removed Produce v0-v2 yet still lists them in ApiVersions
-    (KAFKA-18659: librdkafka will not compress otherwise) and answers them UNSUPPORTED_VERSION (CNV-1), which
-    the served model does."""
+    """Produce offered from v0 on every profile: Kafka 4.0 removed Produce v0-v2 yet still lists them in
+    ApiVersions (KAFKA-18659: librdkafka will not compress otherwise) and closes the connection on them
+    (CNV-1): the served model answers them NOT_SERVED, and the handler closes the connection (NoAnswer)."""
     return _within_kafka_python(ProduceRequest, (0, profile.produce_versions[1]))
 
 

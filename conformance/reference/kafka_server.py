@@ -10,7 +10,8 @@ at that version and answers ``XResponse(...).with_header(correlation_id).encode(
 What a client gets when it does something wrong, as Kafka does it:
 - ApiVersions at a version the broker does not offer: UNSUPPORTED_VERSION with the v0 answer listing the
   versions offered (KIP-511), and the connection stays open;
-- any other API or version not offered, a request size that is not positive or above 100 MiB (Kafka's
+- any other API or version not offered, or offered but not served (Produce v0-v2 on 4.0+, KAFKA-18659), a
+  request size that is not positive or above 100 MiB (Kafka's
   socket.request.max.bytes), or a body that does not decode at its version: the connection is closed and
   one line logged;
 - a handler that fails: logged with the request, that connection closed; the server goes on.
@@ -34,7 +35,7 @@ import uuid
 from types import TracebackType
 from typing import Any
 
-from conformance.reference.handlers import API_VERSIONS, APIS, api_versions_answer
+from conformance.reference.handlers import API_VERSIONS, APIS, NoAnswer, api_versions_answer
 from conformance.reference.request_context import KafkaState, Request
 from conformance.reference.served import ServedCluster
 from conformance.wire.framing import REQUEST_HEAD, FrameSizeError, StreamEnded, read_frame
@@ -284,6 +285,8 @@ class KafkaServer:
             if response is not None:
                 response.with_header(correlation_id=correlation_id)
                 payload = response.encode(header=True, framed=True)
+        except NoAnswer as why:
+            raise _Drop(f"{api.name} v{version} #{correlation_id}: {why}: closing, as Kafka does") from None
         except Exception:
             log.exception(
                 "broker %d %s: %s v%d #%d failed; connection closed. The request: %r",

@@ -11,6 +11,11 @@ UNSUPPORTED (no CLOCK_CONTROL). The suites' `Twin` brackets each request with re
 broker `now` inside the bracket. Capabilities come from ApiVersions and from probing topic configs
 once per bootstrap address.
 
+A version the profile removed (below its minimum: Produce v0-v2, Fetch v0-v3 and ListOffsets v0 from 4.0) is
+sent whatever ApiVersions offers, because the spec says what must happen to it: no answer, the connection
+closed (models.constants.NOT_SERVED, read as NETWORK_EXCEPTION). Any other version the broker does not offer is
+a missing capability (UNSUPPORTED), not sent.
+
 A control plane (`--control-url`; conformance.reference.control_client) turns on what it declares and
 nothing more: CLOCK_CONTROL (clocks read and set through it, broker index i being the i-th broker id
 Metadata announces, so no clock tolerance), LEADER_FAILOVER (moves through it, then Metadata is awaited
@@ -523,7 +528,10 @@ class WireImplementation(Implementation):
         self._check_not_lost()
         records = encode_batches(batches)  # type: ignore[arg-type]
         try:
-            result = self.client.produce(self._name(topic), partition, records, version=produce_version)
+            result = self.client.produce(
+                self._name(topic), partition, records, version=produce_version,
+                beyond_offer=produce_version < self.profile.produce_versions[0],
+            )
         except UnsupportedVersion as exc:
             raise UnsupportedOperation(_produce_capability(produce_version), str(exc)) from None
         except WireError as exc:
@@ -551,7 +559,10 @@ class WireImplementation(Implementation):
         first = None
         for _ in range(_MAX_FETCH_ROUNDS):
             try:
-                result = self.client.fetch(self._name(topic), partition, position, version=fetch_version)
+                result = self.client.fetch(
+                    self._name(topic), partition, position, version=fetch_version,
+                    beyond_offer=fetch_version < self.profile.fetch_versions[0],
+                )
             except UnsupportedVersion as exc:
                 capability = Capability.DOWN_CONVERSION if fetch_version <= 3 else Capability.FETCH
                 raise UnsupportedOperation(capability, str(exc)) from None
@@ -598,7 +609,8 @@ class WireImplementation(Implementation):
         self._check_not_lost()
         try:
             result = self.client.list_offsets(
-                self._name(topic), partition, target, version=version, isolation_level=int(isolation)
+                self._name(topic), partition, target, version=version, isolation_level=int(isolation),
+                beyond_offer=version < self.profile.list_offsets_versions[0],
             )
         except UnsupportedVersion as exc:
             raise UnsupportedOperation(Capability.LIST_OFFSETS, str(exc)) from None

@@ -27,10 +27,10 @@ from conformance.targets.clients.client_target import check_client, open_client
 from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
 from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind
-from conformance.targets.managed.kafka import check_kafka, open_kafka
+from conformance.targets.managed.kafka import check_kafka, kafka_profile, open_kafka
 from conformance.targets.managed.noida import open_noida
-from conformance.targets.managed.rdkafka_mock import open_mock_cluster
-from conformance.targets.managed.reference_broker import open_reference
+from conformance.targets.managed.rdkafka_mock import MAX_MOCK_BROKERS, open_mock_cluster
+from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS, open_reference
 from conformance.targets.managed.tansu import open_tansu
 from conformance.targets.opening import open_cluster, open_codec, open_model
 from conformance.targets.target import (
@@ -52,7 +52,7 @@ from conformance.targets.target import (
     served_mutant_name,
     short_name,
 )
-from models.profiles import PROFILES
+from models.profiles import DEFAULT_PROFILE, PROFILES
 
 __all__ = [
     "CLIENT_PREFIX",
@@ -67,6 +67,7 @@ __all__ = [
     "TargetSpec",
     "check_target",
     "default_hypothesis_profile",
+    "default_profile",
     "expectations_file",
     "is_wire",
     "known_targets",
@@ -115,6 +116,10 @@ class TargetSpec:
     # Stands in the campaign's groups (`brokers`, ...). Apache Kafka does not yet: each of its lines behaves as one
     # profile, and a campaign runs every target on every profile it is given.
     in_groups: bool = True
+    # The behaviour profile a run picks when none is given: DEFAULT_PROFILE, or what the parsed target fixes (a
+    # Kafka line behaves as one profile).
+    profile: Callable[[Target], str] | None = None
+    max_brokers: int = 1  # the most brokers its opener starts (Opening.brokers); 1: a single broker, always
 
 
 def _codec_row(library: str) -> TargetSpec:
@@ -152,7 +157,7 @@ TARGETS: tuple[TargetSpec, ...] = (
     TargetSpec(
         "kafka", Kind.BROKER, ServedBy.MANAGED,
         obtained="Maven Central: org.apache.kafka:kafka_2.13 (fetched with Maven; needs Java 17+)",
-        opener=open_kafka, check=check_kafka, versions=True, in_groups=False,
+        opener=open_kafka, check=check_kafka, versions=True, in_groups=False, profile=kafka_profile,
         description="Apache Kafka in KRaft mode, one node on free loopback ports: kafka (the newest line, 4.4), "
         "kafka:4.0, kafka:3.9",
     ),
@@ -163,12 +168,13 @@ TARGETS: tuple[TargetSpec, ...] = (
     TargetSpec(
         "rdkafka-mock", Kind.BROKER, ServedBy.MANAGED,
         obtained="PyPI: confluent-kafka (librdkafka's mock cluster; the targets extra)", opener=open_mock_cluster,
+        max_brokers=MAX_MOCK_BROKERS,
         description="librdkafka's mock cluster: three brokers in this process, with leader moves",
         expectations="rdkafka-mock.toml",
     ),
     TargetSpec(
         REFERENCE, Kind.BROKER, ServedBy.REFERENCE, obtained="this package (kafka-conformance serve)",
-        opener=open_reference, mutants=frozenset({MutantForm.SERVED}),
+        opener=open_reference, mutants=frozenset({MutantForm.SERVED}), max_brokers=MAX_REFERENCE_BROKERS,
         description="the model served over the Kafka protocol, with its control plane",
     ),
     TargetSpec(
@@ -345,6 +351,14 @@ def default_hypothesis_profile(target: Target) -> str:
     return SEEDED_HYPOTHESIS_PROFILE if target.seeded is not None else spec_of(target).hypothesis_profile
 
 
+def default_profile(target: str | Target) -> str:
+    """The behaviour profile a run of `target` picks when none is given: the one its row fixes (a Kafka line's), else
+    DEFAULT_PROFILE. A TargetError for a name the table does not know."""
+    parsed = target if isinstance(target, Target) else parse_target(target)
+    fixed = spec_of(parsed).profile
+    return fixed(parsed) if fixed is not None else DEFAULT_PROFILE.name
+
+
 def expectations_file(target: Target) -> str | None:
     """The file name of `target`'s shipped expectations (under suites/expectations/), or None. They describe the
     implementation at its pinned version: a mutant, another version or a local checkout has none."""
@@ -391,9 +405,20 @@ def _check_profile(profile: str) -> None:
         raise TargetError(f"unknown profile {profile!r}: choose one of {', '.join(PROFILES)} (--profile)")
 
 
+def _check_brokers(target: Target, opening: Opening) -> None:
+    if opening.brokers is None:
+        return
+    most = spec_of(target).max_brokers
+    if most == 1 and opening.brokers != 1:
+        raise TargetError(f"target {str(target)!r} runs one broker: drop --brokers {opening.brokers}")
+    if not 1 <= opening.brokers <= most:
+        raise TargetError(f"--brokers {opening.brokers}: target {str(target)!r} runs 1..{most} brokers")
+
+
 def _checked(name: str | Target, opening: Opening) -> Target:
     _check_profile(opening.profile)
     target = name if isinstance(name, Target) else parse_target(name)
+    _check_brokers(target, opening)
     check = spec_of(target).check
     if check is not None:
         check(target, opening)
@@ -402,11 +427,16 @@ def _checked(name: str | Target, opening: Opening) -> Target:
 
 
 def check_target(
-    name: str | Target, profile: str, *, bootstrap: str | None = None, control_url: str | None = None
+    name: str | Target,
+    profile: str,
+    *,
+    bootstrap: str | None = None,
+    control_url: str | None = None,
+    brokers: int | None = None,
 ) -> Target:
-    """Validate a target choice before anything starts (bad names and missing addresses are usage errors); the
-    parsed target."""
-    return _checked(name, Opening(profile, bootstrap=bootstrap, control_url=control_url))
+    """Validate a target choice before anything starts (bad names, missing addresses and broker counts it cannot
+    start are usage errors); the parsed target."""
+    return _checked(name, Opening(profile, bootstrap=bootstrap, control_url=control_url, brokers=brokers))
 
 
 def resolve_target(name: str | Target, profile: str) -> ImplementationFactory:
@@ -434,16 +464,18 @@ def open_target(
     fault_hook: str | None = None,
     allow_disruptive: bool = False,
     control_url: str | None = None,
+    brokers: int | None = None,
 ) -> Iterator[Opened]:
     """The factory of target `name` for one run, and the log files of what was started for it, through its row's
     opener, which stops what it started on the way out (also on errors).
 
     `fault_hook` (the user's cluster only, with `allow_disruptive`): a command that moves a partition leader on the
     user's cluster (`conformance.targets.fault_hook.FaultHook`). `control_url` (the user's cluster only): the
-    cluster's control plane (conformance.reference), checked before the run starts."""
+    cluster's control plane (conformance.reference), checked before the run starts. `brokers`: how many brokers
+    to start, where the row starts more than one (TargetSpec.max_brokers); None for its own number."""
     opening = Opening(
         profile, bootstrap=bootstrap, control_url=control_url, timeout=timeout, fault_hook=fault_hook,
-        log_dir=Path(log_dir) if log_dir is not None else Opening.log_dir,
+        log_dir=Path(log_dir) if log_dir is not None else Opening.log_dir, brokers=brokers,
     )  # fmt: skip
     target = _checked(name, opening)
     check_fault_options(str(target), fault_hook, allow_disruptive)

@@ -202,6 +202,7 @@ class Opening:
     log_dir: Path = Path("reports/out/logs")
     timeout: float = 10.0
     fault_hook: str | None = None
+    brokers: int | None = None  # how many brokers to start (`kafka-conformance up --brokers`); None: its own number
 
 
 Opened = tuple[ImplementationFactory, list[Path]]

@@ -430,7 +430,7 @@ class WireClient:
         kafka-python support; UnsupportedVersion if there is none."""
         return _best(self.api_versions(node_id), api_key, wanted)
 
-    def _check(self, conn: KafkaConnection, api_key: int, version: int) -> None:
+    def _check(self, conn: KafkaConnection, api_key: int, version: int, *, beyond_offer: bool = False) -> None:
         offered = self._versions[(conn.host, conn.port)].get(api_key)
         ours = SUPPORTED_VERSIONS[api_key]
         if not ours[0] <= version <= ours[1]:
@@ -439,15 +439,18 @@ class WireClient:
                 f"(it knows v{ours[0]}..v{ours[1]})",
                 api_key=api_key, version=version, offered=offered,
             )
-        if offered is None or not offered[0] <= version <= offered[1]:
+        if not beyond_offer and (offered is None or not offered[0] <= version <= offered[1]):
             has = "does not offer it" if offered is None else f"offers v{offered[0]}..v{offered[1]}"
             raise UnsupportedVersion(
                 f"the broker at {conn.address} does not support {api_name(api_key)} v{version} ({has})",
                 api_key=api_key, version=version, offered=offered,
             )
 
-    def _send(self, conn: KafkaConnection, request: Any, version: int) -> Any:
-        self._check(conn, int(request.API_KEY), version)
+    def _send(self, conn: KafkaConnection, request: Any, version: int, *, beyond_offer: bool = False) -> Any:
+        """`request` at `version`, which kafka-python must encode and the broker offer (UnsupportedVersion
+        otherwise); `beyond_offer` sends it whatever the broker offers, to see what it does with a version it
+        removed (Kafka closes the connection: WireError)."""
+        self._check(conn, int(request.API_KEY), version, beyond_offer=beyond_offer)
         return conn.send(request, version)
 
     def _pick(self, conn: KafkaConnection, api_key: int, version: int | None, newest: int) -> int:
@@ -585,9 +588,11 @@ class WireClient:
         acks: int = -1,
         timeout_ms: int | None = None,
         transactional_id: str | None = None,
+        beyond_offer: bool = False,
     ) -> ProduceResult:
         """Send `records` (a raw record set, e.g. `encode_batches(batches)`) as one partition's data
-        at Produce `version`. `timeout_ms` defaults to the client timeout."""
+        at Produce `version`. `timeout_ms` defaults to the client timeout. `beyond_offer`: send `version` even
+        where the broker does not offer it (as for every request here: see `_send`)."""
         wait_ms = int(self.timeout * 1000) if timeout_ms is None else timeout_ms
         topic_id = self._topic_id(topic) if version >= 13 else None
 
@@ -602,7 +607,7 @@ class WireClient:
             request = ProduceRequest(acks=acks, timeout_ms=wait_ms, topic_data=[data])
             if version >= 3:
                 request.transactional_id = transactional_id
-            response = self._send(conn, request, version)
+            response = self._send(conn, request, version, beyond_offer=beyond_offer)
             if response is None:  # acks=0: no answer by design
                 return ProduceResult(_NONE, -1, None, None, None, None)
             answer = _find_partition(
@@ -638,6 +643,7 @@ class WireClient:
         max_wait_ms: int = 10,
         min_bytes: int = 1,
         isolation_level: int = 0,
+        beyond_offer: bool = False,
     ) -> FetchResult:
         """One partition from `offset` at Fetch `version` (a session-less fetch, as a plain consumer
         sends it: replica_id -1, session_id 0, session_epoch -1). `max_bytes` bounds both the
@@ -674,7 +680,7 @@ class WireClient:
                 request.replica_state = FetchRequest.ReplicaState(replica_id=-1, replica_epoch=-1)
             else:
                 request.replica_id = -1
-            response = self._send(conn, request, version)
+            response = self._send(conn, request, version, beyond_offer=beyond_offer)
             answer = _find_partition(
                 response.responses, topic, topic_id, partition, lambda t: t.partitions, lambda p: p.partition_index
             )
@@ -705,6 +711,7 @@ class WireClient:
         *,
         version: int,
         isolation_level: int = 0,
+        beyond_offer: bool = False,
     ) -> ListOffsetsResult:
         """ListOffsets for one partition: `timestamp` is a time in ms (the first offset whose
         timestamp is >= it, LO-*) or a special target: -1 latest, -2 earliest, -3 max timestamp (v7+),
@@ -722,7 +729,7 @@ class WireClient:
                 topics=[ListOffsetsRequest.ListOffsetsTopic(name=topic, partitions=[part])],
                 timeout_ms=int(self.timeout * 1000),
             )
-            response = self._send(conn, request, version)
+            response = self._send(conn, request, version, beyond_offer=beyond_offer)
             answer = _find_partition(
                 response.topics, topic, None, partition, lambda t: t.partitions, lambda p: p.partition_index
             )

@@ -85,13 +85,18 @@ def release(version: str | None) -> KafkaRelease:
     return KafkaRelease(line, exact, profile)
 
 
+def kafka_profile(target: Target) -> str:
+    """The behaviour profile of the line `target` names (its default --profile)."""
+    return release(target.version).profile
+
+
 def check_kafka(target: Target, opening: Opening) -> None:
     """Before anything starts: a supported version, the profile it behaves as, and Java and Maven on PATH."""
     found = release(target.version)
     if opening.profile != found.profile:
         raise TargetError(
             f"Apache Kafka {found.version} behaves as profile {found.profile}, not {opening.profile}: pass --profile "
-            f"{found.profile} (env KTS_PROFILE)"
+            f"{found.profile} or none (env KTS_PROFILE)"
         )
     _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
     if not _runtime_complete(found.version):

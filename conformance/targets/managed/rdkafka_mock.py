@@ -87,6 +87,7 @@ _RD_KAFKA_CONF_OK = 0
 _ERRSTR_SIZE = 512
 # Our bound, not librdkafka's: a conformance run needs three; dozens would be a usage mistake.
 _MAX_BROKERS = 32
+MAX_MOCK_BROKERS = _MAX_BROKERS
 _PROBE_TIMEOUT = 5.0
 
 
@@ -566,7 +567,7 @@ def _parse_bootstraps(bootstrap: str, brokers: int) -> dict[int, tuple[str, int]
 def open_mock_cluster(target: Target, opening: Opening) -> Iterator[Opened]:
     """`--target rdkafka-mock`: three mock brokers in this process for the run, closed on the way out. The suite
     owns this cluster: its leader moves and topic admin disturb nobody."""
-    with MockCluster(brokers=3) as cluster:
+    with MockCluster(brokers=opening.brokers or 3) as cluster:
         managed = register_failover(cluster)
         try:
             yield WireFactory(

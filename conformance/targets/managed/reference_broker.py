@@ -38,6 +38,8 @@ from conformance.targets.managed.process import (
 )
 from conformance.targets.target import Opened, Opening, Target
 
+MAX_REFERENCE_BROKERS = 64  # kafka-conformance serve --brokers
+
 __all__ = ["DEFAULT_STOP_GRACE", "ReferenceBroker", "open_reference", "reference_command", "start_reference"]
 
 DEFAULT_STOP_GRACE = 5.0  # the server stops within a second of SIGTERM; SIGKILL after this
@@ -169,7 +171,9 @@ def start_reference(
 def open_reference(target: Target, opening: Opening) -> Iterator[Opened]:
     """`--target reference` or `reference:mutant:<id>`: the reference broker serving the model or that mutant
     under the run's profile, with its control plane, stopped on the way out (also on errors)."""
-    reference = start_reference(opening.log_dir, profile=opening.profile, target=target.served)
+    reference = start_reference(
+        opening.log_dir, profile=opening.profile, target=target.served, brokers=opening.brokers or 3
+    )
     with reference:
         # The reference broker's own control plane must answer and name the brokers Metadata names.
         check_control(reference.bootstrap, reference.control_url, timeout=opening.timeout)
