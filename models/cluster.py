@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
-from .codec import decode_batches
+from .codec import decode_batches, encode_batches
 from .config import TopicConfig, check_config
 from .constants import (
     CONSUMER_REPLICA_ID,
@@ -272,6 +272,9 @@ class Cluster:
         if isinstance(outcome, AppendRejected):
             return self._rejection(outcome, log)
         outcome = self.post_validate(part, outcome, batches, now)
+        too_large = self.segment_overflow(outcome, config, f"{topic}-{index}")
+        if too_large is not None:
+            return self._rejection(too_large, log)
         # VAL-12: duplicate detection runs after validation, so a retried duplicate that is now out of
         # range is rejected above instead of being de-duplicated here.
         duplicate_answer = self.duplicate_answer(part, outcome.batches, now)
@@ -295,6 +298,26 @@ class Cluster:
         )
 
     # ---------------------------------------------------------------- seams of the produce path
+
+    def segment_overflow(
+        self, outcome: ValidatedAppend, config: TopicConfig, topic_partition: str
+    ) -> AppendRejected | None:
+        """The validated records of one append must fit in a segment (a request-level limit beside VAL-14's, with
+        VAL-11's answer; not in the rule digest). Kafka's UnifiedLog.append, after
+        validation and before duplicate detection: `validRecords.sizeInBytes > config.segmentSize` throws
+        RecordBatchTooLargeException, answered RECORD_LIST_TOO_LARGE with no message and log start offset -1
+        (ReplicaManager.appendToLocalLog). Sizes are this codec's encoding: a batch recompressed to the topic's
+        codec may differ from Kafka's by the compressor's output, so only a size at the very limit can differ."""
+        size = len(encode_batches(outcome.batches))
+        if size <= config.segment_bytes:
+            return None
+        return AppendRejected(
+            ErrorCode.RECORD_LIST_TOO_LARGE,
+            None,
+            (),
+            f"Message batch size is {size} bytes in append to partition {topic_partition}, which exceeds the "
+            f"maximum configured segment size of {config.segment_bytes}.",
+        )
 
     def request_refusal(self, batches: Sequence[AnyBatch], produce_version: int) -> AppendRejected | None:
         """The request-level checks before the log (VAL-14, CNV-1): a version the profile does not serve
@@ -459,11 +482,16 @@ class Cluster:
         self, topic: str, index: int, offset: int, *, fetch_version: int = 12, replica: bool = False
     ) -> FetchResponse:
         """A fetch from the leader at `fetch_version`, with down-conversion where the profile has it
-        (CNV-2, CNV-5, CNV-7). Consumers see only offsets below the high watermark."""
+        (CNV-2, CNV-5, CNV-7). Consumers see only offsets below the high watermark. An offset below the log
+        start offset (after retention or DeleteRecords) or past the log end offset is OFFSET_OUT_OF_RANGE, with
+        high watermark and log start offset -1: Kafka's UnifiedLog.read throws OffsetOutOfRangeException and
+        ReplicaManager.readFromLog answers it with UnifiedLog.UnknownOffset for both (observed on 4.0.2)."""
         part = self.partition(topic, index)
         log = part.replicas[part.leader]
         if not self.brokers[part.leader].alive:
             return FetchResponse(ErrorCode.LEADER_NOT_AVAILABLE)
+        if not log.log_start_offset <= offset <= log.log_end_offset:
+            return FetchResponse(ErrorCode.OFFSET_OUT_OF_RANGE)
         batches = log.fetch(offset)
         if not replica:
             batches = tuple(b for b in batches if b.base_offset < log.high_watermark)

@@ -15,8 +15,9 @@ named as the spec names them:
 - REBUILD: any other compressed case. Records rebuilt (recompressed) with the target codec and magic
   (CMP-4, CMP-5).
 
-Every record is checked in the order of VAL-9 (nested compression → magic → inner CRC → key on
-compacted topics → timestamp, VAL-3..8); any failing record rejects the whole batch and nothing is
+Every record is checked in the order of VAL-9 (magic → inner CRC → key on compacted topics → timestamp,
+VAL-3..8), as Kafka's record iterator yields it (a v0/v1 inner message that is itself compressed stops the
+iterator: the whole batch is INVALID_RECORD); any failing record rejects the whole batch and nothing is
 written (VAL-9, VAL-10). Rejections carry the error code, the ProduceResponse error_message and
 record_errors as the profile's Kafka version reports them (VAL-11), and the Java exception text in
 `detail` (which the wire does not carry for errors other than record-validation errors).
@@ -168,9 +169,11 @@ def check_produce_request(
     Produce v0-2 although its ApiVersions lists them). From v3:
     at least one batch, magic 2, zstd only from v7, exactly one batch per partition (INVALID_RECORD /
     UNSUPPORTED_COMPRESSION_TYPE). Versions below 3 are not checked: brokers before 4.0 accept any
-    magic there (CNV-1). The response carries only the code (Kafka builds the partition response from
-    the error alone); the exception text is in `detail`. The client v2 base-offset-0 rule of VAL-14
-    is checked where Kafka checks it, at the start of the leader append (`validate_and_assign`)."""
+    magic there (CNV-1), and a v0/v1 wrapper with the zstd codec reaches the log, whose deep iterator
+    refuses it with INVALID_RECORD (FMT-4, `_validate_compressed`). The response carries only the code
+    (Kafka builds the partition response from the error alone); the exception text is in `detail`. The
+    client v2 base-offset-0 rule of VAL-14 is checked where Kafka checks it, at the start of the leader
+    append (`validate_and_assign`)."""
     if not profile.supports_produce_version(produce_version):
         lo, hi = profile.produce_versions
         return _rejected(
@@ -473,19 +476,12 @@ def _timestamp_failure(batch: AnyBatch, record: _SourceRecord, index: int, ctx: 
     return None
 
 
-def _record_failure(
-    batch: AnyBatch, record: _SourceRecord, index: int, ctx: _Append, *, compressed_path: bool
-) -> _Failure | None:
-    """VAL-9's order for one record: nested compression (compressed path) → magic → inner CRC
-    (compressed v0/v1; aborts at once as CORRUPT_MESSAGE) → key on compacted topics → timestamp."""
+def _record_failure(batch: AnyBatch, record: _SourceRecord, index: int, ctx: _Append) -> _Failure | None:
+    """VAL-9's order for one record: magic → inner CRC (compressed v0/v1; aborts at once as CORRUPT_MESSAGE)
+    → key on compacted topics → timestamp. Kafka's LogValidator.validateRecordCompression runs first but never
+    fires from 0.11 on: a v2 record is never compressed, and the legacy iterator throws on a compressed inner
+    message before handing it over (`_inner_compression_break`)."""
     tp = ctx.topic_partition
-    if compressed_path and record.nested_compression:
-        return _Failure(
-            ErrorCode.INVALID_RECORD,
-            index,
-            "Compressed outer record should not have an inner record with a compression attribute set: "
-            + record.describe(),
-        )
     if record.magic != batch.magic:
         return _Failure(
             ErrorCode.INVALID_RECORD,
@@ -538,21 +534,41 @@ def _records_count_break(batch: AnyBatch, held: int) -> tuple[int, _Abort | None
     return declared - 1, _abort(ErrorCode.INVALID_RECORD, INCORRECT_SIZE_REMAINING_TEXT)
 
 
-def _scan_batch(
-    batch: AnyBatch, ctx: _Append, *, compressed_path: bool
-) -> tuple[list[_SourceRecord], list[_Failure], _Abort | None]:
+INNER_COMPRESSED_TEXT = "Inner messages must not be compressed"
+
+
+def _inner_compression_break(records: list[_SourceRecord]) -> tuple[int, _Abort | None]:
+    """VAL-9: how far Kafka's legacy deep iterator gets through a compressed v0/v1 set holding an inner message
+    that is itself compressed: (records handed over before it, what it throws).
+
+    AbstractLegacyRecordBatch.DeepRecordsIterator.makeNext (Kafka 3.9: AbstractLegacyRecordBatch.java 408-409;
+    the same check in the iterator's earlier forms) throws InvalidRecordException "Inner messages must not be
+    compressed" on reaching that message. The messages before it were validated (a corrupt one throws first);
+    their record errors, which LogValidator processes only after the loop (2.5+), are lost: INVALID_RECORD
+    with a null error_message and no record_errors."""
+    for index, record in enumerate(records):
+        if record.nested_compression:
+            return index, _abort(ErrorCode.INVALID_RECORD, INNER_COMPRESSED_TEXT)
+    return len(records), None
+
+
+def _scan_batch(batch: AnyBatch, ctx: _Append) -> tuple[list[_SourceRecord], list[_Failure], _Abort | None]:
     """Every record of one batch through VAL-9, as Kafka's record iterator yields them. Kafka 2.5+ collects
     every failing record; before, the first failure was thrown at once (so later records, even corrupt ones,
     were never read). The third value is what the iterator throws out of the record loop (a RecordsCount
-    that disagrees with the records, `_records_count_break`), None if the loop ends normally or a failure was
-    thrown first; the caller raises it before the collected failures, where Kafka's loop would."""
+    that disagrees with the records, `_records_count_break`; a compressed inner message,
+    `_inner_compression_break`), None if the loop ends normally or a failure was thrown first; the caller
+    raises it before the collected failures, where Kafka's loop would."""
     records = _source_records(batch)
-    read, broken = _records_count_break(batch, len(records))
+    if isinstance(batch, DefaultBatch):
+        read, broken = _records_count_break(batch, len(records))
+    else:
+        read, broken = _inner_compression_break(records)
     records = records[:read]
     failures: list[_Failure] = []
     collect_all = ctx.profile.record_errors is RecordErrorsStyle.ALL
     for index, record in enumerate(records):
-        failure = _record_failure(batch, record, index, ctx, compressed_path=compressed_path)
+        failure = _record_failure(batch, record, index, ctx)
         if failure is not None:
             failures.append(failure)
             if not collect_all:
@@ -761,7 +777,7 @@ def _assign_in_place_uncompressed(batches: tuple[AnyBatch, ...], ctx: _Append) -
     stored: list[AnyBatch] = []
     for batch in batches:
         _validate_batch(first, batch, ctx)
-        records, failures, broken = _scan_batch(batch, ctx, compressed_path=False)
+        records, failures, broken = _scan_batch(batch, ctx)
         if broken is not None:
             raise broken
         # VAL-10: the first failing batch aborts; later batches are never looked at.
@@ -814,7 +830,7 @@ def _convert_uncompressed(batches: tuple[AnyBatch, ...], ctx: _Append) -> Valida
     collected: list[_SourceRecord] = []
     for batch in batches:
         _validate_batch(first, batch, ctx)
-        records, failures, broken = _scan_batch(batch, ctx, compressed_path=False)
+        records, failures, broken = _scan_batch(batch, ctx)
         # VAL-15 / FMT-8 [DERIVED]: Kafka's convert path hands each record to the builder as soon as
         # it passes while its batch has no error yet, so the builder's refusal of an earlier record
         # (timestamp < -1, headers below v2) surfaces as UNKNOWN_SERVER_ERROR before a later record's
@@ -849,8 +865,14 @@ def _validate_compressed(
     for batch in batches:
         _validate_batch(first, batch, ctx)
         if batch.magic < MAGIC_V2 and batch.codec is Codec.ZSTD:
-            raise _abort(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs magic v2 (FMT-4)")
-        records, failures, broken = _scan_batch(batch, ctx, compressed_path=source_codec is not Codec.NONE)
+            # FMT-4 (KIP-110, Kafka 2.1+ KAFKA-4514): the legacy deep iterator's constructor refuses the wrapper
+            # (AbstractLegacyRecordBatch.DeepRecordsIterator); an InvalidRecordException, so INVALID_RECORD with
+            # no error_message. UNSUPPORTED_COMPRESSION_TYPE is only Produce v3-v6's request-level refusal.
+            raise _abort(
+                ErrorCode.INVALID_RECORD,
+                f"Invalid wrapper compressionType found in legacy deep record iterator {batch.magic}",
+            )
+        records, failures, broken = _scan_batch(batch, ctx)
         if broken is not None:
             raise broken
         _raise_if_failed(failures, ctx)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hypothesis import HealthCheck, settings
@@ -37,7 +37,7 @@ from models.constants import (
 )
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile, narrow_versions
-from models.records import AnyBatch, LegacyBatch, java_long
+from models.records import AnyBatch, DefaultBatch, LegacyBatch, java_long
 from strategies.records import batches
 from strategies.timestamps import DEFAULT_MARGIN_MS, timestamps
 
@@ -102,6 +102,10 @@ class Suite:
 
 
 
+# Producer ids the twin gives drawn idempotent batches: far above what a broker allocates and above the ids
+# test_idempotence draws (at most 2**40).
+_FIRST_NUMBERED_PRODUCER = 1 << 41
+
 class Twin:
     """The implementation under test and a fresh reference model, driven with the same operations.
 
@@ -120,6 +124,7 @@ class Twin:
         # further when its clock is not this machine's: the adapter says).
         self.clock_tolerance_ms: int = getattr(impl, "clock_tolerance_ms", 0)
         self.configs: dict[str, TopicConfig] = {}
+        self._producers = 0  # idempotent producers numbered so far (`_numbered`)
         # What the producer sent, by topic and the base offset the model gave each batch: a check may name
         # the producer's own value of a field (an expectation can match "stored as sent", VAL-13).
         self.sent: dict[str, dict[int, AnyBatch]] = {}
@@ -167,17 +172,30 @@ class Twin:
 
     def create_topic(self, topic: str, config: TopicConfig) -> None:
         self.impl.create_topic(topic, config)
+        config = self._in_force(topic, config)
         self.ref.create_topic(topic, config)
         self.configs[topic] = config
 
     def alter_config(self, topic: str, config: TopicConfig) -> None:
         self.impl.alter_config(topic, config)
+        config = self._in_force(topic, config)
         self.ref.alter_config(topic, config)
         self.configs[topic] = config
 
+    def _in_force(self, topic: str, config: TopicConfig) -> TopicConfig:
+        """The config the implementation holds: a wire target may have left out a segment-shaping config its
+        broker refused (Kafka 4.1+: segment.bytes of at least 1 MiB), and the model's topic must have the same
+        segments for retention, roll and segment-search comparisons to mean anything."""
+        in_force = getattr(self.impl, "config_in_force", None)
+        return config if in_force is None else in_force(topic, config)  # type: ignore[no-any-return]
+
     def produce(
-        self, topic: str, batches: Sequence[AnyBatch], *, produce_version: int
+        self, topic: str, batches: Sequence[AnyBatch], *, produce_version: int, as_drawn: bool = False
     ) -> tuple[ProduceResponse, ProduceResponse]:
+        """Both sides get the same request. An idempotent batch is first numbered as an idempotent producer numbers
+        it, unless `as_drawn` (a deliberate retry): see `_numbered`."""
+        if not as_drawn:
+            batches = self._numbered(batches)
         observed, expected = self._produce(topic, batches, produce_version=produce_version)
         if expected.error is ErrorCode.NONE:
             offset = expected.base_offset
@@ -185,6 +203,23 @@ class Twin:
                 self.sent.setdefault(topic, {})[offset] = batch
                 offset += sum(1 for _ in batch.records())
         return observed, expected
+
+    def _numbered(self, batches: Sequence[AnyBatch]) -> Sequence[AnyBatch]:
+        """Each drawn idempotent batch as the first batch of a producer of its own (a fresh producer id, sequence
+        0, its drawn epoch): generated producer fields repeat (Hypothesis favours small values), and Kafka refuses
+        a known producer's batch whose sequence does not follow its last one (OUT_OF_ORDER_SEQUENCE_NUMBER,
+        ProducerAppendInfo.checkSequence), which is no timestamp rule and which the model does not model. A new
+        producer's first batch is accepted whatever its sequence; its retry is test_idempotence's (`as_drawn`)."""
+        if not any(isinstance(b, DefaultBatch) and b.producer_id >= 0 for b in batches):
+            return batches
+        numbered: list[AnyBatch] = []
+        for batch in batches:
+            if isinstance(batch, DefaultBatch) and batch.producer_id >= 0:
+                self._producers += 1
+                batch = replace(batch, producer_id=_FIRST_NUMBERED_PRODUCER + self._producers, base_sequence=0,
+                                crc=None)  # fmt: skip
+            numbered.append(batch)
+        return numbered
 
     def _produce(
         self, topic: str, batches: Sequence[AnyBatch], *, produce_version: int
@@ -203,6 +238,11 @@ class Twin:
         stamped = observed.log_append_time
         config = self.configs[topic]
         lat = config.timestamp_type is TimestampType.LOG_APPEND_TIME
+        if lat and observed.error is ErrorCode.NONE and produce_version < 2:
+            # ProduceResponse v0/v1 has no log_append_time (ProduceResponse.json: "2+"). Kafka stamps the stored
+            # batch with the same one reading (LogValidator's `now`, which UnifiedLog.append also answers with;
+            # VAL-2, VAL-12), so the stored stamp is that `now`, trusted like the field: only inside the bracket.
+            stamped = self._stored_log_append_time(topic, observed.base_offset)
         shown = _now_in_range_errors(observed, config, self.profile)
         if lat and before <= stamped <= after:
             self.ref.set_clock(leader, stamped)
@@ -214,7 +254,30 @@ class Twin:
             self.ref.set_clock(leader, before)
         return observed, self.ref.produce(topic, 0, batches, produce_version=produce_version)
 
-    def fetch(self, topic: str, offset: int = 0, *, fetch_version: int) -> tuple[FetchResponse, FetchResponse]:
+    def _stored_log_append_time(self, topic: str, base_offset: int) -> int:
+        """The LogAppendTime stamp the implementation stored at `base_offset` (v2 MaxTimestamp, v1 message or
+        wrapper timestamp), read back with a fetch at the newest version both sides serve; -1 when it cannot tell
+        (a fetch error, nothing at that offset, a v0 or CreateTime batch). A fetch only reads: the log, the high
+        watermark and what later comparisons fetch stay as they were."""
+        answer = self.impl.fetch(topic, 0, base_offset, fetch_version=newest_fetch(self.profile))
+        if answer.error is not ErrorCode.NONE:
+            return -1
+        for batch in answer.batches:
+            if batch.last_offset < base_offset:
+                continue
+            if batch.magic > MAGIC_V0 and batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+                return batch.max_timestamp
+            return -1
+        return -1
+
+    def fetch(
+        self, topic: str, offset: int | None = None, *, fetch_version: int
+    ) -> tuple[FetchResponse, FetchResponse]:
+        """Both sides' answer from `offset`, by default the model's log start offset (a consumer reading from the
+        earliest offset). Below an implementation's log start a fetch is OFFSET_OUT_OF_RANGE with no offsets, so a
+        log start ahead of the model's shows as that error, one behind it as a smaller log start offset."""
+        if offset is None:
+            offset = self.ref.cluster.leader_log(topic).log_start_offset  # type: ignore[attr-defined]
         return (
             self.impl.fetch(topic, 0, offset, fetch_version=fetch_version),
             self.ref.fetch(topic, 0, offset, fetch_version=fetch_version),

@@ -44,6 +44,7 @@ from .helpers import (
     "CNV.up-convert-v0-createtime",
     "CNV.up-convert-v0-lat",
     "CNV.up-convert-v1-v2-preserves",
+    "CMP.lat-every-record-reads-now",
 )
 @pytest.mark.requires(Capability.PRODUCE_LEGACY)
 @given(data=draws())

@@ -207,7 +207,7 @@ def _segment_clause(log: PartitionLog, target: int) -> str | None:
 
 
 @pytest.mark.clause("LO.first-qualifying-segment", "IDX.largest-timestamp-mtime")
-@pytest.mark.requires(Capability.LIST_OFFSETS)
+@pytest.mark.requires(Capability.LIST_OFFSETS, Capability.FILE_TIMES)
 @given(data=draws())
 @suite_settings(30)
 def test_segment_without_timestamps(suite: Suite, data: Draws) -> None:
@@ -364,7 +364,7 @@ def test_lookup_on_v0_format(suite: Suite, data: Draws) -> None:
 
 
 @pytest.mark.clause("LO.v0-segment-offsets")
-@pytest.mark.requires(Capability.CLOCK_CONTROL)
+@pytest.mark.requires(Capability.CLOCK_CONTROL, Capability.FILE_TIMES)  # v0 chooses segments by their file times
 @given(data=draws())
 @suite_settings(20)
 def test_list_offsets_v0(suite: Suite, data: Draws) -> None:

@@ -37,7 +37,8 @@ from models.constants import ErrorCode
 from models.errors import ConfigError
 from models.profiles import get_profile
 
-CONTROLLED = {Capability.CLOCK_CONTROL, Capability.LEADER_FAILOVER, Capability.RETENTION, Capability.IDEMPOTENCE}
+CONTROLLED = {Capability.CLOCK_CONTROL, Capability.LEADER_FAILOVER, Capability.RETENTION, Capability.IDEMPOTENCE,
+              Capability.FILE_TIMES}
 
 
 # --- control planes on loopback ----------------------------------------------------------------------
@@ -252,7 +253,8 @@ def _adapter(stub: _StubKafka, control_url: str | None = None, **kwargs: Any) ->
 def test_without_a_control_plane_the_adapter_is_as_before(served: ServedCluster) -> None:
     stub = _StubKafka(served)
     impl = _adapter(stub)
-    assert not CONTROLLED & impl.capabilities
+    # A wall clock dates the broker's files as it dates its appends (file-times): no control plane needed.
+    assert CONTROLLED & impl.capabilities == {Capability.FILE_TIMES}
     assert impl.clock_tolerance_ms == 5
     with pytest.raises(UnsupportedOperation, match="clock-control"):
         impl.set_clock(0, 1)

@@ -86,7 +86,7 @@ def test_capabilities_list_the_controls_and_the_brokers(plane: ControlPlane) -> 
     status, _, body, _ = call(plane, "GET", "/capabilities")
     assert status == 200
     assert body == {
-        "capabilities": ["clock-control", "leader-failover", "retention", "idempotence"],
+        "capabilities": ["clock-control", "leader-failover", "retention", "idempotence", "file-times"],
         "brokers": [0, 1, 2],
     }
 

@@ -3,16 +3,25 @@ a real Apache Kafka from Maven Central started, answering the Kafka protocol, an
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from conformance.cli import main
 from conformance.errors import TargetError
+from conformance.reference.control_client import ControlClient
+from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.kafka import KAFKA_LINES, NEWEST_LINE, release, server_properties
-from conformance.targets.managed.process import ManagedProcessError, probe_api_versions
-from conformance.targets.registry import check_target, default_profile, parse_target
+from conformance.targets.managed.kafka_control import LAUNCHER_CLASS
+from conformance.targets.managed.process import probe_api_versions
+from conformance.targets.registry import check_target, default_profile, open_target, parse_target
+from conformance.wire.client import WireClient
+from models.codec import encode_batches
+from models.records import RecordSpec, build_v2
 from tests.test_managed_processes import assert_gone
+from tests.test_run_stopped import _descendants
 
 PRODUCE, LIST_OFFSETS = 0, 2
 
@@ -72,27 +81,64 @@ def test_the_broker_is_one_combined_node_on_loopback(tmp_path: Path) -> None:
     assert config["auto.create.topics.enable"] == "false"  # the suites create their topics
 
 
-@pytest.mark.e2e
-def test_apache_kafka_starts_answers_kafka_and_is_gone_after_stop(tmp_path: Path) -> None:
-    """The newest line from Maven Central (fetched once into the cache), formatted and started on loopback."""
-    from conformance.targets.managed.kafka import start_kafka
+def _need_kafka() -> None:
+    if shutil.which("java") is None or shutil.which("javac") is None or shutil.which("mvn") is None:
+        pytest.skip("needs java, javac and mvn on PATH")
 
-    if shutil.which("java") is None or shutil.which("mvn") is None:
-        pytest.skip("needs java and mvn on PATH")
+
+@pytest.mark.e2e
+def test_apache_kafka_starts_on_the_suites_clock_and_is_gone_after_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The newest line from Maven Central (fetched once into the cache), formatted and started on loopback through
+    our launcher: it answers the Kafka protocol; its control plane sets, advances and reads the broker's clock, which
+    LogAppendTime then reads exactly; retention runs when asked; check-control passes against it; and the broker is
+    gone after stop."""
+    _need_kafka()
     found = release(None)
-    try:
-        broker = start_kafka(found, tmp_path / "logs", tmp_path / "work")
-    except ManagedProcessError as exc:
-        if "could not fetch" in str(exc) or "did not fetch" in str(exc):
-            pytest.skip(f"Maven Central not reachable: {exc}")
-        raise
-    pid = broker.pid
-    try:
-        versions = probe_api_versions("127.0.0.1", broker.port)
+    with open_target("kafka", found.profile, log_dir=tmp_path / "logs") as (factory, logs):
+        assert isinstance(factory, WireFactory) and factory.control_url is not None
+        host, port = factory.bootstrap.split(":")
+        versions = probe_api_versions(host, int(port))
         assert versions[PRODUCE][1] >= 9 and versions[LIST_OFFSETS][1] >= 8, versions
-        assert broker.startup_seconds is not None
-        log = broker.log_path.read_text()
+        log = logs[0].read_text()
         assert f"# kafka-conformance: Apache Kafka {found.version} answered ApiVersions" in log, log[-2000:]
-    finally:
-        broker.stop()
-    assert_gone(pid)
+        control = ControlClient(factory.control_url, timeout=10)
+        capabilities, brokers = control.capabilities()
+        assert {c.value for c in capabilities} == {"clock-control", "retention", "idempotence"} and brokers == (1,)
+        t0 = 1_700_000_000_000
+        assert control.set_clock(1, t0) == t0 and control.clock(1) == t0  # frozen until told
+        client = WireClient(factory.bootstrap, timeout=10)
+        try:
+            client.create_topic("lat", replication_factor=1, configs={
+                "message.timestamp.type": "LogAppendTime", "retention.ms": "60000"})  # fmt: skip
+            stamped = client.produce("lat", 0, encode_batches([build_v2([RecordSpec(5)])]), version=9)
+            assert (stamped.error_code, stamped.log_append_time) == (0, t0)
+            assert control.advance_clock(1, 61_000) == t0 + 61_000
+            again = client.produce("lat", 0, encode_batches([build_v2([RecordSpec(5)])]), version=9)
+            assert (again.error_code, again.log_append_time) == (0, t0 + 61_000)
+            assert control.advance_clock(1, 60_001) == t0 + 121_001
+            # Both records are older than retention.ms now, in one (active) segment: deleted, as Kafka deletes
+            # an expired active segment (a new empty one is rolled).
+            assert control.run_retention() >= 1
+            assert client.list_offsets("lat", 0, -2, version=9).offset == 2
+        finally:
+            client.close()
+        code = main(["check-control", factory.control_url, "--max-examples", "10", "--seed", "7", "--topic", "lat"])
+        lines = capsys.readouterr().out.splitlines()
+        assert code == 0 and lines[-1].startswith("check-control: PASS"), lines
+        launchers = _launcher_pids()
+        assert len(launchers) == 1, launchers
+    assert_gone(launchers[0])
+
+
+def _launcher_pids() -> list[int]:
+    """The launcher JVMs below this process (the broker started through sh and setpriv)."""
+    found = []
+    for pid in _descendants(os.getpid()):
+        try:
+            if LAUNCHER_CLASS.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+                found.append(pid)
+        except OSError:
+            continue
+    return found

@@ -57,6 +57,10 @@ def _now(impl: Implementation) -> int:
     return impl.clock(impl.leader(T, 0))
 
 
+# One batch per segment: a witness batch of 1-4 records is 71..101 bytes, two do not fit, and one does (a batch
+# larger than its segment is refused, RECORD_LIST_TOO_LARGE, as Kafka refuses it).
+ONE_BATCH_SEGMENT = 128
+
 def _setup(impl: Implementation, **config: object) -> int:
     impl.create_topic(T, TopicConfig(**config))  # type: ignore[arg-type]
     return _now(impl)
@@ -274,12 +278,12 @@ def _w_retention_first_batch(impl: Implementation, ref: Implementation) -> None:
 
 
 def _w_retention_prefix(impl: Implementation, ref: Implementation) -> None:
-    run = _earliest_after_retention((-2 * DAY,), (0,), (-2 * DAY,), (0,), segment_bytes=1)
+    run = _earliest_after_retention((-2 * DAY,), (0,), (-2 * DAY,), (0,), segment_bytes=ONE_BATCH_SEGMENT)
     _compare("IDX.retention-prefix-rule", "log start after retention", impl, ref, run)
 
 
 def _w_earliest_zero(impl: Implementation, ref: Implementation) -> None:
-    run = _earliest_after_retention((-2 * DAY,), (0,), segment_bytes=1)
+    run = _earliest_after_retention((-2 * DAY,), (0,), segment_bytes=ONE_BATCH_SEGMENT)
     _compare("LO.earliest-is-log-start", "EARLIEST after retention", impl, ref, run)
 
 
@@ -640,7 +644,7 @@ def test_a_real_mutant_is_killed_and_timed(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------ issue 11: witnesses of the
 # mutants of the clauses the suites newly check (helper H4; appended, see WITNESSES.update below)
 
-_SMALL_SEGMENTS = {"segment_bytes": 1}  # one batch per segment
+_SMALL_SEGMENTS = {"segment_bytes": ONE_BATCH_SEGMENT}
 
 
 def _h4(clause: str, observable: Obs, run: Callable[[Implementation], object]) -> Witness:
@@ -675,7 +679,8 @@ def _h4_log_start(
         for broker in i.brokers():
             i.set_clock(broker, now + tick_at)
         i.retention_tick()
-        return i.fetch(T, 0, 0, fetch_version=12).log_start_offset
+        # EARLIEST: a fetch from 0 below the log start is OFFSET_OUT_OF_RANGE, which tells no log start offset.
+        return i.list_offsets(T, 0, -2, version=9).offset
 
     return _h4(clause, Obs.LOG_START_OFFSET, run)
 

@@ -617,6 +617,51 @@ def test_val9_corrupt_record_after_a_timestamp_error_depends_on_the_profile() ->
     assert reject(corrupt, bounded(K0_10, 1, 1000), K0_10).error is ErrorCode.INVALID_TIMESTAMP
 
 
+def _with_compressed_inner(wrapper: LegacyBatch, index: int) -> LegacyBatch:
+    """`wrapper` with inner message `index` carrying the gzip codec bits itself."""
+    inner = list(wrapper.message.inner)
+    message = inner[index].message
+    inner[index] = replace(inner[index], message=replace(message, attributes=message.attributes | int(Codec.GZIP)))
+    return replace(wrapper, message=replace(wrapper.message, inner=tuple(inner)))
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_val9_compressed_inner_message_stops_the_legacy_iterator(magic: int) -> None:
+    """VAL-9: Kafka's AbstractLegacyRecordBatch.DeepRecordsIterator.makeNext throws InvalidRecordException "Inner
+    messages must not be compressed" when it reaches an inner message with codec bits (3.9:
+    AbstractLegacyRecordBatch.java 408-409), before LogValidator.validateRecordCompression could see it: a
+    batch-level INVALID_RECORD without error_message or record_errors, which beats the record errors collected
+    for earlier messages (2.5+ processes them after the loop). In 2.4 the first failing record is thrown before
+    the iterator gets there."""
+    (wrapper,) = build_legacy(specs(NOW - 10 * 3_600_000, NOW, NOW), magic=magic, codec=Codec.GZIP)
+    sent = [_with_compressed_inner(wrapper, 1)]
+    expected = AppendRejected(ErrorCode.INVALID_RECORD, None, (), "Inner messages must not be compressed")
+    assert reject(sent, bounded(K3_9, 2, 3_600_000), K3_9) == expected
+    assert reject(sent, bounded(K2_8, magic, 3_600_000), K2_8) == expected
+    if magic == 1:  # a v0 message has no timestamp to fail (VAL-3)
+        assert reject(sent, bounded(K2_4, 1, 3_600_000), K2_4).error is ErrorCode.INVALID_TIMESTAMP
+
+
+def test_val9_corrupt_inner_message_before_a_compressed_one_is_corrupt_message() -> None:
+    """VAL-9: the messages before the compressed one were validated, so a corrupt one among them throws first
+    (LogValidator.validateRecord: CorruptRecordException)."""
+    (wrapper,) = build_legacy(specs(NOW, NOW), magic=1, codec=Codec.GZIP)
+    bad = replace(wrapper.message.inner[0], message=replace(wrapper.message.inner[0].message, crc=1))
+    corrupt_first = replace(wrapper, message=replace(wrapper.message, inner=(bad, wrapper.message.inner[1])))
+    sent = _with_compressed_inner(corrupt_first, 1)
+    assert reject([sent], topic(K3_9), K3_9).error is ErrorCode.CORRUPT_MESSAGE
+
+
+def test_val9_compressed_inner_message_over_the_wire_is_invalid_record() -> None:
+    """VAL-9 through Produce v2 bytes on a kafka-3.9 cluster: INVALID_RECORD (87), nothing written."""
+    (wrapper,) = build_legacy(specs(NOW, NOW), magic=1, codec=Codec.GZIP)
+    cluster = Cluster(profile=K3_9, start_time=NOW)
+    cluster.create_topic("t", topic(K3_9))
+    answer = cluster.produce_bytes("t", 0, encode_batches([_with_compressed_inner(wrapper, 0)]), produce_version=2)
+    assert (answer.error, answer.error_message, answer.record_errors) == (ErrorCode.INVALID_RECORD, None, ())
+    assert cluster.fetch("t", 0, 0).batches == ()
+
+
 def test_val9_shallow_crc_is_corrupt_message() -> None:
     batch = replace(build_v2(specs(NOW)), crc=12345)
     out = reject([batch], topic(K4_0), K4_0)
@@ -700,6 +745,49 @@ def test_val14_produce_v3_requires_magic_2() -> None:
 def test_val14_produce_v3_requires_exactly_one_batch() -> None:
     out = check_produce_request([build_v2(specs(NOW)), build_v2(specs(NOW))], produce_version=9, profile=K4_0)
     assert out is not None and out.error is ErrorCode.INVALID_RECORD
+
+
+def _zstd_wrapper(magic: int) -> LegacyBatch:
+    """A v0/v1 wrapper whose codec bits say zstd (its value stays gzip: Kafka refuses it before decompressing)."""
+    (wrapper,) = build_legacy(specs(NOW - 1, NOW), magic=magic, codec=Codec.GZIP)
+    return replace(wrapper, message=replace(wrapper.message, attributes=int(Codec.ZSTD)))
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+@pytest.mark.parametrize("ts_type", [CT, LAT])
+@pytest.mark.parametrize("profile", [K2_8, K3_9])
+def test_fmt4_zstd_legacy_wrapper_is_invalid_record(magic: int, ts_type: TimestampType, profile: Profile) -> None:
+    """FMT-4 (KIP-110): Produce v0-v2 do not check the codec (ProduceRequest.validateRecords is v3+), so a v0/v1
+    wrapper with codec zstd reaches LogValidator.validateMessagesAndAssignOffsetsCompressed; after validateBatch,
+    batch.streamingIterator builds AbstractLegacyRecordBatch.DeepRecordsIterator, whose constructor throws
+    InvalidRecordException "Invalid wrapper compressionType found in legacy deep record iterator <wrapper magic>"
+    (Kafka 2.1+, KAFKA-4514; 3.9: AbstractLegacyRecordBatch.java 329-330). ReplicaManager.appendToLocalLog answers
+    it as any Throwable: INVALID_RECORD (87), no error_message, no record_errors; nothing is written. Only
+    Produce v3-v6 answer UNSUPPORTED_COMPRESSION_TYPE, and for a magic 2 batch (ProduceRequest.java:239)."""
+    sent = [_zstd_wrapper(magic)]
+    assert check_produce_request(sent, produce_version=2, profile=profile) is None
+    config = TopicConfig(timestamp_type=ts_type)
+    text = f"Invalid wrapper compressionType found in legacy deep record iterator {magic}"
+    assert reject(sent, config, profile) == AppendRejected(ErrorCode.INVALID_RECORD, None, (), text)
+    cluster = Cluster(profile=profile, start_time=NOW)
+    cluster.create_topic("t", config)
+    answer = cluster.produce_bytes("t", 0, encode_batches(sent), produce_version=2)
+    assert (answer.error, answer.error_message, answer.record_errors) == (ErrorCode.INVALID_RECORD, None, ())
+    assert cluster.fetch("t", 0, 0).batches == ()
+
+
+def test_fmt4_zstd_stays_unsupported_compression_type_for_v2_batches_at_produce_v3_to_v6() -> None:
+    """FMT-4 / VAL-14: the request-level refusal is for a magic 2 zstd batch before Produce v7; a legacy one at
+    v3+ is refused earlier for its magic (INVALID_RECORD)."""
+    v2 = build_v2(specs(NOW), codec=Codec.ZSTD)
+    assert check_produce_request([v2], produce_version=6, profile=K3_9) == AppendRejected(
+        ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+        None,
+        (),
+        "Produce requests with version 6 are not allowed to use ZStandard compression",
+    )
+    refused = check_produce_request([_zstd_wrapper(1)], produce_version=6, profile=K3_9)
+    assert refused is not None and refused.error is ErrorCode.INVALID_RECORD
 
 
 def test_cnv1_old_produce_versions_accept_any_magic_before_4_0_and_are_gone_in_4_0() -> None:
@@ -883,3 +971,22 @@ def test_a_rejection_carries_the_log_start_offset_only_where_the_log_validated_t
     assert (answer.error, answer.log_start_offset, answer.error_message) == (ErrorCode.CORRUPT_MESSAGE, -1, None)
     late = cluster.produce("t", 0, [build_v2([RecordSpec(timestamp=now - 10_000)])], produce_version=9)
     assert (late.error, late.base_offset, late.log_start_offset) == (ErrorCode.INVALID_TIMESTAMP, -1, 0)
+
+
+def test_an_append_larger_than_a_segment_is_record_list_too_large() -> None:
+    """Kafka's UnifiedLog.append (javap of 3.9.1: after validation, `validRecords.sizeInBytes >
+    config.segmentSize` throws RecordBatchTooLargeException "Message batch size is N bytes in append to partition
+    T, which exceeds the maximum configured segment size of S."): RECORD_LIST_TOO_LARGE (18), no message, log
+    start offset -1 (ReplicaManager's UNKNOWN_LOG_APPEND_INFO), nothing written; a batch that fits is appended."""
+    from models.cluster import Cluster
+    from models.codec import encode_batches
+
+    big = [build_v2(specs(NOW, NOW, NOW))]
+    size = len(encode_batches(big))
+    cluster = Cluster(profile=K3_9, broker_ids=(0,), start_time=NOW)
+    cluster.create_topic("small", config=TopicConfig(segment_bytes=size - 1))
+    refused = cluster.produce("small", 0, big, produce_version=9)
+    assert (refused.error, refused.base_offset, refused.log_start_offset) == (ErrorCode.RECORD_LIST_TOO_LARGE, -1, -1)
+    assert refused.error_message is None and cluster.leader_log("small").log_end_offset == 0
+    cluster.create_topic("fits", config=TopicConfig(segment_bytes=size))
+    assert cluster.produce("fits", 0, big, produce_version=9).error is ErrorCode.NONE

@@ -159,8 +159,8 @@ class _ZstdLegacyCluster(MutantCluster):
 
 @_mutant(
     "zstd-accepted-below-v2",
-    "A v1 wrapper compressed with zstd is accepted (KIP-110 allows zstd in v2 batches only: Kafka refuses it "
-    "with UNSUPPORTED_COMPRESSION_TYPE).",
+    "A v0/v1 wrapper compressed with zstd is accepted (KIP-110 allows zstd in v2 batches only: Kafka's legacy "
+    "deep iterator refuses it with INVALID_RECORD).",
     ("FMT.zstd-requires-v2",),
 )
 def build_zstd_accepted_below_v2(profile: Profile) -> Implementation:

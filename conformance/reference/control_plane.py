@@ -1,5 +1,6 @@
 """The reference broker's HTTP control plane: capabilities, broker clocks (read, set, advance),
-leader moves, retention now and reset, over one `ServedCluster`, as the OpenAPI document beside this
+leader moves, retention now and reset, over one `Controlled` (the reference broker's `ServedCluster`, or Apache
+Kafka on the suite's clock: conformance.targets.managed.kafka_control), as the OpenAPI document beside this
 module (openapi.json, served at GET /openapi.json) describes them.
 
 Why the standard library's `http.server` (ThreadingHTTPServer) and not a web framework: the API is eight
@@ -36,12 +37,12 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 from urllib.parse import unquote, urlsplit
 
-from conformance.reference.served import ControlError, ServedCluster
+from conformance.reference.served import ControlError
 
-__all__ = ["MAX_BODY_BYTES", "OPENAPI_PATH", "ControlPlane", "openapi_document"]
+__all__ = ["MAX_BODY_BYTES", "OPENAPI_PATH", "ControlPlane", "Controlled", "openapi_document"]
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.json")
 
@@ -237,22 +238,45 @@ def _operations(document: Mapping[str, Any]) -> tuple[_Operation, ...]:
 
 # --- the routes ------------------------------------------------------------------------------------
 
-_Handler = Callable[[ServedCluster, Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+
+class Controlled(Protocol):
+    """What a control plane drives; each method raises `ControlError` naming the field at fault."""
+
+    def capabilities(self) -> tuple[str, ...]: ...
+
+    def broker_ids(self) -> tuple[int, ...]: ...
+
+    def clock(self, broker: int) -> int: ...
+
+    def set_clock(self, broker: int, now_ms: int) -> int: ...
+
+    def advance_clock(self, broker: int, delta_ms: int) -> int: ...
+
+    def leader(self, topic: str, partition: int) -> tuple[int, int]: ...
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> tuple[int, int]: ...
+
+    def run_retention(self) -> int: ...
+
+    def reset(self) -> None: ...
 
 
-def _capabilities(served: ServedCluster, _p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
+_Handler = Callable[[Controlled, Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
+
+
+def _capabilities(served: Controlled, _p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
     return {"capabilities": list(served.capabilities()), "brokers": list(served.broker_ids())}
 
 
-def _clock(served: ServedCluster, p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
+def _clock(served: Controlled, p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
     return {"broker": p["broker"], "now_ms": served.clock(p["broker"])}
 
 
-def _set_clock(served: ServedCluster, p: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+def _set_clock(served: Controlled, p: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     return {"broker": p["broker"], "now_ms": served.set_clock(p["broker"], b["now_ms"])}
 
 
-def _advance_clock(served: ServedCluster, p: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+def _advance_clock(served: Controlled, p: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     return {"broker": p["broker"], "now_ms": served.advance_clock(p["broker"], b["delta_ms"])}
 
 
@@ -261,20 +285,20 @@ def _leader_answer(topic: str, partition: int, leader_and_epoch: tuple[int, int]
     return {"topic": topic, "partition": partition, "leader": leader, "leader_epoch": epoch}
 
 
-def _leader(served: ServedCluster, p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
+def _leader(served: Controlled, p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
     return _leader_answer(p["topic"], p["partition"], served.leader(p["topic"], p["partition"]))
 
 
-def _move_leader(served: ServedCluster, p: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+def _move_leader(served: Controlled, p: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     moved = served.move_leader(p["topic"], p["partition"], b["broker"])
     return _leader_answer(p["topic"], p["partition"], moved)
 
 
-def _retention(served: ServedCluster, _p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
+def _retention(served: Controlled, _p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
     return {"segments_deleted": served.run_retention()}
 
 
-def _reset(served: ServedCluster, _p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
+def _reset(served: Controlled, _p: Mapping[str, Any], _b: Mapping[str, Any]) -> dict[str, Any]:
     served.reset()
     return {"reset": True}
 
@@ -526,7 +550,7 @@ class ControlPlane:
 
     def __init__(
         self,
-        served: ServedCluster,
+        served: Controlled,
         *,
         host: str = "127.0.0.1",
         port: int = 0,

@@ -17,9 +17,10 @@ from models.cluster import Cluster, ClusterError
 from models.profiles import Profile
 
 # What the control plane offers, in the names of conformance.targets.implementation.Capability: three controls,
-# and one claim about the Kafka side (the broker accepts idempotent batches from producer ids it did not
-# allocate, starting at sequence 0, as Kafka does), which a black-box probe cannot establish.
-CONTROL_CAPABILITIES = ("clock-control", "leader-failover", "retention", "idempotence")
+# that the model's clock dates its segments too (file-times), and one claim about the Kafka side (the broker
+# accepts idempotent batches from producer ids it did not allocate, starting at sequence 0, as Kafka does),
+# which a black-box probe cannot establish.
+CONTROL_CAPABILITIES = ("clock-control", "leader-failover", "retention", "idempotence", "file-times")
 
 # Clocks are JSON integers: keep them where every JSON reader is exact.
 CLOCK_MIN, CLOCK_MAX = 0, 2**53 - 1

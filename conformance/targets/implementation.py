@@ -42,6 +42,10 @@ class Capability(Enum):
     LEADER_FAILOVER = "leader-failover"  # the suite moves partition leadership
     RETENTION = "retention"  # the suite can trigger time-based retention and observe it
     IDEMPOTENCE = "idempotence"  # idempotent producers (producer id, sequence)
+    # A segment file's time is the broker clock the suite reads (IDX-6: it dates a segment without timestamps):
+    # a wall-clock broker's, or a controlled clock that dates files too. Apache Kafka on the suite's clock lacks
+    # it: the operating system dates its files with the machine's clock.
+    FILE_TIMES = "file-times"
     CODEC = "codec"  # a record library: `impl.codec` is a RecordCodecLibrary (conformance.targets.codecs.codec_library)
     CLIENT = "client"  # a client library against a broker: `impl.client` (conformance.targets.clients)
 

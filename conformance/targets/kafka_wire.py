@@ -33,6 +33,12 @@ suites (noida applies time retention within about a second). So topics are creat
 topic without it, and the run's notes say so. With RETENTION from a control plane, retention runs only
 when the suite asks: topics get the test's retention as it is.
 
+Alters: the model takes a new topic config only after the broker did (suites.helpers.Twin), so an alter the
+broker refuses raises (ConfigError where the profile refuses the config, else UNSUPPORTED) instead of being
+ignored; shaping values a broker refuses for its own limits are left out as at creation, and noted. Kafka applies
+an accepted alter through its metadata log after it answers, so the adapter waits until DescribeConfigs shows
+the timestamp configs in force.
+
 A target without CreateTopics (librdkafka's mock cluster) gets its topics from the cluster's own
 admin hook; such topics have the broker's defaults only, so a test that needs a topic config there is
 UNSUPPORTED with the capability it names.
@@ -45,7 +51,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from conformance.errors import TargetError
@@ -54,12 +60,12 @@ from conformance.targets.fault_hook import FaultHook
 from conformance.targets.health import not_a_kafka_broker
 from conformance.targets.implementation import Capability, Implementation, UnsupportedOperation
 from conformance.targets.managed.failovers import failover_cluster
-from conformance.wire.client import UnsupportedVersion, WireClient
+from conformance.wire.client import UnsupportedVersion, WireClient, error_name
 from conformance.wire.connection import WireError
 from models.cluster import FetchResponse, ProduceResponse
 from models.codec import decode_batches, encode_batches
 from models.config import TopicConfig, check_config
-from models.constants import MAGIC_V0, MAGIC_V1, ErrorCode, IsolationLevel, TimestampType
+from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, ErrorCode, IsolationLevel, TimestampType
 from models.errors import CodecError, ConfigError
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile, get_profile
@@ -76,8 +82,9 @@ _FORMAT_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.2", 2: "2.8"}
 # What a control plane can turn on (conformance/reference/openapi.json); any other capability it declares is
 # ignored: the Kafka side's capabilities come from ApiVersions and probes.
 CONTROLLED = frozenset(
-    {Capability.CLOCK_CONTROL, Capability.LEADER_FAILOVER, Capability.RETENTION, Capability.IDEMPOTENCE}
-)
+    {Capability.CLOCK_CONTROL, Capability.LEADER_FAILOVER, Capability.RETENTION, Capability.IDEMPOTENCE,
+     Capability.FILE_TIMES}
+)  # fmt: skip
 
 _DEFAULTS = TopicConfig()
 # Fetch rounds per fetch() (a broker that serves one batch per answer; the suites' logs are short).
@@ -120,10 +127,17 @@ def kafka_configs(config: TopicConfig) -> dict[str, str]:
     return out
 
 
-# Configs a broker may refuse for its own limits (Kafka 4.0 raised segment.bytes' minimum to 1 MiB):
-# they shape segments, which a conforming broker's answers do not depend on, so the topic is created
-# without them and the difference is noted (retention and roll suites need RETENTION, absent here).
+# Configs a broker may refuse for its own limits (Kafka 4.1 raised segment.bytes' minimum to 1 MiB, KIP-1030):
+# they shape segments, so the topic is created without them, the difference is noted, and the model's topic
+# gets the broker's values (`config_in_force`): retention and roll comparisons then see the same segments.
 _SHAPING = ("segment.bytes", "segment.ms", "segment.jitter.ms", "index.interval.bytes", "segment.index.bytes")
+_SHAPING_FIELDS = {
+    "segment.bytes": "segment_bytes",
+    "segment.ms": "segment_ms",
+    "segment.jitter.ms": "segment_jitter_ms",
+    "index.interval.bytes": "index_interval_bytes",
+    "segment.index.bytes": "segment_index_bytes",
+}
 
 
 class TopicAdmin(Protocol):
@@ -402,6 +416,8 @@ class WireImplementation(Implementation):
         if self.failover is not None and len(self.probe.broker_ids) > 1:
             caps.add(Capability.LEADER_FAILOVER)
         caps |= self.controlled - {Capability.LEADER_FAILOVER}
+        if Capability.CLOCK_CONTROL not in caps:
+            caps.add(Capability.FILE_TIMES)  # a wall clock dates the broker's files as it dates its appends
         return frozenset(caps)
 
     # -- topics
@@ -440,17 +456,33 @@ class WireImplementation(Implementation):
         if error == ErrorCode.INVALID_CONFIG and any(k in configs for k in _SHAPING):
             dropped = {k: v for k, v in configs.items() if k in _SHAPING}
             configs = {k: v for k, v in configs.items() if k not in _SHAPING}
+            refusal = message
             error, message = self.client.create_topic(
                 name, partitions=partitions, replication_factor=replication, configs=configs
             )
             if error == 0:
-                self.notes.append(f"{name}: created without {dropped} (refused: {message})")
+                self.notes.append(f"{name}: created without {dropped} (refused: {refusal})")
         if error != 0:
             _refused_as_specified(config, self.profile, error, f"CreateTopics {name} with {configs}: {message}")
             raise UnsupportedOperation(
                 _capability_for(configs), f"CreateTopics {name} with {configs} failed: {ErrorCode(error)!r} {message}"
             )
         self._created(name, configs, partitions)
+
+    def config_in_force(self, topic: str, config: TopicConfig) -> TopicConfig:
+        """`config` as the broker holds it for `topic`: a segment-shaping config it refused and this adapter left
+        out is the broker's value (its default, or what it held before), so that the model's topic has the
+        segments the broker's has (the suites' Twin creates the model's topic with it). A topic this adapter did
+        not configure (created by a cluster's admin) is taken as asked."""
+        applied = self.topic_configs.get(self._name(topic))
+        if applied is None:
+            return config
+        changes: dict[str, int] = {}
+        for key, field_name in _SHAPING_FIELDS.items():
+            held = int(applied[key]) if key in applied else getattr(_DEFAULTS, field_name)
+            if getattr(config, field_name) != held:
+                changes[field_name] = held
+        return replace(config, **changes) if changes else config  # type: ignore[arg-type]
 
     def _created(self, name: str, configs: dict[str, str], partitions: int) -> None:
         self.created.append(name)
@@ -493,20 +525,70 @@ class WireImplementation(Implementation):
         self.client.metadata([name])
 
     def alter_config(self, topic: str, config: TopicConfig) -> None:
+        """Alter the topic to `config`, and return once the broker shows the change in force. A refusal raises
+        (ConfigError where the profile refuses the config, UnsupportedOperation otherwise) and leaves the topic
+        as it was, so that the suites' model is not altered either."""
         if Capability.ALTER_CONFIG not in self.capabilities:
             raise UnsupportedOperation(Capability.ALTER_CONFIG)
         name = self._name(topic)
+        previous = self.topic_configs.get(name, {})
         configs: dict[str, str | None] = dict(kafka_configs(config))
-        if Capability.RETENTION not in self.capabilities:
-            configs.setdefault("retention.ms", "-1")  # as at creation (the module doc)
+        if Capability.RETENTION not in self.capabilities and (not previous or "retention.ms" in previous):
+            configs.setdefault("retention.ms", "-1")  # as at creation (the module doc), unless refused there
         # A value back at Kafka's default is not sent (kafka_configs), and both AlterConfigs and
         # IncrementalAlterConfigs keep what a request does not name: delete what this adapter set before, so
         # the broker returns to the default as the model does (e.g. compression.type back to `producer`).
-        for key in self.topic_configs.get(name, {}):
+        for key in previous:
             configs.setdefault(key, None)
         with self._guarded():
-            self.client.alter_configs(name, configs)
-        self.topic_configs[name] = {k: v for k, v in configs.items() if v is not None}
+            applied = self._alter(name, config, configs)
+            kept = {k: v for k, v in previous.items() if k not in applied}  # a shaping value the retry left out
+            self.topic_configs[name] = kept | {k: v for k, v in applied.items() if v is not None}
+            if DESCRIBE_CONFIGS in self.probe.api_versions:
+                self._await_in_force(name, applied, previous)
+
+    def _alter(self, name: str, config: TopicConfig, configs: dict[str, str | None]) -> dict[str, str | None]:
+        """Send the alter; the configs the broker applied. As at creation, a broker that refuses a shaping
+        config for its own limits (Kafka 4.0's 1 MiB minimum for segment.bytes, KIP-1030) is asked again
+        without the shaping values, and the run's notes say so."""
+        error, message = self.client.alter_configs(name, configs)
+        dropped = {k: v for k, v in configs.items() if k in _SHAPING and v is not None}
+        if error == ErrorCode.INVALID_CONFIG and dropped:
+            configs = {k: v for k, v in configs.items() if k not in dropped}
+            refusal = message
+            error, message = self.client.alter_configs(name, configs)
+            if error == 0:
+                self.notes.append(f"{name}: altered without {dropped} (refused: {refusal})")
+        if error != 0:
+            wanted = {k: v for k, v in configs.items() if v is not None}
+            what = f"altering {name} to {configs} failed: {error_name(error)} {message}"
+            _refused_as_specified(config, self.profile, error, what)
+            raise UnsupportedOperation(_capability_for(wanted), what)
+        return configs
+
+    def _await_in_force(self, name: str, applied: dict[str, str | None], previous: dict[str, str]) -> None:
+        """Poll DescribeConfigs (bounded by the client's timeout) until the timestamp configs show what was
+        applied: Kafka answers an alter before its brokers apply the change from the metadata log, and a
+        Produce right after it was seen validated under the old config (Kafka 4.4, 1 time in 40)."""
+        expected = _expected_shown(applied, previous, self.profile)
+        if not expected:
+            return
+        deadline = time.monotonic() + self.client.timeout
+        pause = 0.005
+        while True:
+            shown = self.client.describe_configs(name)
+            # A config the broker does not describe cannot be awaited (the probe found the ones it has).
+            pending = {k: shown[k] for k, wanted in expected.items() if k in shown and not wanted.shown_by(shown[k])}
+            if not pending:
+                return
+            if time.monotonic() >= deadline:
+                raise ConfigNotInForce(
+                    f"{name}: the broker accepted the configs {applied} but DescribeConfigs still shows {pending} "
+                    f"after {self.client.timeout:g} s: check the broker's log (its controller may be stuck), or "
+                    "allow it longer with --wire-timeout SECONDS"
+                )
+            time.sleep(pause)
+            pause = min(2 * pause, 0.1)
 
     def _delete(self, names: Sequence[str]) -> None:
         # Best effort on the way out; the topics carry the run's prefix. (Also called while probing,
@@ -736,6 +818,48 @@ def _client_error_code(exc: WireError) -> ErrorCode:
     NETWORK_EXCEPTION, compared like any other error code under the clause being checked (a broker that
     drops the connection on a valid request fails that clause, and the next request reconnects)."""
     return ErrorCode.REQUEST_TIMED_OUT if exc.kind == "timeout" else ErrorCode.NETWORK_EXCEPTION
+
+
+class ConfigNotInForce(Exception):
+    """A broker accepted a config change but does not show it in force within the client's timeout."""
+
+
+def _timestamp_config_defaults(profile: Profile) -> dict[str, str]:
+    """The timestamp configs a broker of `profile` validates with, and the value each shows when not set
+    on the topic (VAL-6)."""
+    defaults = {"message.timestamp.type": "CreateTime"}
+    if profile.has_before_after_configs:
+        defaults["message.timestamp.before.max.ms"] = str(profile.default_before_ms)
+        defaults["message.timestamp.after.max.ms"] = str(profile.default_after_ms)
+    if profile.has_difference_config:
+        defaults["message.timestamp.difference.max.ms"] = str(LONG_MAX)
+    return defaults
+
+
+@dataclass(frozen=True)
+class _InForce:
+    """What DescribeConfigs shows for one config once an alter is in force: the value set or, for a config
+    deleted, anything but the value it had (its default, which a broker of another version than the profile
+    may not share)."""
+
+    value: str | None
+    had: str | None = None
+
+    def shown_by(self, shown: str) -> bool:
+        return shown == self.value if self.value is not None else shown != self.had
+
+
+def _expected_shown(applied: dict[str, str | None], previous: dict[str, str], profile: Profile) -> dict[str, _InForce]:
+    """The timestamp configs the alter changes, each with what shows it in force; a config deleted that had
+    the profile's default already changes nothing."""
+    expected: dict[str, _InForce] = {}
+    for key, default in _timestamp_config_defaults(profile).items():
+        value = applied.get(key)
+        if value is not None:
+            expected[key] = _InForce(value)
+        elif key in applied and key in previous and previous[key] != default:
+            expected[key] = _InForce(None, previous[key])
+    return expected
 
 
 def _refused_as_specified(config: TopicConfig, profile: Profile, error: int, what: str) -> None:

@@ -32,6 +32,7 @@ def profile_capabilities(profile: Profile) -> frozenset[Capability]:
         Capability.CLOCK_CONTROL,
         Capability.LEADER_FAILOVER,
         Capability.RETENTION,
+        Capability.FILE_TIMES,
     }
     if profile.max_magic < 2:
         caps.discard(Capability.PRODUCE_V2)

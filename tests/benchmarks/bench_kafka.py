@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from conformance.targets.managed.kafka import KAFKA_LINES, release, resident_megabytes, resolve_runtime, start_kafka
-from conformance.targets.managed.process import probe_api_versions
+from conformance.targets.managed.process import free_loopback_port, probe_api_versions
 
 
 def main() -> int:
@@ -37,7 +37,7 @@ def main() -> int:
         ready, rss, warm, stop = [], [], [], []
         for _ in range(args.rounds):
             with tempfile.TemporaryDirectory(prefix="bench-kafka-") as tmp:
-                broker = start_kafka(found, Path(tmp) / "logs", Path(tmp) / "work")
+                broker = start_kafka(found, Path(tmp) / "logs", Path(tmp) / "work", clock_port=free_loopback_port())
                 try:
                     ready.append(broker.startup_seconds or 0.0)
                     rss.append(resident_megabytes(broker.pid) or 0.0)

@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.errors import TargetError
+from conformance.reference.control_plane import ControlPlane
 from conformance.targets.kafka_wire import WireFactory
+from conformance.targets.managed.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes
 from conformance.targets.managed.process import LOOPBACK, ManagedBroker, ManagedProcessError, free_loopback_port
 from conformance.targets.target import Opened, Opening, Target
 
@@ -50,12 +52,14 @@ KAFKA_LINES: dict[str, tuple[str, str]] = {
     "3.9": ("3.9.1", "kafka-3.9"),
 }
 NEWEST_LINE = next(iter(KAFKA_LINES))
+NODE_ID = 1  # the one node's broker (and controller) id
 _LOG4J = "2.24.3"  # log4j-slf4j-impl (the binding for SLF4J 1.x) and log4j-core
 _RESOLVE_TIMEOUT = 900.0  # a first download of about 45 jars (43 MB for 4.4.0)
 _FORMAT_AND_START_TIMEOUT = 120.0
 _STOP_TIMEOUT = 30.0  # a controlled shutdown of a one-node KRaft cluster takes a few seconds
 _JVM_OPTIONS = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
 _CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
+_NEVER_MS = 10 * 365 * 24 * 3600 * 1000  # ten years: "not on its own"
 
 
 @dataclass(frozen=True)
@@ -205,8 +209,8 @@ def server_properties(port: int, controller_port: int, log_dir: Path) -> str:
     """The broker's configuration: one combined broker and controller on loopback (see the module doc)."""
     settings = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.voters": f"1@{LOOPBACK}:{controller_port}",
+        "node.id": str(NODE_ID),
+        "controller.quorum.voters": f"{NODE_ID}@{LOOPBACK}:{controller_port}",
         "listeners": f"PLAINTEXT://{LOOPBACK}:{port},CONTROLLER://{LOOPBACK}:{controller_port}",
         "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
         "controller.listener.names": "CONTROLLER",
@@ -219,13 +223,18 @@ def server_properties(port: int, controller_port: int, log_dir: Path) -> str:
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
+        # The suite's clock (kafka_control): retention runs when the suite asks (POST /retention), never on the
+        # broker's own schedule.
+        "log.retention.check.interval.ms": str(_NEVER_MS),
+        "log.initial.task.delay.ms": str(_NEVER_MS),
     }
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
-def kafka_command(java: str, lib: Path, work: Path, port: int) -> list[str]:
+def kafka_command(java: str, lib: Path, launcher: Path, work: Path, port: int, clock_port: int) -> list[str]:
     """The argv that formats a fresh log directory under `work` and then runs the broker on `port` (the
-    controller on another free port), as one shell whose `exec` makes the broker the process group's leader."""
+    controller on another free port) through our launcher (`launcher`: its classes), whose clock control listens
+    on `clock_port`, as one shell whose `exec` makes the broker the process group's leader."""
     run = Path(tempfile.mkdtemp(prefix=f"broker-{port}-", dir=work))
     (run / "data").mkdir()
     config = run / "server.properties"
@@ -236,7 +245,8 @@ def kafka_command(java: str, lib: Path, work: Path, port: int) -> list[str]:
     # `--cluster-id=ID`, not `-t ID`: a base64 id may start with "-", which the tool's parser reads as an option.
     fmt = [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config),
            "--ignore-formatted"]  # fmt: skip
-    broker = [*jvm, "kafka.Kafka", str(config)]
+    broker = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp",
+              f"{lib}/*:{launcher}", LAUNCHER_CLASS, str(config), str(clock_port)]  # fmt: skip
     return ["/bin/sh", "-c", f"{shlex.join(fmt)} && exec {shlex.join(broker)}"]
 
 
@@ -252,20 +262,31 @@ def resident_megabytes(pid: int) -> float | None:
 
 
 def start_kafka(
-    found: KafkaRelease, log_dir: Path, work: Path, *, ready_timeout: float = _FORMAT_AND_START_TIMEOUT
+    found: KafkaRelease,
+    log_dir: Path,
+    work: Path,
+    *,
+    clock_port: int,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
 ) -> ManagedBroker:
-    """A fresh one-node Apache Kafka of `found` on a free loopback port, ready (it answered ApiVersions); its
-    configuration and data under `work`, its log in `log_dir`."""
+    """A fresh one-node Apache Kafka of `found` on a free loopback port, ready (it answered ApiVersions), its clock
+    control on `clock_port` (kafka_control.LauncherClock); its configuration and data under `work`, its log in
+    `log_dir`."""
     try:
         java = _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
     except TargetError as exc:
         raise ManagedProcessError(str(exc)) from None
     lib = resolve_runtime(found.version)
+    try:
+        javac = _tool("javac", "a JDK 17 or newer with javac (apt-get install openjdk-17-jdk-headless)")
+    except TargetError as exc:
+        raise ManagedProcessError(str(exc)) from None
+    launcher = launcher_classes(javac, lib, runtime_dir(found.version))
     log_dir.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     broker = ManagedBroker(
         "kafka",
-        lambda port: kafka_command(java, lib, work, port),
+        lambda port: kafka_command(java, lib, launcher, work, port, clock_port),
         log_dir,
         ready_timeout=ready_timeout,
         stop_timeout=_STOP_TIMEOUT,
@@ -288,11 +309,20 @@ def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
     configuration and data in a temporary folder, removed after it stops."""
     found = release(target.version)
     work = Path(tempfile.mkdtemp(prefix=f"kts-kafka-{found.version}-"))
+    clock_port = free_loopback_port()
     try:
-        with start_kafka(found, opening.log_dir, work) as broker:
-            factory = WireFactory(
-                bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout
-            )
-            yield factory, [Path(broker.log_path)]
+        with start_kafka(found, opening.log_dir, work, clock_port=clock_port) as broker:
+            clock = LauncherClock(clock_port, timeout=opening.timeout)
+            controlled = KafkaControlled(clock, broker.bootstrap, NODE_ID, timeout=opening.timeout)
+            control = ControlPlane(controlled, host=LOOPBACK).start()
+            try:
+                factory = WireFactory(
+                    bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
+                    control_url=control.url,
+                )  # fmt: skip
+                yield factory, [Path(broker.log_path)]
+            finally:
+                control.stop()
+                clock.close_connection()
     finally:
         shutil.rmtree(work, ignore_errors=True)  # its data: the broker is stopped

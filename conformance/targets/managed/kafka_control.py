@@ -1,0 +1,211 @@
+"""Apache Kafka on a clock the suite drives: the launcher (our own Java, `java/kts/kafka/ClockedKafka.java`), its
+line protocol, and the control plane's view of such a broker (`KafkaControlled`, served by
+conformance.reference.control_plane with the project's OpenAPI document).
+
+The launcher starts the broker as `kafka.Kafka` does, through KafkaRaftServer's public constructor
+`KafkaRaftServer(KafkaConfig, Time)`, with a `Time` whose wall clock the suite reads, freezes at a value and
+advances. Only the log layer (classes of kafka.log and org.apache.kafka.storage.internals.log, found by the
+caller's class) reads the suite's clock; the network clients, KRaft and the controller read the machine's, so
+heartbeats, reconnect backoff and request timeouts work whatever the suite does. Retention now goes
+through two internals, by reflection: KafkaRaftServer's private field `broker` and, through the public
+`BrokerServer.logManager()`, every log's public `deleteOldSegments()` (the loop of LogManager's private
+`cleanupLogs()`); both exist under these names in 3.9, 4.0 and 4.4.
+
+Compiled with javac on first use against the release's own jars, into `<cache>/kafka-<version>/launcher-<key>`
+(`<key>` hashes the source), and reused after. Retention runs only when asked: the broker's own retention task
+is put ten years out (`log.retention.check.interval.ms`, `log.initial.task.delay.ms`).
+
+What the suite's clock cannot reach: the operating system dates segment files with the machine's clock, and Kafka
+dates a segment without timestamps by its file's time (IDX-6), so this control plane does not offer file-times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+from conformance.reference.served import CLOCK_MAX, CLOCK_MIN, ControlError
+from conformance.targets.managed.process import LOOPBACK, ManagedProcessError
+from conformance.wire.client import WireClient
+from conformance.wire.connection import WireError
+
+LAUNCHER_SOURCE = Path(__file__).parent / "java" / "kts" / "kafka" / "ClockedKafka.java"
+LAUNCHER_CLASS = "kts.kafka.ClockedKafka"
+_COMPILE_TIMEOUT = 180.0
+# What the control plane offers on Apache Kafka: its clock, retention when asked, and the claim that the broker
+# takes idempotent batches from producer ids it did not allocate (Kafka does). One node: no leader moves.
+KAFKA_CONTROL_CAPABILITIES = ("clock-control", "retention", "idempotence")
+
+
+def launcher_classes(javac: str, lib: Path, home: Path) -> Path:
+    """The launcher compiled against `lib` (the release's jars) under `home`, built on first use; a
+    ManagedProcessError naming the fix when javac fails."""
+    source = LAUNCHER_SOURCE.read_bytes()
+    key = hashlib.sha256(source).hexdigest()[:12]
+    classes = home / f"launcher-{key}"
+    if (classes / "kts" / "kafka" / "ClockedKafka.class").is_file():
+        return classes
+    work = Path(tempfile.mkdtemp(prefix="launcher-", dir=home))
+    try:
+        command = [javac, "--release", "17", "-nowarn", "-encoding", "UTF-8", "-cp", f"{lib}/*", "-d", str(work),
+                   str(LAUNCHER_SOURCE)]  # fmt: skip
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            raise ManagedProcessError(
+                f"javac did not compile the Kafka launcher within {_COMPILE_TIMEOUT:.0f} s: is the machine "
+                "overloaded? run again"
+            ) from None
+        if done.returncode != 0:
+            first = next((line for line in done.stderr.splitlines() if line.strip()), f"exit {done.returncode}")
+            raise ManagedProcessError(
+                f"javac could not compile the Kafka launcher against {lib} ({first[:300]}): the jars of this "
+                "release may be incomplete; remove the folder and run again"
+            )
+        with contextlib.suppress(OSError):  # another run built it meanwhile: keep theirs
+            work.rename(classes)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return classes
+
+
+class LauncherClock:
+    """The launcher's line protocol on 127.0.0.1:`port`, one connection, every exchange within `timeout`."""
+
+    def __init__(self, port: int, *, timeout: float = 10.0) -> None:
+        self.address = (LOOPBACK, port)
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._socket: socket.socket | None = None
+        self._reader = None
+
+    def _ask(self, line: str) -> int:
+        with self._lock:
+            for attempt in (1, 2):  # a connection the launcher dropped is opened again once
+                try:
+                    if self._socket is None:
+                        self._socket = socket.create_connection(self.address, timeout=self.timeout)
+                        self._reader = self._socket.makefile("r", encoding="utf-8", newline="\n")
+                    self._socket.sendall(f"{line}\n".encode())
+                    assert self._reader is not None
+                    answer = self._reader.readline().strip()
+                    if not answer:
+                        raise ConnectionError("the launcher closed the connection")
+                    break
+                except OSError as exc:
+                    self.close_connection()
+                    if attempt == 2:
+                        raise ManagedProcessError(
+                            f"the Kafka launcher's clock control at {LOOPBACK}:{self.address[1]} did not answer "
+                            f"{line!r} ({exc}): is the broker still running? see its log"
+                        ) from None
+        word, _, value = answer.partition(" ")
+        if word != "OK":
+            raise ManagedProcessError(f"the Kafka launcher refused {line!r}: {value}")
+        return int(value)
+
+    def close_connection(self) -> None:
+        if self._socket is not None:
+            with contextlib.suppress(OSError):
+                self._socket.close()
+        self._socket = None
+        self._reader = None
+
+    def now(self) -> int:
+        return self._ask("CLOCK")
+
+    def set(self, now_ms: int) -> int:
+        return self._ask(f"SET {now_ms}")
+
+    def advance(self, delta_ms: int) -> int:
+        return self._ask(f"ADVANCE {delta_ms}")
+
+    def wall(self) -> int:
+        return self._ask("WALL")
+
+    def retention(self) -> int:
+        return self._ask("RETENTION")
+
+
+class KafkaControlled:
+    """One Apache Kafka node under the control plane: `node_id` is its broker id (Metadata's), `bootstrap` its
+    listener, `clock` the launcher's clock control. Topic and leader facts come from Metadata."""
+
+    def __init__(self, clock: LauncherClock, bootstrap: str, node_id: int, *, timeout: float = 10.0) -> None:
+        self.clock_control = clock
+        self.bootstrap = bootstrap
+        self.node_id = node_id
+        self.timeout = timeout
+
+    def capabilities(self) -> tuple[str, ...]:
+        return KAFKA_CONTROL_CAPABILITIES
+
+    def broker_ids(self) -> tuple[int, ...]:
+        return (self.node_id,)
+
+    def _check_broker(self, broker: int) -> None:
+        if broker != self.node_id:
+            raise ControlError(404, "path.broker", f"no broker {broker}: the brokers are {self.node_id}")
+
+    def clock(self, broker: int) -> int:
+        self._check_broker(broker)
+        return self.clock_control.now()
+
+    def set_clock(self, broker: int, now_ms: int) -> int:
+        self._check_broker(broker)
+        if not CLOCK_MIN <= now_ms <= CLOCK_MAX:
+            raise ControlError(422, "body.now_ms", f"{now_ms} is outside {CLOCK_MIN}..{CLOCK_MAX}")
+        return self.clock_control.set(now_ms)
+
+    def advance_clock(self, broker: int, delta_ms: int) -> int:
+        self._check_broker(broker)
+        now = self.clock_control.now() + delta_ms
+        if not CLOCK_MIN <= now <= CLOCK_MAX:
+            raise ControlError(422, "body.delta_ms", f"the clock would read {now}, outside {CLOCK_MIN}..{CLOCK_MAX}")
+        return self.clock_control.set(now)
+
+    def _client(self) -> WireClient:
+        return WireClient(self.bootstrap, timeout=self.timeout)
+
+    def leader(self, topic: str, partition: int) -> tuple[int, int]:
+        client = self._client()
+        try:
+            found = client.metadata([topic]).topics.get(topic)
+        except WireError as exc:
+            raise ControlError(404, "path.topic", f"Metadata for {topic!r} failed ({exc})") from None
+        finally:
+            client.close()
+        if found is None or not found.partitions:
+            raise ControlError(404, "path.topic", f"no topic {topic!r}: create it over the Kafka protocol first")
+        part = found.partitions.get(partition)
+        if part is None:
+            raise ControlError(
+                404, "path.partition", f"topic {topic!r} has partitions 0..{len(found.partitions) - 1}, not {partition}"
+            )
+        return part.leader, part.leader_epoch if part.leader_epoch is not None else -1
+
+    def move_leader(self, topic: str, partition: int, broker: int) -> tuple[int, int]:
+        current = self.leader(topic, partition)
+        if broker != self.node_id:
+            raise ControlError(422, "body.broker", f"no broker {broker}: the brokers are {self.node_id}")
+        return current  # the only broker leads already
+
+    def run_retention(self) -> int:
+        return self.clock_control.retention()
+
+    def reset(self) -> None:
+        """Every topic deleted and the clock back to the machine's."""
+        client = self._client()
+        try:  # a broker that cannot delete its topics is the control plane's failure (500), not the caller's
+            topics = [t for t in client.metadata(None).topics if not t.startswith("__")]
+            if topics:
+                client.delete_topics(topics)
+        finally:
+            client.close()
+        self.clock_control.wall()

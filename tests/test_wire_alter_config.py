@@ -1,0 +1,235 @@
+"""The wire adapter's topic-config alters (conformance.targets.kafka_wire `alter_config`), against a stand-in for
+WireClient that answers as Apache Kafka 4.x does: no network.
+
+Kafka 4.0 refuses segment.bytes below 1 MiB (KIP-1030), which the suites' small segments ask for; an alter the
+adapter took as done while Kafka refused it left the model on another config than the broker's (a false
+VAL.range-before-after FAIL). And Kafka applies an accepted alter after it answers, through its metadata log.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Mapping
+
+import pytest
+
+from conformance.targets.implementation import Capability, UnsupportedOperation
+from conformance.targets.kafka_wire import ConfigNotInForce, WireImplementation
+from conformance.targets.model import ModelFactory
+from conformance.wire.client import ApiResult, BrokerMetadata, ClusterMetadata
+from models.config import TopicConfig
+from models.constants import ErrorCode, TimestampType
+from models.errors import ConfigError
+from models.profiles import get_profile
+from suites.helpers import Twin
+from suites.machine import machine_for
+
+PROFILE = "kafka-4.1"
+LAT = TimestampType.LOG_APPEND_TIME
+KAFKA_4_DEFAULTS = {
+    "message.timestamp.type": "CreateTime",
+    "message.timestamp.before.max.ms": "9223372036854775807",
+    "message.timestamp.after.max.ms": "3600000",
+    "segment.bytes": "1073741824",
+}
+
+Refusal = Callable[[Mapping[str, str | None]], str | None]
+
+
+def segment_bytes_below_1_mib(configs: Mapping[str, str | None]) -> str | None:
+    value = configs.get("segment.bytes")
+    if value is not None and int(value) < 1 << 20:
+        return f"Invalid value {value} for configuration segment.bytes: Value must be at least 1048576"
+    return None
+
+
+class StubKafka:
+    """What WireImplementation asks of a WireClient, answered as Kafka 4.x answers: every config described
+    (defaults included); an alter refused with INVALID_CONFIG where `refuse` gives a reason; an accepted alter
+    shown by DescribeConfigs only after `lag` more polls."""
+
+    timeout = 0.3
+
+    def __init__(self, refuse: Refusal = segment_bytes_below_1_mib, *, lag: int = 0) -> None:
+        self.bootstrap = f"stub-{uuid.uuid4().hex[:8]}:9092"  # the adapter caches its probe per address
+        self.refuse = refuse
+        self.lag = lag
+        self.overrides: dict[str, dict[str, str]] = {}  # what the broker applied, by topic
+        self.shown: dict[str, dict[str, str]] = {}  # what DescribeConfigs shows until the lag runs out
+        self.polls_behind = 0
+        self.alters: list[dict[str, str | None]] = []
+        self.describes = 0
+
+    def api_versions(self) -> dict[int, tuple[int, int]]:
+        return {0: (3, 13), 1: (4, 17), 2: (1, 10), 3: (0, 12), 19: (2, 7), 20: (1, 6), 32: (1, 4), 44: (0, 1)}
+
+    def metadata(self, topics: list[str] | None = None) -> ClusterMetadata:
+        return ClusterMetadata((BrokerMetadata(1, "127.0.0.1", 9092),), None, None, {})
+
+    def leader(self, topic: str, partition: int) -> int:
+        return 1
+
+    def create_topic(
+        self, name: str, partitions: int = 1, replication_factor: int = 1, configs: Mapping[str, str] | None = None
+    ) -> ApiResult:
+        reason = self.refuse(configs or {})
+        if reason is not None:
+            return ApiResult(ErrorCode.INVALID_CONFIG, reason)
+        self.overrides[name] = dict(configs or {})
+        return ApiResult(0, None)
+
+    def alter_configs(self, topic: str, configs: Mapping[str, str | None]) -> ApiResult:
+        self.alters.append(dict(configs))
+        reason = self.refuse(configs)
+        if reason is not None:
+            return ApiResult(ErrorCode.INVALID_CONFIG, reason)
+        self.shown[topic] = self.describe_now(topic)
+        self.polls_behind = self.lag
+        applied = self.overrides.setdefault(topic, {})
+        for key, value in configs.items():
+            if value is None:
+                applied.pop(key, None)
+            else:
+                applied[key] = value
+        return ApiResult(0, None)
+
+    def describe_now(self, topic: str) -> dict[str, str]:
+        return KAFKA_4_DEFAULTS | self.overrides[topic]
+
+    def describe_configs(self, topic: str) -> dict[str, str]:
+        self.describes += 1
+        if self.polls_behind > 0:
+            self.polls_behind -= 1
+            return self.shown[topic]
+        return self.describe_now(topic)
+
+    def delete_topics(self, names: list[str]) -> dict[str, ApiResult]:
+        return {}
+
+    def close(self) -> None:
+        pass
+
+
+def adapter(stub: StubKafka) -> WireImplementation:
+    return WireImplementation(stub, get_profile(PROFILE))  # type: ignore[arg-type]
+
+
+def created(stub: StubKafka, config: TopicConfig | None = None) -> tuple[WireImplementation, str]:
+    impl = adapter(stub)
+    impl.create_topic("t", config or TopicConfig())
+    return impl, impl.topic_prefix + "t"
+
+
+def test_a_refused_segment_size_is_left_out_and_noted_and_the_timestamp_configs_still_change() -> None:
+    stub = StubKafka()
+    impl, name = created(stub)
+    impl.alter_config("t", TopicConfig(timestamp_type=LAT, before_max_ms=60_000, segment_bytes=4_096))
+    assert [a.get("segment.bytes") for a in stub.alters] == ["4096", None]  # asked again without it
+    assert "segment.bytes" not in stub.alters[1]
+    assert stub.overrides[name]["message.timestamp.type"] == "LogAppendTime"
+    assert stub.overrides[name]["message.timestamp.before.max.ms"] == "60000"
+    assert "segment.bytes" not in impl.topic_configs[name]
+    assert impl.topic_configs[name]["message.timestamp.type"] == "LogAppendTime"
+    assert any(f"{name}: altered without {{'segment.bytes': '4096'}}" in n and "1048576" in n for n in impl.notes)
+
+
+def test_a_refused_timestamp_config_raises_and_neither_the_adapter_nor_the_model_takes_it() -> None:
+    def no_before_bound(configs: Mapping[str, str | None]) -> str | None:
+        return "Unknown topic config" if configs.get("message.timestamp.before.max.ms") else None
+
+    stub = StubKafka(no_before_bound)
+    twin = Twin(adapter(stub), ModelFactory(PROFILE))
+    twin.create_topic("t", TopicConfig())
+    name = twin.impl.topic_prefix + "t"  # type: ignore[attr-defined]
+    recorded = dict(twin.impl.topic_configs[name])  # type: ignore[attr-defined]
+    bounded = TopicConfig(before_max_ms=60_000)
+    with pytest.raises(UnsupportedOperation, match="kip-937-configs") as raised:
+        twin.alter_config("t", bounded)
+    assert "Unknown topic config" in str(raised.value)
+    assert twin.impl.topic_configs[name] == recorded  # type: ignore[attr-defined]
+    assert twin.configs["t"] == TopicConfig()
+    assert twin.ref.cluster.partition("t").config == TopicConfig()  # type: ignore[attr-defined]
+
+
+def test_a_config_the_profile_does_not_have_is_refused_as_the_spec_says() -> None:
+    def no_difference(configs: Mapping[str, str | None]) -> str | None:
+        return "Unknown topic config name" if "message.timestamp.difference.max.ms" in configs else None
+
+    stub = StubKafka(no_difference)
+    impl, name = created(stub)
+    recorded = dict(impl.topic_configs[name])
+    with pytest.raises(ConfigError, match=re.escape("refused as kafka-4.1 refuses it")):
+        impl.alter_config("t", TopicConfig(difference_max_ms=60_000))  # gone in 4.0 (KIP-724)
+    assert impl.topic_configs[name] == recorded
+
+
+def test_an_accepted_alter_returns_once_describe_configs_shows_it() -> None:
+    stub = StubKafka(lag=1)
+    impl, _ = created(stub)
+    stub.describes = 0
+    impl.alter_config("t", TopicConfig(timestamp_type=LAT, after_max_ms=60_000))
+    assert stub.describes == 2  # the first poll still showed CreateTime
+    assert stub.polls_behind == 0
+
+
+def test_a_deleted_bound_is_awaited_until_the_broker_no_longer_shows_it() -> None:
+    stub = StubKafka()
+    impl, name = created(stub, TopicConfig(before_max_ms=60_000))
+    stub.lag, stub.describes = 2, 0
+    impl.alter_config("t", TopicConfig())  # before.max.ms deleted: back to the default
+    assert stub.alters[-1]["message.timestamp.before.max.ms"] is None
+    assert stub.describes == 3
+    assert "message.timestamp.before.max.ms" not in impl.topic_configs[name]
+
+
+def test_a_change_never_shown_is_an_error_naming_the_topic_and_what_is_still_shown() -> None:
+    stub = StubKafka(lag=10**9)
+    impl, name = created(stub)
+    with pytest.raises(ConfigNotInForce, match=name) as raised:
+        impl.alter_config("t", TopicConfig(timestamp_type=LAT))
+    assert "'message.timestamp.type': 'CreateTime'" in str(raised.value)
+    assert impl.topic_configs[name]["message.timestamp.type"] == "LogAppendTime"  # applied, not yet shown
+
+
+def test_without_describe_configs_the_alter_is_not_awaited() -> None:
+    class Undescribed(StubKafka):
+        def api_versions(self) -> dict[int, tuple[int, int]]:
+            return {k: v for k, v in super().api_versions().items() if k != 32}
+
+    stub = Undescribed(lag=10**9)
+    impl, _ = created(stub)
+    stub.describes = 0
+    impl.alter_config("t", TopicConfig(timestamp_type=LAT))
+    assert stub.describes == 0
+
+
+class StubFactory:
+    """An ImplementationFactory for the state machine: a WireImplementation over one StubKafka."""
+
+    name = "stub"
+    profile = PROFILE
+
+    def __init__(self, stub: StubKafka) -> None:
+        self.stub = stub
+
+    def build(self) -> WireImplementation:
+        return adapter(self.stub)
+
+
+def test_the_state_machine_goes_on_with_the_old_config_when_the_target_refuses_an_alter() -> None:
+    def no_log_append_time(configs: Mapping[str, str | None]) -> str | None:
+        return "LogAppendTime is not allowed here" if configs.get("message.timestamp.type") == "LogAppendTime" else None
+
+    stub = StubKafka(no_log_append_time)
+    machine = machine_for(StubFactory(stub), ModelFactory(PROFILE))()
+    assert Capability.ALTER_CONFIG in machine.impl.capabilities
+    try:
+        machine.create_topic(TopicConfig(before_max_ms=60_000))
+        machine.alter_config(TopicConfig(timestamp_type=LAT, before_max_ms=1_000))
+        assert machine.config == TopicConfig(before_max_ms=60_000)  # as the model and the broker still are
+        assert machine.twin.configs["machine"] == machine.config
+        machine.alter_config(TopicConfig(before_max_ms=1_000))
+        assert machine.config == TopicConfig(before_max_ms=1_000) == machine.twin.configs["machine"]
+    finally:
+        machine.teardown()
