@@ -821,11 +821,12 @@ _CONVERSION: tuple[Clause, ...] = (
             "Down-conversion drops control batches (and headers) and preserves keys and batch order.",
             ("TV-27",)),
     _clause("CNV.down-convert-zstd-unsupported", ("CNV-5",), "KIP-110", MAY, DOWN_CONVERSION_V2,
-            "Fetching a zstd batch below v2 fails with UNSUPPORTED_COMPRESSION_TYPE (76): \"Down-conversion "
-            "of zstandard-compressed batches is not supported\".", ("TV-27",)),
+            "Below v4 a zstd batch ends what a consumer gets (converted batches before it), and one met first, or "
+            "any fetch below v10 of a zstd topic, is UNSUPPORTED_COMPRESSION_TYPE (76).", ("TV-27",)),
     _clause("CNV.down-conversion-disabled", ("CNV-5",), "KIP-283", MAY, DOWN_CONVERSION_V2,
-            "With message.downconversion.enable=false a client fetch needing conversion gets "
-            "UNSUPPORTED_VERSION; follower fetches are exempt."),
+            "With message.downconversion.enable=false a client fetch on the conversion path gets "
+            "UNSUPPORTED_VERSION (from 3.0 every fetch below v4; before, only one reaching a batch it "
+            "cannot read); follower fetches are exempt."),
     _clause("CNV.no-conversion", ("CNV-7", "CNV-1", "CNV-2"), "KIP-896", MUST, NO_DOWN_CONVERSION,
             "From 4.0 Produce v0-v2 and Fetch v0-v3 get no answer (the broker closes the connection, which "
             "a client reads as NETWORK_EXCEPTION) and v0/v1 batches already on disk are served as stored, "

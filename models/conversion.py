@@ -30,6 +30,7 @@ from .profiles import Profile
 from .records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec, build_legacy
 
 ZSTD_DOWN_CONVERSION_TEXT = "Down-conversion of zstandard-compressed batches is not supported"
+ZSTD_MIN_FETCH_VERSION = 10  # KIP-110: Fetch v10 is the first a client that reads zstd sends
 
 
 class DownConversionError(ModelError):
@@ -145,6 +146,25 @@ def down_convert(batches: Sequence[AnyBatch], *, to_magic: int, fetch_offset: in
     return tuple(out)
 
 
+def lazy_down_convert(batches: Sequence[AnyBatch], *, to_magic: int, fetch_offset: int) -> tuple[AnyBatch, ...]:
+    """What a consumer reading at most `to_magic` receives of a down-converting fetch (KIP-283, Kafka 2.0-3.9),
+    fetching on from the next offset until it reaches a batch it cannot have: each Fetch response converts its
+    first batch that converts to something eagerly (LazyDownConversionRecords), where a zstd batch fails the fetch
+    (DownConversionError: UNSUPPORTED_COMPRESSION_TYPE); the rest is converted as the response is sent
+    (LazyDownConversionRecordsSend), where a zstd batch ends the response (an overflow batch, which the consumer
+    skips before fetching from there). So: every batch before the first zstd one, converted; the error only when
+    nothing comes before it."""
+    served: list[AnyBatch] = []
+    for batch in batches:
+        try:
+            served.extend(down_convert([batch], to_magic=to_magic, fetch_offset=fetch_offset))
+        except DownConversionError:
+            if not served:
+                raise
+            break
+    return tuple(served)
+
+
 def fetch_view(
     batches: Sequence[AnyBatch],
     *,
@@ -160,11 +180,15 @@ def fetch_view(
     - A version the profile does not serve gets no answer (NOT_SERVED, the connection closed; CNV-7: 4.0
       removed Fetch v0-3).
     - Profiles without down-conversion (4.0+, CNV-7) serve the stored batches as they are, v0/v1 included.
+    - A topic whose compression.type is zstd answers every fetch below v10 UNSUPPORTED_COMPRESSION_TYPE
+      (KafkaApis.maybeConvertFetchedData, 2.1-3.9).
     - Otherwise (CNV-5) conversion runs when the topic's record version is above what the request
-      can read (CNV-2) and some fetched batch is not readable as it is. With IBP >= 3.0
-      (`honours_message_format_version` False) the record version is always 2, so every fetch <= v3
-      is converted. `message.downconversion.enable=false` turns a client fetch that needs conversion
-      into UNSUPPORTED_VERSION (replicas exempt); a zstd batch → UNSUPPORTED_COMPRESSION_TYPE.
+      can read (CNV-2); before IBP 3.0 only where some fetched batch is not readable as it is
+      (`hasCompatibleMagic`). With IBP >= 3.0 (`honours_message_format_version` False) the record
+      version is always 2 and every fetch <= v3 takes the conversion path (3.0-3.9 KafkaApis).
+      `message.downconversion.enable=false` turns a client fetch on that path into UNSUPPORTED_VERSION
+      (replicas exempt). Conversion is lazy (`lazy_down_convert`): a zstd batch met before anything
+      converted → UNSUPPORTED_COMPRESSION_TYPE; met after, the response ends before it.
     `fetch_offset` (default: the first batch's base offset) is where an uncompressed v2 batch starts
     being served to a v0/v1 client."""
     stored = tuple(batches)
@@ -172,19 +196,24 @@ def fetch_view(
         return NOT_SERVED, ()
     if not profile.down_conversion:
         return ErrorCode.NONE, stored
+    if config.compression_type == "zstd" and fetch_version < ZSTD_MIN_FETCH_VERSION:
+        # "Fetching messages is disabled for ZStandard compressed partition" (KafkaApis, 2.1-3.9).
+        return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, ()
     readable = fetch_magic_for_version(fetch_version)
     if target_magic(config, profile) <= readable:
         return ErrorCode.NONE, stored
-    if all(b.magic <= readable for b in stored):
-        # CNV-5: Kafka (`KafkaApis`, 0.11-3.9) converts only when some fetched batch is not already
-        # readable (`hasCompatibleMagic`); otherwise the data goes out as it is, and
-        # message.downconversion.enable=false does not matter.
+    if profile.honours_message_format_version and all(b.magic <= readable for b in stored):
+        # CNV-5: before IBP 3.0 Kafka (`KafkaApis`, 0.11-2.8) converts only when some fetched batch is not
+        # already readable (`hasCompatibleMagic`); otherwise the data goes out as it is, and
+        # message.downconversion.enable=false does not matter. From 3.0 every fetch <= v3 takes the
+        # conversion path (KafkaApis.maybeConvertFetchedData, 3.0-3.9; seen on 3.9.1: Fetch v0 of readable
+        # batches answered UNSUPPORTED_VERSION with down-conversion disabled).
         return ErrorCode.NONE, stored
     if not replica and not config.downconversion_enable:
         return ErrorCode.UNSUPPORTED_VERSION, ()
     start = fetch_offset if fetch_offset is not None else (stored[0].base_offset if stored else 0)
     try:
-        return ErrorCode.NONE, down_convert(stored, to_magic=readable, fetch_offset=start)
+        return ErrorCode.NONE, lazy_down_convert(stored, to_magic=readable, fetch_offset=start)
     except DownConversionError as exc:
         return exc.error, ()
     except BuildError:
@@ -199,4 +228,5 @@ __all__ = [
     "down_convert",
     "fetch_magic_for_version",
     "fetch_view",
+    "lazy_down_convert",
 ]

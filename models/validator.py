@@ -312,7 +312,7 @@ def _legacy_description(offset: int, message: LegacyMessage, ts_type: TimestampT
     return f"LegacyRecordBatch(offset={offset}, {body})"
 
 
-def _v2_source_records(batch: DefaultBatch) -> list[_SourceRecord]:
+def _v2_source_records(batch: DefaultBatch, *, partial: bool = False) -> list[_SourceRecord]:
     out: list[_SourceRecord] = []
     for record in batch.records_:
         offset = batch.base_offset + record.offset_delta
@@ -328,14 +328,24 @@ def _v2_source_records(batch: DefaultBatch) -> list[_SourceRecord]:
                 nested_compression=False,
                 crc_valid=True,
                 stored_crc=None,
-                describe=_v2_describer(offset, ts, record),
+                describe=_v2_describer(offset, ts, record, partial=partial),
             )
         )
     return out
 
 
-def _v2_describer(offset: int, ts: int, record: Record) -> Callable[[], str]:
+def _v2_describer(offset: int, ts: int, record: Record, *, partial: bool = False) -> Callable[[], str]:
+    """How Kafka prints the record in a per-record error (VAL-8): DefaultRecord.toString (0 bytes for a null key
+    or value), or, where the compressed path validates in place and so reads with skipKeyValueIterator (Kafka
+    2.4+, LogValidator.validateMessagesAndAssignOffsetsCompressed: `inPlaceAssignment && magic >= 2`),
+    PartialDefaultRecord.toString, which prints the stored key and value sizes (-1 for null; javap of
+    kafka-clients 3.9.1)."""
+
     def describe() -> str:
+        if partial:
+            key = len(record.key) if record.key is not None else -1
+            value = len(record.value) if record.value is not None else -1
+            return f"PartialDefaultRecord(offset={offset}, timestamp={ts}, key={key} bytes, value={value} bytes)"
         key = len(record.key) if record.key is not None else 0
         value = len(record.value) if record.value is not None else 0
         return f"DefaultRecord(offset={offset}, timestamp={ts}, key={key} bytes, value={value} bytes)"
@@ -394,9 +404,9 @@ def _legacy_source_records(batch: LegacyBatch) -> list[_SourceRecord]:
     return out
 
 
-def _source_records(batch: AnyBatch) -> list[_SourceRecord]:
+def _source_records(batch: AnyBatch, *, partial: bool = False) -> list[_SourceRecord]:
     if isinstance(batch, DefaultBatch):
-        return _v2_source_records(batch)
+        return _v2_source_records(batch, partial=partial)
     return _legacy_source_records(batch)
 
 
@@ -552,14 +562,17 @@ def _inner_compression_break(records: list[_SourceRecord]) -> tuple[int, _Abort 
     return len(records), None
 
 
-def _scan_batch(batch: AnyBatch, ctx: _Append) -> tuple[list[_SourceRecord], list[_Failure], _Abort | None]:
+def _scan_batch(
+    batch: AnyBatch, ctx: _Append, *, partial: bool = False
+) -> tuple[list[_SourceRecord], list[_Failure], _Abort | None]:
     """Every record of one batch through VAL-9, as Kafka's record iterator yields them. Kafka 2.5+ collects
     every failing record; before, the first failure was thrown at once (so later records, even corrupt ones,
     were never read). The third value is what the iterator throws out of the record loop (a RecordsCount
     that disagrees with the records, `_records_count_break`; a compressed inner message,
     `_inner_compression_break`), None if the loop ends normally or a failure was thrown first; the caller
-    raises it before the collected failures, where Kafka's loop would."""
-    records = _source_records(batch)
+    raises it before the collected failures, where Kafka's loop would. `partial`: the records are read as
+    Kafka's skipKeyValueIterator reads them (`_v2_describer`)."""
+    records = _source_records(batch, partial=partial)
     if isinstance(batch, DefaultBatch):
         read, broken = _records_count_break(batch, len(records))
     else:
@@ -872,7 +885,10 @@ def _validate_compressed(
                 ErrorCode.INVALID_RECORD,
                 f"Invalid wrapper compressionType found in legacy deep record iterator {batch.magic}",
             )
-        records, failures, broken = _scan_batch(batch, ctx)
+        # Kafka 2.4+ reads a v2 batch it will keep in place without keys and values (skipKeyValueIterator); every
+        # profile that takes magic 2 is 2.8 or later.
+        partial = in_place and first.magic >= MAGIC_V2
+        records, failures, broken = _scan_batch(batch, ctx, partial=partial)
         if broken is not None:
             raise broken
         _raise_if_failed(failures, ctx)

@@ -180,9 +180,10 @@ def test_legacy_requests_refused(suite: Suite, data: Draws) -> None:
 @given(data=draws())
 @suite_settings(10)
 def test_zstd_not_down_converted(suite: Suite, data: Draws) -> None:
-    """CNV-5 (TV-27): a fetch below v4 (magic 0/1) that reaches a zstd batch fails with
-    UNSUPPORTED_COMPRESSION_TYPE (76), "Down-conversion of zstandard-compressed batches is not supported";
-    the batches before it are not served either. (test_down_conversion meets zstd only now and then.)"""
+    """CNV-5 (TV-27): a fetch below v4 (magic 0/1) whose first batch to convert is zstd fails with
+    UNSUPPORTED_COMPRESSION_TYPE (76), "Down-conversion of zstandard-compressed batches is not supported"; with
+    batches before it, a consumer gets those, converted, and each response ends before the zstd one (Kafka's lazy
+    down-conversion, KIP-283). (test_down_conversion meets zstd only now and then.)"""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
     topic = unique_topic("zstd-down")

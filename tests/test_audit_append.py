@@ -343,6 +343,22 @@ def test_val8_lat_topic_rejects_flag(profile: Profile) -> None:
     )
 
 
+@pytest.mark.parametrize("profile", [K3_9, K4_0, K4_1])
+def test_val8_compressed_in_place_prints_the_partial_record(profile: Profile) -> None:
+    """VAL-8: a compressed v2 batch kept in place is read with skipKeyValueIterator (LogValidator
+    .validateMessagesAndAssignOffsetsCompressed: `inPlaceAssignment && magic >= 2`), so the record is printed by
+    PartialDefaultRecord.toString, with its stored key and value sizes (javap of kafka-clients 3.9.1); seen on a
+    real 3.9.1. Recompressed (not in place) it is a DefaultRecord as before."""
+    batch = lat_flagged_v2(NOW, (0,), NOW, codec=Codec.GZIP)
+    out = rejected([batch], TopicConfig(timestamp_type=LAT), profile)
+    assert out.record_errors[0].message == (
+        f"Invalid timestamp type in message PartialDefaultRecord(offset=0, timestamp={NOW}, key=2 bytes, "
+        "value=1 bytes). Producer should not set timestamp type to LogAppendTime."
+    )
+    rebuilt = rejected([batch], TopicConfig(timestamp_type=LAT, compression_type="lz4"), profile)
+    assert rebuilt.record_errors[0].message.startswith("Invalid timestamp type in message DefaultRecord(offset=0")
+
+
 @pytest.mark.parametrize("profile", [K3_9, K4_0])
 def test_val8_in_place_accepts_then_reads_base_plus_delta(profile: Profile) -> None:
     """VAL-8 (3.6+) [DERIVED]: CreateTime topic, flagged v2 batch whose records read MaxTimestamp
@@ -778,16 +794,41 @@ def test_cnv5_fetch_view_enable_flag_and_ibp() -> None:
     assert fetch_view(stored, fetch_version=3, profile=K3_9, config=off, replica=True)[0] is ErrorCode.NONE
 
 
-def test_cnv5_no_conversion_needed_when_every_batch_is_readable() -> None:
-    """CNV-5 (ambiguity): the rule says conversion is per batch. Kafka (KafkaApis, 0.11-3.9)
-    down-converts only when the topic's record version is above what the request reads AND some
-    fetched batch is not already compatible (`hasCompatibleMagic`); otherwise the data is sent as it
-    is and message.downconversion.enable=false does not turn the fetch into UNSUPPORTED_VERSION.
-    Reading chosen: Kafka's."""
+def test_cnv5_no_conversion_needed_when_every_batch_is_readable_before_ibp_3_0_only() -> None:
+    """CNV-5: before IBP 3.0 (2.8 here) Kafka's KafkaApis down-converts only when some fetched batch is not
+    already compatible (`hasCompatibleMagic`), so readable data goes out as it is even with
+    message.downconversion.enable=false. From 3.0 (KafkaApis.maybeConvertFetchedData, 3.0-3.9) the record version
+    is always 2, every fetch <= v3 takes the conversion path, and a disabled conversion is UNSUPPORTED_VERSION for a
+    client whatever the batches (observed on 3.9.1 with Fetch v0); a replica is exempt."""
     stored = tuple(build_legacy(specs(7), magic=1))
-    off = TopicConfig(downconversion_enable=False)
-    err, served = fetch_view(stored, fetch_version=3, profile=K3_9, config=off)
-    assert err is ErrorCode.NONE and served == stored
+    off = TopicConfig(downconversion_enable=False, message_format_magic=2)
+    assert fetch_view(stored, fetch_version=3, profile=K2_8, config=off) == (ErrorCode.NONE, stored)
+    assert fetch_view(stored, fetch_version=3, profile=K3_9, config=off) == (ErrorCode.UNSUPPORTED_VERSION, ())
+    assert fetch_view(stored, fetch_version=3, profile=K3_9, config=off, replica=True) == (ErrorCode.NONE, stored)
+
+
+def test_cnv5_down_conversion_is_lazy_about_zstd() -> None:
+    """CNV-5 (KIP-283, LazyDownConversionRecords/Send, 2.0-3.9): a zstd batch met before any batch converted fails
+    the fetch with UNSUPPORTED_COMPRESSION_TYPE; met later, a consumer gets every batch before it (each response
+    ends at it with an overflow batch, which a consumer skips; observed on 3.9.1); a topic whose compression.type
+    is zstd refuses every fetch below v10 (KafkaApis.maybeConvertFetchedData)."""
+    plain = build_v2(specs(7), base_offset=0)
+    zstd = build_v2(specs(8), base_offset=1, codec=Codec.ZSTD)
+    later = build_v2(specs(9), base_offset=2)
+    config = TopicConfig()
+    error, served = fetch_view((zstd, later), fetch_version=3, profile=K3_9, config=config)
+    assert (error, served) == (ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, ())
+    second = build_v2(specs(8), base_offset=1)
+    zstd_third = build_v2(specs(9), base_offset=2, codec=Codec.ZSTD)
+    error, served = fetch_view((plain, second, zstd_third, later), fetch_version=3, profile=K3_9, config=config)
+    assert error is ErrorCode.NONE and [(b.base_offset, b.magic) for b in served] == [(0, 1), (1, 1)]
+    error, served = fetch_view((plain, later), fetch_version=3, profile=K3_9, config=config)
+    assert error is ErrorCode.NONE and len(served) == 2
+    on_zstd_topic = TopicConfig(compression_type="zstd")
+    assert fetch_view((plain,), fetch_version=9, profile=K3_9, config=on_zstd_topic)[0] is (
+        ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    )
+    assert fetch_view((plain,), fetch_version=10, profile=K3_9, config=on_zstd_topic)[0] is ErrorCode.NONE
 
 
 def test_cnv7_4_0_serves_as_is_and_refuses_old_fetch() -> None:
