@@ -29,6 +29,16 @@ def test_the_task_table_is_every_combination_with_stable_ids() -> None:
     assert [t.task_id for t in tasks] == [t.task_id for t in again]  # what --resume keys on
 
 
+def test_a_kafka_line_runs_under_its_own_profile_only() -> None:
+    """A Kafka line behaves as one profile (registry.fixed_profile): whatever profiles a campaign names, its tasks
+    run under that one, once, and the matrix gets one column for it."""
+    tasks = task_table(["kafka:4.0", "kafka:3.9", "model"], ["list_offsets"], ["kafka-4.0", "kafka-3.9"], 1, 60.0,
+                       suites=SUITES)  # fmt: skip
+    assert [(t.target, t.profile) for t in tasks] == [
+        ("kafka:4.0", "kafka-4.0"), ("kafka:3.9", "kafka-3.9"), ("model", "kafka-4.0"), ("model", "kafka-3.9")
+    ]
+
+
 @pytest.mark.parametrize(
     ("targets", "machines", "profiles", "seeds", "budget", "message"),
     [

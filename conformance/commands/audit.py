@@ -26,7 +26,14 @@ from conformance.commands.usage import output_directory, spark_master
 from conformance.judging.verdicts import FAILS_RUN
 from conformance.spark.tasks import CampaignError
 from conformance.targets.implementation import Kind
-from conformance.targets.registry import TargetError, check_target, default_profile, open_target, targets_help
+from conformance.targets.registry import (
+    PROFILE_DEFAULT,
+    TargetError,
+    check_target,
+    default_profile,
+    open_target,
+    targets_help,
+)
 from conformance.targets.target import ServedBy
 from models.constants import ErrorCode
 
@@ -46,8 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         default=os.environ.get("KTS_PROFILE"),
-        help="behaviour profile (env KTS_PROFILE; default the target's own: kafka-4.0, or the line's for "
-        "kafka:<version>)",
+        help=f"behaviour profile (env KTS_PROFILE; {PROFILE_DEFAULT})",
     )
     parser.add_argument(
         "--bootstrap-servers",

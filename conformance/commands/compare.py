@@ -24,14 +24,7 @@ from conformance.judging.results import ResultsError, read_results
 from conformance.judging.verdicts import Verdict
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
 from conformance.targets.implementation import Kind
-from conformance.targets.registry import (
-    TargetError,
-    check_target,
-    default_profile,
-    parse_target,
-    spec_of,
-    targets_help,
-)
+from conformance.targets.registry import TargetError, check_target, fixed_profile, parse_target, targets_help
 from conformance.targets.target import MODEL, ServedBy
 from models.profiles import PROFILES
 
@@ -123,8 +116,7 @@ def default_profiles(target: str) -> str:
     """The profiles compared when --profiles is not given: the one a target fixes (a Kafka line behaves as one
     profile), else DEFAULT_PROFILES."""
     try:
-        fixed = spec_of(parse_target(target)).profile is not None
-        return default_profile(target) if fixed else ",".join(DEFAULT_PROFILES)
+        return fixed_profile(target) or ",".join(DEFAULT_PROFILES)
     except TargetError as exc:
         raise CompareError(str(exc)) from None
 

@@ -22,6 +22,7 @@ from conformance.judging.harness import HARNESS_ERROR_PREFIX
 from conformance.judging.results import RunResults, read_results
 from conformance.targets.fault_hook import fault_options
 from conformance.targets.registry import (
+    PROFILE_DEFAULT,
     TargetError,
     check_target,
     default_hypothesis_profile,
@@ -47,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         default=os.environ.get("KTS_PROFILE"),
-        help=f"the Apache Kafka behaviour the target claims: {', '.join(PROFILES)} (env KTS_PROFILE; default "
-        "the target's own: kafka-4.0, or the line's for kafka:<version>)",
+        help=f"the Apache Kafka behaviour the target claims: {', '.join(PROFILES)} (env KTS_PROFILE; "
+        f"{PROFILE_DEFAULT})",
     )
     parser.add_argument(
         "--bootstrap-servers",

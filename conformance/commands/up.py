@@ -33,6 +33,7 @@ from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.process import ManagedProcessError
 from conformance.targets.managed.rdkafka_mock import MockClusterError
 from conformance.targets.registry import (
+    PROFILE_DEFAULT,
     TargetSpec,
     check_target,
     default_profile,
@@ -56,8 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         default=os.environ.get("KTS_PROFILE"),
-        help="the behaviour profile it is started under (env KTS_PROFILE; default the target's own: kafka-4.0, or "
-        "the line's for kafka:<version>)",
+        help=f"the behaviour profile it is started under (env KTS_PROFILE; {PROFILE_DEFAULT})",
     )
     parser.add_argument(
         "--brokers",

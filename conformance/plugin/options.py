@@ -21,7 +21,7 @@ from conformance.plugin.hypothesis_profiles import PROFILE_NAMES, register_profi
 from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
 from conformance.plugin.state import EXPECTATIONS_IN_FORCE, STATE, STOPPED, STOPPED_BY, ResultCollector
 from conformance.targets.fault_hook import fault_options
-from conformance.targets.registry import TARGETS_HELP, TargetError, check_target, default_profile
+from conformance.targets.registry import PROFILE_DEFAULT, TARGETS_HELP, TargetError, check_target, default_profile
 from models.clauses import get_clause
 from models.profiles import DEFAULT_PROFILE
 
@@ -63,8 +63,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--profile",
         default=os.environ.get("KTS_PROFILE"),
-        help="behaviour profile the target claims (env KTS_PROFILE; default the target's own: kafka-4.0, or the "
-        "line's for kafka:<version>)",
+        help=f"behaviour profile the target claims (env KTS_PROFILE; {PROFILE_DEFAULT})",
     )
     group.addoption(
         "--expectations",

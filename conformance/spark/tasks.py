@@ -3,6 +3,7 @@ Spark task turns into rows (`conformance.spark.worker`)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 from collections.abc import Sequence
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from conformance.errors import TargetError
 from conformance.faults import MUTANTS
-from conformance.targets.registry import check_target, parse_target
+from conformance.targets.registry import check_target, fixed_profile, parse_target
 from conformance.targets.target import ServedBy, read_name
 from models.profiles import PROFILES
 
@@ -84,7 +85,7 @@ def task_table(
             parsed = parse_target(target)
             if parsed.served_by is ServedBy.CLUSTER:
                 raise CampaignError(f"a campaign starts its own targets: {target!r} needs `kafka-conformance run`")
-            check_target(parsed, profiles[0] if profiles else "kafka-4.0")
+            check_target(parsed, profile_for(target, profiles[0] if profiles else "kafka-4.0"))
         except TargetError as exc:
             raise CampaignError(str(exc)) from None
     for machine in machines:
@@ -103,8 +104,15 @@ def profile_for(target: str, profile: str) -> str:
     seeded there and all its declared clauses apply, else under its own profile (the first main profile
     where they do, derived from the clauses: `Mutant.profile`), as `kafka-conformance mutants` does; so
     does a mutant served over the wire (`reference:mutant:<id>`). A client served a mutant runs under the chosen
-    profile: the client is under test. Read by syntax alone: the target was checked when the campaign was planned."""
+    profile: the client is under test. A target that behaves as one profile (a Kafka line, `fixed_profile`) runs
+    under that one, so its tasks of every chosen profile are one. Mutants are read by syntax alone: the target was
+    checked when the campaign was planned."""
     parts = read_name(target)
+    if parts.mutant is None:
+        with contextlib.suppress(TargetError):
+            fixed = fixed_profile(target)
+            if fixed is not None:
+                return fixed
     if parts.mutant is None or parts.mutant_served_to is not None:
         return profile
     mutant = MUTANTS.get(parts.mutant)

@@ -57,6 +57,7 @@ from models.profiles import DEFAULT_PROFILE, PROFILES
 __all__ = [
     "CLIENT_PREFIX",
     "CODEC_PREFIX",
+    "PROFILE_DEFAULT",
     "REFERENCE",
     "REFERENCE_MUTANT",
     "TARGETS",
@@ -69,6 +70,7 @@ __all__ = [
     "default_hypothesis_profile",
     "default_profile",
     "expectations_file",
+    "fixed_profile",
     "is_wire",
     "known_targets",
     "open_target",
@@ -351,12 +353,22 @@ def default_hypothesis_profile(target: Target) -> str:
     return SEEDED_HYPOTHESIS_PROFILE if target.seeded is not None else spec_of(target).hypothesis_profile
 
 
-def default_profile(target: str | Target) -> str:
-    """The behaviour profile a run of `target` picks when none is given: the one its row fixes (a Kafka line's), else
-    DEFAULT_PROFILE. A TargetError for a name the table does not know."""
+# How every --profile option says its default (run, audit, compare, up, the pytest plugin).
+PROFILE_DEFAULT = "default the target's own: kafka-4.0, or the line's for kafka:<version>"
+
+
+def fixed_profile(target: str | Target) -> str | None:
+    """The one behaviour profile `target` behaves as, where its row fixes one (a Kafka line's), else None. A
+    TargetError for a name the table does not know."""
     parsed = target if isinstance(target, Target) else parse_target(target)
     fixed = spec_of(parsed).profile
-    return fixed(parsed) if fixed is not None else DEFAULT_PROFILE.name
+    return fixed(parsed) if fixed is not None else None
+
+
+def default_profile(target: str | Target) -> str:
+    """The behaviour profile a run of `target` picks when none is given: the one it behaves as (`fixed_profile`),
+    else DEFAULT_PROFILE. A TargetError for a name the table does not know."""
+    return fixed_profile(target) or DEFAULT_PROFILE.name
 
 
 def expectations_file(target: Target) -> str | None:
