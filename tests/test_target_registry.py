@@ -23,6 +23,7 @@ from conformance.targets.registry import (
     MutantForm,
     TargetSpec,
     check_target,
+    default_profile,
     known_targets,
     open_target,
     parse_target,
@@ -111,14 +112,28 @@ def test_an_unknown_mutant_names_the_command_that_lists_them(name: str) -> None:
         ("client:nope", "unknown client library 'nope'"),
         ("reference:mutant:codec-builder-sets-lat-bit", "not a broker mutant"),
         ("tansu@reference:mutant:lookup-last-match", "tansu does not run against the reference broker"),
-        ("client:model@tansu", "runs against the reference broker"),
+        ("client:model@tansu", "runs against the reference broker or Apache Kafka"),
         ("mutant:", "names no mutant"),
+        ("tansu@kafka:4.0", "only a client runs against Apache Kafka"),
+        ("client:kafka-python@kafka:2.8", "Apache Kafka 2.8 is not a supported target"),
     ],
 )
 def test_bad_names_are_one_line_errors(name: str, said: str) -> None:
     with pytest.raises(TargetError) as caught:
         parse_target(name)
     assert said in _one_line(caught)
+
+
+@pytest.mark.parametrize(("name", "against", "profile"), [
+    ("client:kafka-python@kafka:4.0", "kafka:4.0", "kafka-4.0"),
+    ("client:java@kafka:3.9", "kafka:3.9", "kafka-3.9"),
+    ("client:aiokafka@kafka", "kafka", "kafka-4.1"),
+])  # fmt: skip
+def test_a_client_runs_against_apache_kafka_under_the_lines_profile(name: str, against: str, profile: str) -> None:
+    target = parse_target(name)
+    assert (str(target), target.against, target.kind, default_profile(target)) == (name, against, Kind.CLIENT, profile)
+    with pytest.raises(TargetError, match=f"pass --profile {profile} or none"):
+        check_target(name, "kafka-2.8")
 
 
 def test_versions_and_paths_parse_and_are_refused_where_no_implementation_uses_them() -> None:

@@ -27,7 +27,7 @@ from conformance.targets.clients.client_target import check_client, open_client
 from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
 from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind
-from conformance.targets.managed.kafka import check_kafka, kafka_profile, open_kafka
+from conformance.targets.managed.kafka import check_kafka, kafka_profile, open_kafka, release
 from conformance.targets.managed.noida import open_noida
 from conformance.targets.managed.rdkafka_mock import MAX_MOCK_BROKERS, open_mock_cluster
 from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS, open_reference
@@ -227,7 +227,13 @@ def parse_target(name: str) -> Target:
         raise TargetError(f"{spec.name} does not take a version yet: write --target {spec.name}")
     if parts.path is not None and not spec.paths:
         raise TargetError(f"{spec.name} does not take a local path yet: write --target {spec.name}")
-    if parts.served_mutant or SERVED_AT in name:
+    if parts.against is not None:
+        if spec.kind is not Kind.CLIENT:
+            raise TargetError(
+                f"target {name!r}: only a client runs against Apache Kafka (client:<library>@kafka:<line>)"
+            )
+        release(parts.against.partition(":")[2] or None)  # a supported line, or one line naming them
+    elif parts.served_mutant or SERVED_AT in name:
         if MutantForm.SERVED not in spec.mutants:
             raise TargetError(
                 f"target {name!r}: {spec.name} does not run against the reference broker, so it is served no "
@@ -236,7 +242,8 @@ def parse_target(name: str) -> Target:
         if parts.mutant is not None:
             _served_mutant(name, parts.mutant)
     return Target(
-        spec.kind, spec.name, spec.served_by, parts.mutant, parts.served_mutant, parts.version, parts.path
+        spec.kind, spec.name, spec.served_by, parts.mutant, parts.served_mutant, parts.version, parts.path,
+        parts.against,
     )
 
 
@@ -358,9 +365,11 @@ PROFILE_DEFAULT = "default the target's own: kafka-4.0, or the line's for kafka:
 
 
 def fixed_profile(target: str | Target) -> str | None:
-    """The one behaviour profile `target` behaves as, where its row fixes one (a Kafka line's), else None. A
-    TargetError for a name the table does not know."""
+    """The one behaviour profile `target` behaves as, where its row fixes one (a Kafka line's) or it runs against a
+    Kafka line (a client's `@kafka:<line>`), else None. A TargetError for a name the table does not know."""
     parsed = target if isinstance(target, Target) else parse_target(target)
+    if parsed.against is not None:
+        return release(parsed.against.partition(":")[2] or None).profile
     fixed = spec_of(parsed).profile
     return fixed(parsed) if fixed is not None else None
 

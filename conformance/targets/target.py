@@ -11,6 +11,7 @@ checks a name against the table; and what an opener gets and gives (`Opening`, `
     mutant:<id>                                       a seeded mutant (conformance.faults), run as its kind runs
     reference:mutant:<id>                             a broker mutant served by the reference broker
     client:<library>@reference:mutant:<id>            a client against the reference broker serving a broker mutant
+    client:<library>@kafka[:<line>]                   a client against Apache Kafka (the newest, or a given line)
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ MODEL = "model"
 REFERENCE = "reference"  # the reference broker (`kafka-conformance serve`), and the target serving the model
 MUTANT_PREFIX = "mutant:"
 REFERENCE_MUTANT = f"{REFERENCE}:{MUTANT_PREFIX}"  # + a mutant id: that mutant served over the wire
-SERVED_AT = "@"  # client:<library>@reference[:mutant:<id>]: what the client runs against
+SERVED_AT = "@"  # client:<library>@reference[:mutant:<id>] or @kafka[:<line>]: what the client runs against
+KAFKA = "kafka"  # Apache Kafka's row, which a client may also run against
 VERSION_SEP = "=="
 PATH_SEP = "="
 # Implementations whose versions are written NAME:VERSION as well (`kafka:4.0`, the form Apache Kafka's users
@@ -59,6 +61,7 @@ class TargetName:
     served_mutant: bool = False
     version: str | None = None
     path: str | None = None
+    against: str | None = None  # the Apache Kafka a client runs against ("kafka", "kafka:4.0"); None: the reference
 
     @property
     def base(self) -> str:
@@ -79,6 +82,8 @@ class TargetName:
         return self.base
 
     def __str__(self) -> str:
+        if self.against is not None:
+            return f"{self.base}{SERVED_AT}{self.against}"
         if self.mutant is None:
             return self.base
         if not self.served_mutant:
@@ -100,11 +105,15 @@ def read_name(name: str) -> TargetName:
     if at:
         if server.startswith(REFERENCE_MUTANT):
             mutant = _mutant_id(name, server.removeprefix(REFERENCE_MUTANT))
+        elif server == KAFKA or server.startswith(f"{KAFKA}:"):
+            parts = read_name(base)
+            return TargetName(parts.implementation, version=parts.version, path=parts.path, against=server)
         elif server != REFERENCE:
             what = base.partition(VERSION_SEP)[0].partition(PATH_SEP)[0]
             raise TargetError(
-                f"target {name!r}: a client runs against the reference broker: write {what} or "
-                f"{what}{SERVED_AT}{REFERENCE_MUTANT}<id> (a broker mutant from `kafka-conformance mutants --list`)"
+                f"target {name!r}: a client runs against the reference broker or Apache Kafka: write {what}, "
+                f"{what}{SERVED_AT}{REFERENCE_MUTANT}<id> (a broker mutant from `kafka-conformance mutants --list`) "
+                f"or {what}{SERVED_AT}{KAFKA}:<line>"
             )
     prefix, colon, rest = base.partition(":")
     if colon and prefix in COLON_VERSIONED and VERSION_SEP not in base:
@@ -168,10 +177,11 @@ class Target:
     served_mutant: bool = False
     version: str | None = None
     path: str | None = None
+    against: str | None = None  # a client's Apache Kafka ("kafka", "kafka:4.0"); None: the reference broker
 
     @property
     def parts(self) -> TargetName:
-        return TargetName(self.implementation, self.mutant, self.served_mutant, self.version, self.path)
+        return TargetName(self.implementation, self.mutant, self.served_mutant, self.version, self.path, self.against)
 
     @property
     def library(self) -> str:

@@ -29,6 +29,7 @@ from conformance.targets.clients.client_library import ClientLibrary, ClientUnav
 from conformance.targets.clients.tap import WireTap
 from conformance.targets.implementation import Capability, Kind
 from conformance.targets.kafka_wire import WireFactory, WireImplementation, check_control
+from conformance.targets.managed.kafka import check_kafka_line, kafka_on_the_suites_clock
 from conformance.targets.managed.reference_broker import start_reference
 from conformance.targets.target import Opened, Opening, Target, library_name
 from models.cluster import FetchResponse, ProduceResponse
@@ -81,9 +82,11 @@ def check_client(target: Target, opening: Opening) -> None:
     the reference broker itself)."""
     if opening.bootstrap or opening.control_url:
         raise TargetError(
-            f"target {str(target)!r} runs against a reference broker the suite starts: drop --bootstrap-servers and "
+            f"target {str(target)!r} runs against a broker the suite starts: drop --bootstrap-servers and "
             "--control-url (or unset KAFKA_BOOTSTRAP_SERVERS / KTS_CONTROL_URL)"
         )
+    if target.against is not None:
+        check_kafka_line(target.against, opening)  # the line's profile, Java and Maven
     check_library(target.library)
 
 
@@ -185,6 +188,13 @@ def open_client(target: Target, opening: Opening) -> Iterator[Opened]:
     yield the factory of the client implementation and the broker's log, and stop the broker on the way out (also
     on errors)."""
     check_library(target.library)
+    if target.against is not None:
+        with kafka_on_the_suites_clock(check_kafka_line(target.against, opening), opening) as kafka:
+            yield ClientFactory(
+                bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
+                control_url=kafka.control_url, library=target.library, fault=target.seeded,
+            ), [kafka.log_path]  # fmt: skip
+        return
     reference = start_reference(opening.log_dir, profile=opening.profile, target=target.served)
     with reference:
         check_control(reference.bootstrap, reference.control_url, timeout=opening.timeout)

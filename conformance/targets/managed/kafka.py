@@ -37,10 +37,11 @@ from pathlib import Path
 
 from conformance.errors import TargetError
 from conformance.reference.control_plane import ControlPlane
+from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes
 from conformance.targets.managed.process import LOOPBACK, ManagedBroker, ManagedProcessError, free_loopback_port
-from conformance.targets.target import Opened, Opening, Target
+from conformance.targets.target import Opened, Opening, ServedBy, Target
 
 KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
 # Each supported line, pinned to one release of Maven Central (newest first), with the behaviour profile it has
@@ -303,11 +304,20 @@ def start_kafka(
     return broker
 
 
+@dataclass(frozen=True)
+class RunningKafka:
+    """A started Apache Kafka on the suite's clock: where it listens, its control plane, its log."""
+
+    bootstrap: str
+    control_url: str
+    log_path: Path
+
+
 @contextlib.contextmanager
-def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
-    """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run, stopped on the way out (also on errors); its
-    configuration and data in a temporary folder, removed after it stops."""
-    found = release(target.version)
+def kafka_on_the_suites_clock(found: KafkaRelease, opening: Opening) -> Iterator[RunningKafka]:
+    """A fresh Apache Kafka of `found` through our launcher, with the project's control plane over it
+    (kafka_control), stopped on the way out (also on errors); its configuration and data in a temporary folder,
+    removed after it stops."""
     work = Path(tempfile.mkdtemp(prefix=f"kts-kafka-{found.version}-"))
     clock_port = free_loopback_port()
     try:
@@ -316,13 +326,27 @@ def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
             controlled = KafkaControlled(clock, broker.bootstrap, NODE_ID, timeout=opening.timeout)
             control = ControlPlane(controlled, host=LOOPBACK).start()
             try:
-                factory = WireFactory(
-                    bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
-                    control_url=control.url,
-                )  # fmt: skip
-                yield factory, [Path(broker.log_path)]
+                yield RunningKafka(broker.bootstrap, control.url, Path(broker.log_path))
             finally:
                 control.stop()
                 clock.close_connection()
     finally:
         shutil.rmtree(work, ignore_errors=True)  # its data: the broker is stopped
+
+
+def check_kafka_line(line: str, opening: Opening) -> KafkaRelease:
+    """`check_kafka` for the Kafka a client runs against (`client:<library>@kafka:<line>`); the release."""
+    found = release(line.partition(":")[2] or None)
+    check_kafka(Target(Kind.BROKER, "kafka", ServedBy.MANAGED, version=found.line), opening)
+    return found
+
+
+@contextlib.contextmanager
+def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
+    """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run on the suite's clock, stopped on the way out."""
+    with kafka_on_the_suites_clock(release(target.version), opening) as kafka:
+        factory = WireFactory(
+            bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
+            control_url=kafka.control_url,
+        )  # fmt: skip
+        yield factory, [kafka.log_path]
