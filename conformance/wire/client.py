@@ -18,7 +18,8 @@ Versions (what this module can send, if the broker offers it; see SUPPORTED_VERS
     ListOffsets v0..11    v0 answers a list of offsets (mapped below), v1+ one (timestamp, offset),
                           v4+ leader_epoch; -3 MAX_TIMESTAMP needs v7, -4/-5 v8/v9 (KIP-734/1005)
     Metadata v0..13, ApiVersions v0..4, CreateTopics v0..7, DeleteTopics v0..6,
-    DescribeConfigs v0..4, AlterConfigs v0..2, IncrementalAlterConfigs v0..1, ElectLeaders v0..2
+    DescribeConfigs v0..4, AlterConfigs v0..2, IncrementalAlterConfigs v0..1, ElectLeaders v0..2,
+    AlterPartitionReassignments v0..1
 
 A version the broker does not list in ApiVersions, or that kafka-python cannot encode, raises
 `UnsupportedVersion` before anything is sent. Transport failures raise `WireError` (one line naming
@@ -48,6 +49,7 @@ from typing import Any, NamedTuple, TypeVar
 import kafka.errors as _kerrors
 from kafka.protocol.admin import (
     AlterConfigsRequest,
+    AlterPartitionReassignmentsRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest,
     DescribeConfigsRequest,
@@ -82,6 +84,7 @@ __all__ = [
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
 API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS = 18, 19, 20
 DESCRIBE_CONFIGS, ALTER_CONFIGS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 43, 44
+ALTER_PARTITION_REASSIGNMENTS = 45
 
 _REQUESTS: dict[int, Any] = {
     PRODUCE: ProduceRequest,
@@ -95,6 +98,7 @@ _REQUESTS: dict[int, Any] = {
     ALTER_CONFIGS: AlterConfigsRequest,
     ELECT_LEADERS: ElectLeadersRequest,
     INCREMENTAL_ALTER_CONFIGS: IncrementalAlterConfigsRequest,
+    ALTER_PARTITION_REASSIGNMENTS: AlterPartitionReassignmentsRequest,
 }
 
 # What kafka-python's schemas let us encode: (0, newest) per API key. Versions below a schema's
@@ -777,21 +781,28 @@ class WireClient:
         replication_factor: int = 1,
         configs: Mapping[str, str] | None = None,
         *,
+        assignments: Mapping[int, Sequence[int]] | None = None,
         version: int | None = None,
     ) -> ApiResult:
         """CreateTopics for one topic; on success wait (bounded by the client timeout) until Metadata
-        shows a leader for every partition. A wait that runs out answers LEADER_NOT_AVAILABLE."""
+        shows a leader for every partition. A wait that runs out answers LEADER_NOT_AVAILABLE. `assignments`
+        ({partition: replicas}, the first the preferred leader) places the replicas instead of `partitions` and
+        `replication_factor`, which the request then leaves to them (-1)."""
         entries = [
             CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()
+        ]
+        placed = [
+            CreateTopicsRequest.CreatableTopic.CreatableReplicaAssignment(partition_index=p, broker_ids=list(ids))
+            for p, ids in sorted((assignments or {}).items())
         ]
 
         def call(conn: KafkaConnection) -> ApiResult:
             chosen = self._pick(conn, CREATE_TOPICS, version, 7)
             topic = CreateTopicsRequest.CreatableTopic(
                 name=name,
-                num_partitions=partitions,
-                replication_factor=replication_factor,
-                assignments=[],
+                num_partitions=-1 if placed else partitions,
+                replication_factor=-1 if placed else replication_factor,
+                assignments=placed,
                 configs=entries,
             )
             request = CreateTopicsRequest(topics=[topic], timeout_ms=int(self.timeout * 1000), validate_only=False)
@@ -805,7 +816,7 @@ class WireClient:
         self._topics.pop(name, None)
         if result.error_code != _NONE:
             return result
-        return self._await_leaders(name, partitions)
+        return self._await_leaders(name, len(placed) or partitions)
 
     def _await_leaders(self, name: str, partitions: int) -> ApiResult:
         deadline = time.monotonic() + self.timeout
@@ -959,6 +970,35 @@ class WireClient:
                         if p.partition_id == partition:
                             return ApiResult(p.error_code, p.error_message)
             return ApiResult(-1, f"ElectLeaders v{chosen} answer does not mention {topic}-{partition}")
+
+        result = self._on_controller(call, lambda r: r.error_code)
+        self._topics.pop(topic, None)
+        return result
+
+    def alter_partition_reassignments(
+        self, topic: str, partition: int, replicas: Sequence[int], *, version: int | None = None
+    ) -> ApiResult:
+        """AlterPartitionReassignments for one partition: its replicas become `replicas`, in that order (the first
+        is the preferred leader). The answer says the reassignment started; Metadata shows when it is done. Raises
+        UnsupportedVersion where the broker does not offer it (Kafka before 2.4)."""
+
+        def call(conn: KafkaConnection) -> ApiResult:
+            chosen = self._pick(conn, ALTER_PARTITION_REASSIGNMENTS, version, 1)
+            wanted = AlterPartitionReassignmentsRequest.ReassignableTopic
+            request = AlterPartitionReassignmentsRequest(
+                timeout_ms=int(self.timeout * 1000),
+                topics=[wanted(name=topic, partitions=[
+                    wanted.ReassignablePartition(partition_index=partition, replicas=list(replicas))])],
+            )  # fmt: skip
+            response = self._send(conn, request, chosen)
+            if response.error_code != _NONE:
+                return ApiResult(response.error_code, response.error_message)
+            for result in response.responses:
+                if result.name == topic:
+                    for p in result.partitions:
+                        if p.partition_index == partition:
+                            return ApiResult(p.error_code, p.error_message)
+            return ApiResult(-1, f"AlterPartitionReassignments v{chosen} answer does not mention {topic}-{partition}")
 
         result = self._on_controller(call, lambda r: r.error_code)
         self._topics.pop(topic, None)
