@@ -465,10 +465,12 @@ class WireClient:
 
     # -- Metadata
 
-    def metadata(self, topics: Sequence[str] | None = None, *, version: int | None = None) -> ClusterMetadata:
-        """Metadata for `topics` (None: every topic; []: brokers only) from any broker; refreshes the
-        routing cache. Never creates topics (allow_auto_topic_creation=False from v4)."""
-        conn = self._home_connection()
+    def metadata(
+        self, topics: Sequence[str] | None = None, *, version: int | None = None, node_id: int | None = None
+    ) -> ClusterMetadata:
+        """Metadata for `topics` (None: every topic; []: brokers only) from any broker (broker `node_id` if
+        given); refreshes the routing cache. Never creates topics (allow_auto_topic_creation=False from v4)."""
+        conn = self._home_connection() if node_id is None else self._node_connection(node_id)
         version = self._pick(conn, METADATA, version, 12)
         if version == 0:
             # v0 cannot ask for "no topics": an empty list means every topic.
@@ -819,17 +821,27 @@ class WireClient:
         return self._await_leaders(name, len(placed) or partitions)
 
     def _await_leaders(self, name: str, partitions: int) -> ApiResult:
+        """Until Metadata shows a leader for every partition, from any broker and then from each broker holding a
+        replica: in a cluster of several, a broker may learn of the topic after another answered Metadata (Kafka's
+        leader then answers UNKNOWN_TOPIC_ID for a while)."""
         deadline = time.monotonic() + self.timeout
         attempt = 0
-        while True:
-            meta = self.metadata([name]).topics.get(name)
-            if (
+
+        def led(meta: TopicMetadata | None) -> bool:
+            return (
                 meta is not None
                 and meta.error_code == _NONE
                 and len(meta.partitions) >= partitions
                 and all(p.leader >= 0 for p in meta.partitions.values())
-            ):
-                return ApiResult(_NONE, None)
+            )
+
+        while True:
+            meta = self.metadata([name]).topics.get(name)
+            if led(meta):
+                assert meta is not None
+                holders = sorted({r for p in meta.partitions.values() for r in p.replicas})
+                if len(holders) < 2 or all(led(self.metadata([name], node_id=n).topics.get(name)) for n in holders):
+                    return ApiResult(_NONE, None)
             if time.monotonic() >= deadline:
                 return ApiResult(
                     _LEADER_NOT_AVAILABLE,

@@ -30,6 +30,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,8 @@ from conformance.targets.managed.process import (
     stop_together,
 )
 from conformance.targets.target import Opened, Opening, Target
+from conformance.wire.client import WireClient
+from conformance.wire.connection import WireError
 
 KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
 # Each supported line, pinned to one release of Maven Central (newest first), with the behaviour profile it has
@@ -66,6 +69,7 @@ KAFKA_BROKERS = (1, 3)
 _LOG4J = "2.24.3"  # log4j-slf4j-impl (the binding for SLF4J 1.x) and log4j-core
 _RESOLVE_TIMEOUT = 900.0  # a first download of about 45 jars (43 MB for 4.4.0)
 _FORMAT_AND_START_TIMEOUT = 120.0
+_PROBE_TIMEOUT = 5.0  # one Metadata request while the nodes find each other
 _STOP_TIMEOUT = 30.0  # a controlled shutdown of a one-node KRaft cluster takes a few seconds
 _JVM_OPTIONS = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
 _CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
@@ -385,11 +389,38 @@ def kafka_cluster(
     brokers = kafka_nodes(found, log_dir, work, nodes, ready_timeout=ready_timeout)
     start_together(brokers)
     try:
+        _await_every_node_known(brokers, [n.node_id for n in nodes], timeout=ready_timeout)
         for broker in brokers:
             _note_startup(found, broker)
         yield brokers
     finally:
         stop_together(brokers)
+
+
+def _await_every_node_known(brokers: Sequence[ManagedBroker], node_ids: Sequence[int], *, timeout: float) -> None:
+    """Until each node's Metadata names every node: a node answers ApiVersions before the others' registrations
+    reach it, and a run that asked Metadata then would see fewer brokers than the control plane names."""
+    if len(brokers) < 2:
+        return
+    deadline = time.monotonic() + timeout
+    for broker in brokers:
+        seen: list[int] = []
+        while True:
+            client = WireClient(broker.bootstrap, timeout=min(_PROBE_TIMEOUT, timeout))
+            try:
+                seen = sorted(b.node_id for b in client.metadata([]).brokers)
+            except WireError:
+                seen = []
+            finally:
+                client.close()
+            if seen == sorted(node_ids):
+                break
+            if time.monotonic() >= deadline or not broker.alive():
+                raise ManagedProcessError(
+                    f"Apache Kafka at {broker.bootstrap} named brokers {seen}, not {sorted(node_ids)}, within "
+                    f"{timeout:g} s of start: see its log {broker.log_path}"
+                )
+            time.sleep(0.1)
 
 
 @contextlib.contextmanager

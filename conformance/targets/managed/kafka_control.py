@@ -45,6 +45,7 @@ _COMPILE_TIMEOUT = 180.0
 # are several nodes (KafkaControlled.capabilities).
 KAFKA_CONTROL_CAPABILITIES = ("clock-control", "retention", "idempotence")
 _PREFERRED = 0  # ElectLeaders election_type
+_LIST_OFFSETS, _LATEST = 2, -1  # ListOffsets' API key and its LATEST target (the high watermark)
 _ELECTION_NOT_NEEDED = 84
 
 
@@ -213,7 +214,10 @@ class KafkaControlled:
         """As an operator moves a leader: `broker` first in the replica list (AlterPartitionReassignments, the
         same replicas in a new order), then a preferred-leader election (ElectLeaders), each waited for in
         Metadata. Answers once every node's Metadata names `broker` the leader (the old leader then answers
-        NOT_LEADER_OR_FOLLOWER). 422 for an unknown broker, 409 for one without a replica or a move that fails."""
+        NOT_LEADER_OR_FOLLOWER) and the new leader's high watermark is back where the old leader's was: a leader
+        fresh from being a follower holds its last known one until the followers fetch from it, and would serve
+        fewer records than the model's leader, whose election replicates (models.cluster.elect_leader). 422 for an
+        unknown broker, 409 for one without a replica or a move that fails."""
         part = self._partition(topic, partition)
         if broker not in self.clocks:
             raise ControlError(422, "body.broker", f"no broker {broker}: the brokers are {self._known()}")
@@ -227,6 +231,7 @@ class KafkaControlled:
         wanted = (broker, *(r for r in part.replicas if r != broker))
         client = self._client()
         try:
+            high_watermark = self._high_watermark(client, topic, partition)
             if part.replicas[0] != broker:
                 self._done(topic, partition, "AlterPartitionReassignments",
                            client.alter_partition_reassignments(topic, partition, wanted))  # fmt: skip
@@ -240,7 +245,31 @@ class KafkaControlled:
             client.close()
         for node in self.broker_ids():  # every node, the old leader and the new one first of all, knows the move
             moved = self._await(topic, partition, lambda p: p.leader == broker, f"broker {broker} leading", node)
+        self._await_high_watermark(topic, partition, high_watermark, broker)
         return moved.leader, moved.leader_epoch if moved.leader_epoch is not None else -1
+
+    @staticmethod
+    def _high_watermark(client: WireClient, topic: str, partition: int) -> int:
+        """The leader's high watermark (ListOffsets LATEST, read uncommitted); -1 where it answers an error."""
+        answer = client.list_offsets(topic, partition, _LATEST, version=client.max_version(_LIST_OFFSETS, 7))
+        return answer.offset if answer.error_code == 0 else -1
+
+    def _await_high_watermark(self, topic: str, partition: int, wanted: int, broker: int) -> None:
+        deadline = time.monotonic() + self.timeout
+        client = self._client(self.addresses[broker])
+        try:
+            while (now := self._high_watermark(client, topic, partition)) < wanted:
+                if time.monotonic() >= deadline:
+                    raise ControlError(
+                        409, "body.broker",
+                        f"broker {broker} leads {topic}-{partition} but its high watermark stayed at {now}, not "
+                        f"{wanted} as before the move, for {self.timeout:g} s: see the brokers' logs",
+                    )  # fmt: skip
+                time.sleep(0.02)
+        except WireError as exc:
+            raise ControlError(409, "body.broker", f"after moving {topic}-{partition} to {broker}: {exc}") from None
+        finally:
+            client.close()
 
     @staticmethod
     def _done(topic: str, partition: int, what: str, result: ApiResult) -> None:
