@@ -480,11 +480,11 @@ class WireImplementation(Implementation):
         bootstrap = self.client.bootstrap
         if self.control_moves and bootstrap not in _unplaced:
             replicas = self.probe.broker_ids[:replication]
-            placed = self.client.create_topic(
+            error, message = self.client.create_topic(
                 name, configs=configs, assignments={p: replicas for p in range(partitions)}
             )
-            if placed.error_code != ErrorCode.INVALID_REQUEST:
-                return placed
+            if error != ErrorCode.INVALID_REQUEST:
+                return error, message
             _unplaced.add(bootstrap)
         return self.client.create_topic(name, partitions=partitions, replication_factor=replication, configs=configs)
 
