@@ -197,7 +197,8 @@ def test_a_url_that_is_not_http_is_refused_before_any_call() -> None:
 class _StubKafka:
     """What WireImplementation asks of a WireClient, answered from a ServedCluster (Metadata shows the
     served cluster's leaders; topics the adapter creates are created there). `configs` keeps what each
-    CreateTopics sent."""
+    CreateTopics sent; a manual replica placement is refused as the reference broker refuses it (INVALID_REQUEST)
+    unless `places`, and then kept in `placed`."""
 
     timeout = 2.0
 
@@ -207,6 +208,8 @@ class _StubKafka:
         self.bootstrap = f"stub-{uuid.uuid4().hex[:8]}:9092"  # the adapter caches its probe per address
         self.broker_ids = broker_ids if broker_ids is not None else served.broker_ids()
         self.configs: dict[str, dict[str, str]] = {}
+        self.places = False
+        self.placed: dict[str, dict[int, tuple[int, ...]]] = {}
 
     def api_versions(self) -> dict[int, tuple[int, int]]:
         return {0: (3, 11), 1: (4, 16), 2: (1, 8), 3: (0, 12), 19: (2, 7), 20: (1, 6), 32: (1, 4), 44: (0, 1)}
@@ -223,8 +226,14 @@ class _StubKafka:
         return self.served.cluster.partition(topic, partition).leader
 
     def create_topic(
-        self, name: str, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None
-    ) -> tuple[int, str | None]:
+        self, name: str, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None,
+        *, assignments: dict[int, tuple[int, ...]] | None = None,
+    ) -> tuple[int, str | None]:  # fmt: skip
+        if assignments is not None:
+            if not self.places:
+                return ErrorCode.INVALID_REQUEST, "manual replica assignments are not served"
+            self.placed[name] = dict(assignments)
+            partitions = len(assignments)
         if self.refused & set(configs or {}):
             return ErrorCode.INVALID_CONFIG, f"refused: {sorted(self.refused & set(configs or {}))}"
         self.configs[name] = dict(configs or {})
@@ -307,8 +316,12 @@ def test_a_control_plane_leads_new_partitions_from_the_first_broker_as_the_model
     original = stub.create_topic
 
     def create_led_by_broker_2(name: str, partitions: int = 1, replication_factor: int = 1,
-                               configs: dict[str, str] | None = None) -> tuple[int, str | None]:  # fmt: skip
-        answer = original(name, partitions, replication_factor, configs)
+                               configs: dict[str, str] | None = None, *,
+                               assignments: dict[int, tuple[int, ...]] | None = None,
+                               ) -> tuple[int, str | None]:  # fmt: skip
+        answer = original(name, partitions, replication_factor, configs, assignments=assignments)
+        if answer[0] != 0:
+            return answer
         for partition in range(partitions):
             served.move_leader(name, partition, 2)
         return answer
@@ -316,6 +329,20 @@ def test_a_control_plane_leads_new_partitions_from_the_first_broker_as_the_model
     stub.create_topic = create_led_by_broker_2  # type: ignore[method-assign]
     impl.create_topic("moved", TopicConfig(), partitions=2)
     assert [served.cluster.partition(impl.topic_prefix + "moved", p).leader for p in (0, 1)] == [0, 0]
+
+
+def test_where_leaders_move_new_partitions_are_placed_first_broker_first(
+    served: ServedCluster, control: ControlPlane
+) -> None:
+    """A broker that takes a manual placement gets every partition's replicas first broker first: led by it from
+    the start, at leader epoch 0 as in the model, with no move (a move would put its epochs one ahead)."""
+    stub = _StubKafka(served)
+    stub.places = True
+    impl = _adapter(stub, control.url)
+    impl.create_topic("placed", TopicConfig(), partitions=2)
+    assert stub.placed[impl.topic_prefix + "placed"] == {0: (0, 1, 2), 1: (0, 1, 2)}
+    impl.create_topic("one", TopicConfig())  # the stub's model places partition p on broker p: one partition
+    assert served.leader(impl.topic_prefix + "one", 0) == (0, 0)
 
 
 def test_the_control_plane_is_preferred_to_a_fault_hook(served: ServedCluster, control: ControlPlane) -> None:

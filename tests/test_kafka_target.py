@@ -13,7 +13,14 @@ from conformance.cli import main
 from conformance.errors import TargetError
 from conformance.reference.control_client import ControlClient
 from conformance.targets.kafka_wire import WireFactory
-from conformance.targets.managed.kafka import KAFKA_LINES, NEWEST_LINE, release, server_properties
+from conformance.targets.managed.kafka import (
+    KAFKA_LINES,
+    NEWEST_LINE,
+    KafkaNode,
+    quorum_voters,
+    release,
+    server_properties,
+)
 from conformance.targets.managed.kafka_control import LAUNCHER_CLASS
 from conformance.targets.managed.process import probe_api_versions
 from conformance.targets.registry import check_target, default_profile, open_target, parse_target
@@ -72,13 +79,45 @@ def test_a_missing_java_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
         check_target("kafka:4.0", "kafka-4.0")
 
 
+def _config(port: int, node: KafkaNode, voters: str, log_dir: Path, brokers: int) -> dict[str, str]:
+    text = server_properties(port, node, voters, log_dir, brokers=brokers)
+    return dict(line.split("=", 1) for line in text.splitlines())
+
+
 def test_the_broker_is_one_combined_node_on_loopback(tmp_path: Path) -> None:
-    config = dict(line.split("=", 1) for line in server_properties(9092, 9093, tmp_path).splitlines())
+    node = KafkaNode(1, 9093, 9094)
+    config = _config(9092, node, quorum_voters([node]), tmp_path, 1)
     assert config["process.roles"] == "broker,controller"
     assert config["controller.quorum.voters"] == "1@127.0.0.1:9093"
     assert config["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093"
     assert config["advertised.listeners"] == "PLAINTEXT://127.0.0.1:9092"
     assert config["auto.create.topics.enable"] == "false"  # the suites create their topics
+
+
+def test_three_nodes_form_one_static_quorum_and_move_leaders_only_when_told(tmp_path: Path) -> None:
+    nodes = [KafkaNode(1, 9101, 9201), KafkaNode(2, 9102, 9202), KafkaNode(3, 9103, 9203)]
+    voters = quorum_voters(nodes)
+    assert voters == "1@127.0.0.1:9101,2@127.0.0.1:9102,3@127.0.0.1:9103"
+    config = _config(9002, nodes[1], voters, tmp_path, 3)
+    assert (config["node.id"], config["controller.quorum.voters"]) == ("2", voters)
+    assert config["listeners"] == "PLAINTEXT://127.0.0.1:9002,CONTROLLER://127.0.0.1:9102"
+    assert config["default.replication.factor"] == "3"
+    assert config["auto.leader.rebalance.enable"] == "false"  # only the control plane moves leaders
+
+
+@pytest.mark.parametrize("brokers", [2, 4, 0])
+def test_kafka_runs_one_or_three_brokers(brokers: int) -> None:
+    with pytest.raises(TargetError, match=rf"^--brokers {brokers}: target 'kafka:4.0' runs 1 or 3 brokers$"):
+        check_target("kafka:4.0", "kafka-4.0", brokers=brokers)
+    assert str(check_target("kafka:4.0", "kafka-4.0", brokers=3)) == "kafka:4.0"
+
+
+@pytest.mark.parametrize("command", ["run", "up"])
+def test_brokers_2_is_one_usage_line_of_run_and_up(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    target = ["--target", "kafka:4.0"] if command == "run" else ["kafka:4.0"]
+    assert main([command, *target, "--brokers", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["kafka-conformance: error: --brokers 2: target 'kafka:4.0' runs 1 or 3 brokers"], err
 
 
 def _need_kafka() -> None:
@@ -142,3 +181,45 @@ def _launcher_pids() -> list[int]:
         except OSError:
             continue
     return found
+
+
+@pytest.mark.e2e
+def test_three_kafka_nodes_each_on_its_own_clock_move_leaders_and_are_gone_after_stop(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--brokers 3`: three combined nodes in one static quorum, each through our launcher with its own clock. Metadata
+    names the three; each clock is set apart from the others; a leader moved through the control plane is the one
+    Metadata names, at the next leader epoch, and LogAppendTime then reads the new leader's clock; check-control
+    passes (leader moves included); and every launcher JVM is gone after stop."""
+    _need_kafka()
+    with open_target("kafka:4.0", "kafka-4.0", log_dir=tmp_path / "logs", brokers=3) as (factory, logs):
+        assert isinstance(factory, WireFactory) and factory.control_url is not None and len(logs) == 3
+        control = ControlClient(factory.control_url, timeout=10)
+        capabilities, brokers = control.capabilities()
+        assert "leader-failover" in {c.value for c in capabilities} and brokers == (1, 2, 3)
+        clocks = {1: 1_700_000_000_000, 2: 1_600_000_000_000, 3: 1_500_000_000_000}
+        for node, now in clocks.items():
+            assert control.set_clock(node, now) == now
+        assert {node: control.clock(node) for node in clocks} == clocks  # each its own
+        client = WireClient(factory.bootstrap, timeout=10)
+        try:
+            assert sorted(b.node_id for b in client.metadata().brokers) == [1, 2, 3]
+            assert client.create_topic("lat", configs={"message.timestamp.type": "LogAppendTime"},
+                                       assignments={0: (1, 2, 3)}).error_code == 0  # fmt: skip
+            first = client.produce("lat", 0, encode_batches([build_v2([RecordSpec(5)])]), version=9)
+            assert (first.error_code, first.log_append_time) == (0, clocks[1])
+            assert control.leader("lat", 0) == (1, 0)
+            assert control.move_leader("lat", 0, 3) == (3, 1)
+            shown = client.metadata(["lat"]).topics["lat"].partitions[0]
+            assert (shown.leader, shown.leader_epoch, shown.replicas[0]) == (3, 1, 3)
+            moved = client.produce("lat", 0, encode_batches([build_v2([RecordSpec(5)])]), version=9)
+            assert (moved.error_code, moved.log_append_time) == (0, clocks[3])  # the new leader's clock
+        finally:
+            client.close()
+        code = main(["check-control", factory.control_url, "--max-examples", "10", "--seed", "7", "--topic", "lat"])
+        lines = capsys.readouterr().out.splitlines()
+        assert code == 0 and lines[-1].startswith("check-control: PASS"), lines
+        launchers = _launcher_pids()
+        assert len(launchers) == 3, launchers
+    for pid in launchers:
+        assert_gone(pid)

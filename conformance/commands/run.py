@@ -65,6 +65,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "checks it)",
     )
     parser.add_argument(
+        "--brokers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="how many brokers a managed target starts (default the target's own: 3 for reference and "
+        "rdkafka-mock, 1 for kafka, which takes 1 or 3: three for leader moves)",
+    )
+    parser.add_argument(
         "--wire-timeout",
         type=float,
         default=None,
@@ -126,7 +134,8 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO
             args.profile = default_profile(args.target)
         check_profile(args.profile)
         target = check_target(
-            args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url
+            args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url,
+            brokers=args.brokers,
         )
         check_fault_options(args.target, args.fault_hook, args.allow_disruptive)
         suites = suites_dir(args.suites)
@@ -201,6 +210,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         expectations=str(expectations.path) if expectations.path is not None else None,
         no_expectations=args.no_expectations,
         bootstrap_servers=args.bootstrap_servers,
+        brokers=args.brokers,
         wire_timeout=wire_timeout,
         fault_hook=args.fault_hook,
         allow_disruptive=args.allow_disruptive,

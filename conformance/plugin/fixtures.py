@@ -41,6 +41,7 @@ def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactor
             fault_hook=pytestconfig.getoption("--fault-hook"),
             allow_disruptive=pytestconfig.getoption("--allow-disruptive"),
             control_url=pytestconfig.getoption("--control-url"),
+            brokers=pytestconfig.getoption("--brokers"),
         )
         with opened as (factory, logs):
             bootstrap = getattr(factory, "bootstrap", None)

@@ -121,6 +121,7 @@ class SuitesRun:
     expectations: str | None = None
     no_expectations: bool = False  # --no-expectations: not even the target's shipped file
     bootstrap_servers: str | None = None
+    brokers: int | None = None  # how many brokers a managed target starts (None: its own number)
     wire_timeout: float | None = None
     fault_hook: str | None = None
     allow_disruptive: bool = False
@@ -152,6 +153,7 @@ def pytest_command(run: SuitesRun) -> list[str]:
     options: list[tuple[str, object]] = [
         ("--expectations", run.expectations),
         ("--bootstrap-servers", run.bootstrap_servers),
+        ("--brokers", run.brokers),
         ("--wire-timeout", f"{run.wire_timeout:g}" if run.wire_timeout is not None else None),
         ("--fault-hook", run.fault_hook),
         ("--control-url", run.control_url),

@@ -89,6 +89,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "'Give the suite a control plane'; env KTS_CONTROL_URL)",
     )
     group.addoption(
+        "--brokers",
+        type=int,
+        default=None,
+        help="how many brokers a managed target starts (default the target's own: 3 for reference and "
+        "rdkafka-mock, 1 for kafka, which takes 1 or 3)",
+    )
+    group.addoption(
         "--wire-timeout",
         type=float,
         default=float(os.environ.get("KTS_WIRE_TIMEOUT", "10")),
@@ -239,6 +246,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.getoption("--profile"),
             bootstrap=config.getoption("--bootstrap-servers"),
             control_url=config.getoption("--control-url"),
+            brokers=config.getoption("--brokers"),
         )
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -161,6 +161,8 @@ class Probe:
 
 _probes: dict[str, Probe] = {}
 _probe_lock = threading.Lock()
+# The bootstrap addresses whose brokers refused a manual replica placement (WireImplementation._create_placed).
+_unplaced: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -439,27 +441,25 @@ class WireImplementation(Implementation):
         if CREATE_TOPICS not in self.probe.api_versions:
             self._create_with_admin(name, configs, partitions, replication)
             return
+
+        def create(configs: dict[str, str]) -> tuple[int, str | None]:
+            return self._create_placed(name, configs, partitions, replication)
+
         if "retention.ms" not in configs and Capability.RETENTION not in self.capabilities:
             configs["retention.ms"] = "-1"  # see the module doc: the broker's own retention would race the suite
-            error, message = self.client.create_topic(
-                name, partitions=partitions, replication_factor=replication, configs=configs
-            )
+            error, message = create(configs)
             if error == 0:
                 self._created(name, configs, partitions)
                 return
             del configs["retention.ms"]
             if error == ErrorCode.INVALID_CONFIG:
                 self.notes.append(f"{name}: created without retention.ms=-1 (refused: {message})")
-        error, message = self.client.create_topic(
-            name, partitions=partitions, replication_factor=replication, configs=configs
-        )
+        error, message = create(configs)
         if error == ErrorCode.INVALID_CONFIG and any(k in configs for k in _SHAPING):
             dropped = {k: v for k, v in configs.items() if k in _SHAPING}
             configs = {k: v for k, v in configs.items() if k not in _SHAPING}
             refusal = message
-            error, message = self.client.create_topic(
-                name, partitions=partitions, replication_factor=replication, configs=configs
-            )
+            error, message = create(configs)
             if error == 0:
                 self.notes.append(f"{name}: created without {dropped} (refused: {refusal})")
         if error != 0:
@@ -468,6 +468,25 @@ class WireImplementation(Implementation):
                 _capability_for(configs), f"CreateTopics {name} with {configs} failed: {ErrorCode(error)!r} {message}"
             )
         self._created(name, configs, partitions)
+
+    def _create_placed(
+        self, name: str, configs: dict[str, str], partitions: int, replication: int
+    ) -> tuple[int, str | None]:
+        """CreateTopics; where leaders move through the control plane, with every partition's replicas placed
+        first broker first: its leader from the start, at leader epoch 0, as the model's (a broker that placed it
+        elsewhere would need a move, and its epochs would run one ahead of the model's). A broker that refuses
+        manual placement (INVALID_REQUEST: the reference broker places replicas so itself) is asked with a
+        replication factor, here and for the rest of the run."""
+        bootstrap = self.client.bootstrap
+        if self.control_moves and bootstrap not in _unplaced:
+            replicas = self.probe.broker_ids[:replication]
+            error, message = self.client.create_topic(
+                name, configs=configs, assignments={p: replicas for p in range(partitions)}
+            )
+            if error != ErrorCode.INVALID_REQUEST:
+                return error, message
+            _unplaced.add(bootstrap)
+        return self.client.create_topic(name, partitions=partitions, replication_factor=replication, configs=configs)
 
     def config_in_force(self, topic: str, config: TopicConfig) -> TopicConfig:
         """`config` as the broker holds it for `topic`: a segment-shaping config it refused and this adapter left

@@ -27,7 +27,7 @@ from conformance.targets.clients.client_target import check_client, open_client
 from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
 from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind
-from conformance.targets.managed.kafka import check_kafka, kafka_profile, open_kafka, release
+from conformance.targets.managed.kafka import KAFKA_BROKERS, check_kafka, kafka_profile, open_kafka, release
 from conformance.targets.managed.noida import open_noida
 from conformance.targets.managed.rdkafka_mock import MAX_MOCK_BROKERS, open_mock_cluster
 from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS, open_reference
@@ -122,6 +122,7 @@ class TargetSpec:
     # Kafka line behaves as one profile).
     profile: Callable[[Target], str] | None = None
     max_brokers: int = 1  # the most brokers its opener starts (Opening.brokers); 1: a single broker, always
+    broker_counts: tuple[int, ...] = ()  # the counts it takes where not every one of 1..max_brokers (Kafka: 1 or 3)
 
 
 def _codec_row(library: str) -> TargetSpec:
@@ -160,8 +161,9 @@ TARGETS: tuple[TargetSpec, ...] = (
         "kafka", Kind.BROKER, ServedBy.MANAGED,
         obtained="Maven Central: org.apache.kafka:kafka_2.13 (fetched with Maven; needs Java 17+)",
         opener=open_kafka, check=check_kafka, versions=True, in_groups=False, profile=kafka_profile,
-        description="Apache Kafka in KRaft mode, one node on free loopback ports: kafka (the newest line, 4.4), "
-        "kafka:4.0, kafka:3.9",
+        max_brokers=max(KAFKA_BROKERS), broker_counts=KAFKA_BROKERS,
+        description="Apache Kafka in KRaft mode, one node on free loopback ports (three with --brokers 3, with "
+        "leader moves): kafka (the newest line, 4.4), kafka:4.0, kafka:3.9",
     ),
     TargetSpec(
         "noida", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: noida-db (the targets extra)", opener=open_noida,
@@ -429,9 +431,13 @@ def _check_profile(profile: str) -> None:
 def _check_brokers(target: Target, opening: Opening) -> None:
     if opening.brokers is None:
         return
-    most = spec_of(target).max_brokers
+    spec = spec_of(target)
+    most = spec.max_brokers
     if most == 1 and opening.brokers != 1:
         raise TargetError(f"target {str(target)!r} runs one broker: drop --brokers {opening.brokers}")
+    if spec.broker_counts and opening.brokers not in spec.broker_counts:
+        counts = _one_of([str(n) for n in spec.broker_counts])
+        raise TargetError(f"--brokers {opening.brokers}: target {str(target)!r} runs {counts} brokers")
     if not 1 <= opening.brokers <= most:
         raise TargetError(f"--brokers {opening.brokers}: target {str(target)!r} runs 1..{most} brokers")
 

@@ -18,7 +18,8 @@ Versions (what this module can send, if the broker offers it; see SUPPORTED_VERS
     ListOffsets v0..11    v0 answers a list of offsets (mapped below), v1+ one (timestamp, offset),
                           v4+ leader_epoch; -3 MAX_TIMESTAMP needs v7, -4/-5 v8/v9 (KIP-734/1005)
     Metadata v0..13, ApiVersions v0..4, CreateTopics v0..7, DeleteTopics v0..6,
-    DescribeConfigs v0..4, AlterConfigs v0..2, IncrementalAlterConfigs v0..1, ElectLeaders v0..2
+    DescribeConfigs v0..4, AlterConfigs v0..2, IncrementalAlterConfigs v0..1, ElectLeaders v0..2,
+    AlterPartitionReassignments v0..1
 
 A version the broker does not list in ApiVersions, or that kafka-python cannot encode, raises
 `UnsupportedVersion` before anything is sent. Transport failures raise `WireError` (one line naming
@@ -48,6 +49,7 @@ from typing import Any, NamedTuple, TypeVar
 import kafka.errors as _kerrors
 from kafka.protocol.admin import (
     AlterConfigsRequest,
+    AlterPartitionReassignmentsRequest,
     CreateTopicsRequest,
     DeleteTopicsRequest,
     DescribeConfigsRequest,
@@ -82,6 +84,7 @@ __all__ = [
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
 API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS = 18, 19, 20
 DESCRIBE_CONFIGS, ALTER_CONFIGS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 43, 44
+ALTER_PARTITION_REASSIGNMENTS = 45
 
 _REQUESTS: dict[int, Any] = {
     PRODUCE: ProduceRequest,
@@ -95,6 +98,7 @@ _REQUESTS: dict[int, Any] = {
     ALTER_CONFIGS: AlterConfigsRequest,
     ELECT_LEADERS: ElectLeadersRequest,
     INCREMENTAL_ALTER_CONFIGS: IncrementalAlterConfigsRequest,
+    ALTER_PARTITION_REASSIGNMENTS: AlterPartitionReassignmentsRequest,
 }
 
 # What kafka-python's schemas let us encode: (0, newest) per API key. Versions below a schema's
@@ -461,10 +465,12 @@ class WireClient:
 
     # -- Metadata
 
-    def metadata(self, topics: Sequence[str] | None = None, *, version: int | None = None) -> ClusterMetadata:
-        """Metadata for `topics` (None: every topic; []: brokers only) from any broker; refreshes the
-        routing cache. Never creates topics (allow_auto_topic_creation=False from v4)."""
-        conn = self._home_connection()
+    def metadata(
+        self, topics: Sequence[str] | None = None, *, version: int | None = None, node_id: int | None = None
+    ) -> ClusterMetadata:
+        """Metadata for `topics` (None: every topic; []: brokers only) from any broker (broker `node_id` if
+        given); refreshes the routing cache. Never creates topics (allow_auto_topic_creation=False from v4)."""
+        conn = self._home_connection() if node_id is None else self._node_connection(node_id)
         version = self._pick(conn, METADATA, version, 12)
         if version == 0:
             # v0 cannot ask for "no topics": an empty list means every topic.
@@ -777,21 +783,28 @@ class WireClient:
         replication_factor: int = 1,
         configs: Mapping[str, str] | None = None,
         *,
+        assignments: Mapping[int, Sequence[int]] | None = None,
         version: int | None = None,
     ) -> ApiResult:
         """CreateTopics for one topic; on success wait (bounded by the client timeout) until Metadata
-        shows a leader for every partition. A wait that runs out answers LEADER_NOT_AVAILABLE."""
+        shows a leader for every partition. A wait that runs out answers LEADER_NOT_AVAILABLE. `assignments`
+        ({partition: replicas}, the first the preferred leader) places the replicas instead of `partitions` and
+        `replication_factor`, which the request then leaves to them (-1)."""
         entries = [
             CreateTopicsRequest.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()
+        ]
+        placed = [
+            CreateTopicsRequest.CreatableTopic.CreatableReplicaAssignment(partition_index=p, broker_ids=list(ids))
+            for p, ids in sorted((assignments or {}).items())
         ]
 
         def call(conn: KafkaConnection) -> ApiResult:
             chosen = self._pick(conn, CREATE_TOPICS, version, 7)
             topic = CreateTopicsRequest.CreatableTopic(
                 name=name,
-                num_partitions=partitions,
-                replication_factor=replication_factor,
-                assignments=[],
+                num_partitions=-1 if placed else partitions,
+                replication_factor=-1 if placed else replication_factor,
+                assignments=placed,
                 configs=entries,
             )
             request = CreateTopicsRequest(topics=[topic], timeout_ms=int(self.timeout * 1000), validate_only=False)
@@ -805,20 +818,30 @@ class WireClient:
         self._topics.pop(name, None)
         if result.error_code != _NONE:
             return result
-        return self._await_leaders(name, partitions)
+        return self._await_leaders(name, len(placed) or partitions)
 
     def _await_leaders(self, name: str, partitions: int) -> ApiResult:
+        """Until Metadata shows a leader for every partition, from any broker and then from each broker holding a
+        replica: in a cluster of several, a broker may learn of the topic after another answered Metadata (Kafka's
+        leader then answers UNKNOWN_TOPIC_ID for a while)."""
         deadline = time.monotonic() + self.timeout
         attempt = 0
-        while True:
-            meta = self.metadata([name]).topics.get(name)
-            if (
+
+        def led(meta: TopicMetadata | None) -> bool:
+            return (
                 meta is not None
                 and meta.error_code == _NONE
                 and len(meta.partitions) >= partitions
                 and all(p.leader >= 0 for p in meta.partitions.values())
-            ):
-                return ApiResult(_NONE, None)
+            )
+
+        while True:
+            meta = self.metadata([name]).topics.get(name)
+            if led(meta):
+                assert meta is not None
+                holders = sorted({r for p in meta.partitions.values() for r in p.replicas})
+                if len(holders) < 2 or all(led(self.metadata([name], node_id=n).topics.get(name)) for n in holders):
+                    return ApiResult(_NONE, None)
             if time.monotonic() >= deadline:
                 return ApiResult(
                     _LEADER_NOT_AVAILABLE,
@@ -959,6 +982,35 @@ class WireClient:
                         if p.partition_id == partition:
                             return ApiResult(p.error_code, p.error_message)
             return ApiResult(-1, f"ElectLeaders v{chosen} answer does not mention {topic}-{partition}")
+
+        result = self._on_controller(call, lambda r: r.error_code)
+        self._topics.pop(topic, None)
+        return result
+
+    def alter_partition_reassignments(
+        self, topic: str, partition: int, replicas: Sequence[int], *, version: int | None = None
+    ) -> ApiResult:
+        """AlterPartitionReassignments for one partition: its replicas become `replicas`, in that order (the first
+        is the preferred leader). The answer says the reassignment started; Metadata shows when it is done. Raises
+        UnsupportedVersion where the broker does not offer it (Kafka before 2.4)."""
+
+        def call(conn: KafkaConnection) -> ApiResult:
+            chosen = self._pick(conn, ALTER_PARTITION_REASSIGNMENTS, version, 1)
+            wanted = AlterPartitionReassignmentsRequest.ReassignableTopic
+            request = AlterPartitionReassignmentsRequest(
+                timeout_ms=int(self.timeout * 1000),
+                topics=[wanted(name=topic, partitions=[
+                    wanted.ReassignablePartition(partition_index=partition, replicas=list(replicas))])],
+            )  # fmt: skip
+            response = self._send(conn, request, chosen)
+            if response.error_code != _NONE:
+                return ApiResult(response.error_code, response.error_message)
+            for result in response.responses:
+                if result.name == topic:
+                    for p in result.partitions:
+                        if p.partition_index == partition:
+                            return ApiResult(p.error_code, p.error_message)
+            return ApiResult(-1, f"AlterPartitionReassignments v{chosen} answer does not mention {topic}-{partition}")
 
         result = self._on_controller(call, lambda r: r.error_code)
         self._topics.pop(topic, None)

@@ -193,7 +193,7 @@ def open_client(target: Target, opening: Opening) -> Iterator[Opened]:
             yield ClientFactory(
                 bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
                 control_url=kafka.control_url, library=target.library, fault=target.seeded,
-            ), [kafka.log_path]  # fmt: skip
+            ), kafka.log_paths  # fmt: skip
         return
     reference = start_reference(opening.log_dir, profile=opening.profile, target=target.served)
     with reference:

@@ -11,13 +11,21 @@ broker would log nothing) into `<cache>/kafka-<version>/lib` (the cache of repor
 
 Starting a broker: one combined broker and controller (`process.roles=broker,controller`, node 1, a static
 one-voter quorum on a second free loopback port), a fresh log directory formatted with `kafka.tools.StorageTool
-format` and the broker (`kafka.Kafka`) started by one `sh -c "format && exec java ..."`, so the format's errors
-land in the broker's log and the process group is the broker's. Topics are created by the suites
-(`auto.create.topics.enable=false`); internal topics have replication factor 1. The JVM gets -Xmx512m and the
-serial collector: a test broker on a two-core machine, not a production one.
+format` and the broker started through our launcher (kafka_control) by one `sh -c "format && exec java ..."`, so
+the format's errors land in the broker's log and the process group is the broker's. Topics are created by the
+suites (`auto.create.topics.enable=false`); internal topics have replication factor 1. The JVM gets -Xmx512m and
+the serial collector: a test broker on a two-core machine, not a production one.
+
+Three nodes (`--brokers 3`, KAFKA_BROKERS): ids 1, 2, 3, each formatted with the same cluster id, in a static
+three-voter quorum (every node's controller port in `controller.quorum.voters`), each through the launcher with its
+own clock port, so each broker has its own clock as the model's brokers do. They are spawned together and waited
+for together (a node answers only once a majority of voters is up), ready once every node's Metadata names all
+three, and stopped together. Leaders move only when the control plane moves them (`auto.leader.rebalance.enable=
+false`); topics created without a replication factor get three replicas.
 
 Measured on the development machine (2 cores): 4.4.0 answers ApiVersions 2.7 s after spawn (format included),
-about 340 MB resident (`tests/benchmarks/bench_kafka.py` prints both per line).
+about 340 MB resident (`tests/benchmarks/bench_kafka.py` prints both per line); three nodes of 4.0.2 about 11 s
+after spawn, about 300 MB resident each.
 """
 
 from __future__ import annotations
@@ -30,8 +38,9 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,8 +49,17 @@ from conformance.reference.control_plane import ControlPlane
 from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes
-from conformance.targets.managed.process import LOOPBACK, ManagedBroker, ManagedProcessError, free_loopback_port
+from conformance.targets.managed.process import (
+    LOOPBACK,
+    ManagedBroker,
+    ManagedProcessError,
+    free_loopback_port,
+    start_together,
+    stop_together,
+)
 from conformance.targets.target import Opened, Opening, ServedBy, Target
+from conformance.wire.client import WireClient
+from conformance.wire.connection import WireError
 
 KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
 # Each supported line, pinned to one release of Maven Central (newest first), with the behaviour profile it has
@@ -53,10 +71,14 @@ KAFKA_LINES: dict[str, tuple[str, str]] = {
     "3.9": ("3.9.1", "kafka-3.9"),
 }
 NEWEST_LINE = next(iter(KAFKA_LINES))
-NODE_ID = 1  # the one node's broker (and controller) id
+NODE_ID = 1  # the first node's broker (and controller) id; the others follow (2, 3)
+# The cluster sizes a run may ask for (--brokers): a KRaft quorum of one voter, or of three, which keeps a majority
+# when one is down; two voters would stop with either node and add nothing a leader move needs over three.
+KAFKA_BROKERS = (1, 3)
 _LOG4J = "2.24.3"  # log4j-slf4j-impl (the binding for SLF4J 1.x) and log4j-core
 _RESOLVE_TIMEOUT = 900.0  # a first download of about 45 jars (43 MB for 4.4.0)
 _FORMAT_AND_START_TIMEOUT = 120.0
+_PROBE_TIMEOUT = 5.0  # one Metadata request while the nodes find each other
 _STOP_TIMEOUT = 30.0  # a controlled shutdown of a one-node KRaft cluster takes a few seconds
 _JVM_OPTIONS = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
 _CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
@@ -206,13 +228,34 @@ logger.state.level = WARN
 """
 
 
-def server_properties(port: int, controller_port: int, log_dir: Path) -> str:
-    """The broker's configuration: one combined broker and controller on loopback (see the module doc)."""
+@dataclass(frozen=True)
+class KafkaNode:
+    """One node of a managed cluster, as its configuration names it: its id (broker and controller), its
+    controller port (the quorum's voters list every node's), and the loopback port of its launcher's clock."""
+
+    node_id: int
+    controller_port: int
+    clock_port: int
+
+
+def cluster_nodes(count: int) -> tuple[KafkaNode, ...]:
+    """`count` nodes with ids 1..count, each with its own free controller and clock port."""
+    return tuple(KafkaNode(NODE_ID + i, free_loopback_port(), free_loopback_port()) for i in range(count))
+
+
+def quorum_voters(nodes: Sequence[KafkaNode]) -> str:
+    """controller.quorum.voters: a static quorum of every node ("1@127.0.0.1:P1,2@127.0.0.1:P2,...")."""
+    return ",".join(f"{n.node_id}@{LOOPBACK}:{n.controller_port}" for n in nodes)
+
+
+def server_properties(port: int, node: KafkaNode, voters: str, log_dir: Path, *, brokers: int = 1) -> str:
+    """A node's configuration: a combined broker and controller on loopback in a static quorum of `voters`
+    (see the module doc); `brokers` nodes in all."""
     settings = {
         "process.roles": "broker,controller",
-        "node.id": str(NODE_ID),
-        "controller.quorum.voters": f"{NODE_ID}@{LOOPBACK}:{controller_port}",
-        "listeners": f"PLAINTEXT://{LOOPBACK}:{port},CONTROLLER://{LOOPBACK}:{controller_port}",
+        "node.id": str(node.node_id),
+        "controller.quorum.voters": voters,
+        "listeners": f"PLAINTEXT://{LOOPBACK}:{port},CONTROLLER://{LOOPBACK}:{node.controller_port}",
         "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
         "controller.listener.names": "CONTROLLER",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -220,10 +263,21 @@ def server_properties(port: int, controller_port: int, log_dir: Path) -> str:
         "log.dirs": str(log_dir),
         "num.partitions": "1",
         "auto.create.topics.enable": "false",
+        # The suite names the replication factor of its topics (kafka_wire: min(3, brokers)); a topic created
+        # without one gets every node, as the model's topics have.
+        "default.replication.factor": str(brokers),
+        # The internal topics stay on one replica: the suites never read them or move their leaders, and 50
+        # offsets partitions replicated three times would only load a two-core machine.
         "offsets.topic.replication.factor": "1",
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
+        # Leaders move when the suite moves them (kafka_control.KafkaControlled.move_leader), never back to a
+        # preferred replica on the controller's own schedule.
+        "auto.leader.rebalance.enable": "false",
+        # Stopped as a whole and its data removed: no controlled shutdown, which on the last nodes of a quorum
+        # would wait for controllers already gone.
+        "controlled.shutdown.enable": "false",
         # The suite's clock (kafka_control): retention runs when the suite asks (POST /retention), never on the
         # broker's own schedule.
         "log.retention.check.interval.ms": str(_NEVER_MS),
@@ -232,23 +286,30 @@ def server_properties(port: int, controller_port: int, log_dir: Path) -> str:
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
-def kafka_command(java: str, lib: Path, launcher: Path, work: Path, port: int, clock_port: int) -> list[str]:
-    """The argv that formats a fresh log directory under `work` and then runs the broker on `port` (the
-    controller on another free port) through our launcher (`launcher`: its classes), whose clock control listens
-    on `clock_port`, as one shell whose `exec` makes the broker the process group's leader."""
-    run = Path(tempfile.mkdtemp(prefix=f"broker-{port}-", dir=work))
+def kafka_command(
+    java: str, lib: Path, launcher: Path, work: Path, port: int, node: KafkaNode, voters: str, cluster_id: str,
+    *, brokers: int = 1,
+) -> list[str]:
+    """The argv that formats a fresh log directory of `node` under `work` (the cluster's `cluster_id`) and then
+    runs it, its broker on `port`, through our launcher (`launcher`: its classes), whose clock control listens
+    on the node's clock port, as one shell whose `exec` makes the broker the process group's leader."""
+    run = Path(tempfile.mkdtemp(prefix=f"node-{node.node_id}-{port}-", dir=work))
     (run / "data").mkdir()
     config = run / "server.properties"
-    config.write_text(server_properties(port, free_loopback_port(), run / "data"), encoding="utf-8")
+    config.write_text(server_properties(port, node, voters, run / "data", brokers=brokers), encoding="utf-8")
     (run / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     jvm = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp", f"{lib}/*"]
     # `--cluster-id=ID`, not `-t ID`: a base64 id may start with "-", which the tool's parser reads as an option.
     fmt = [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config),
            "--ignore-formatted"]  # fmt: skip
     broker = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp",
-              f"{lib}/*:{launcher}", LAUNCHER_CLASS, str(config), str(clock_port)]  # fmt: skip
+              f"{lib}/*:{launcher}", LAUNCHER_CLASS, str(config), str(node.clock_port)]  # fmt: skip
     return ["/bin/sh", "-c", f"{shlex.join(fmt)} && exec {shlex.join(broker)}"]
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id (a base64 UUID without padding), the same formatted on every node."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
 def resident_megabytes(pid: int) -> float | None:
@@ -262,6 +323,53 @@ def resident_megabytes(pid: int) -> float | None:
     return None
 
 
+def _java_and_launcher(found: KafkaRelease) -> tuple[str, Path, Path]:
+    """java, the release's jars and our launcher compiled against them; a ManagedProcessError naming the fix."""
+    try:
+        java = _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
+        javac = _tool("javac", "a JDK 17 or newer with javac (apt-get install openjdk-17-jdk-headless)")
+    except TargetError as exc:
+        raise ManagedProcessError(str(exc)) from None
+    lib = resolve_runtime(found.version)
+    return java, lib, launcher_classes(javac, lib, runtime_dir(found.version))
+
+
+def kafka_nodes(
+    found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
+) -> list[ManagedBroker]:
+    """The managed processes of one cluster of `found` (not started): one per node, formatted with one cluster
+    id, in a static quorum of them all; configuration and data under `work`, logs in `log_dir`."""
+    java, lib, launcher = _java_and_launcher(found)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    voters, cluster_id = quorum_voters(nodes), new_cluster_id()
+    shape = "one node" if len(nodes) == 1 else f"node {{}} of {len(nodes)}"
+    return [
+        ManagedBroker(
+            "kafka" if len(nodes) == 1 else f"kafka-node{node.node_id}",
+            lambda port, node=node: kafka_command(  # type: ignore[misc]
+                java, lib, launcher, work, port, node, voters, cluster_id, brokers=len(nodes)
+            ),
+            log_dir,
+            ready_timeout=ready_timeout,
+            stop_timeout=_STOP_TIMEOUT,
+            description=f"Apache Kafka {found.version} (KRaft, {shape.format(node.node_id)})",
+        )
+        for node in nodes
+    ]
+
+
+def _note_startup(found: KafkaRelease, broker: ManagedBroker) -> None:
+    rss = resident_megabytes(broker.pid)
+    memory = f", {rss:.0f} MB resident" if rss is not None else ""
+    with broker.log_path.open("a", encoding="utf-8") as log:  # the figures where a reader of the log sees them
+        log.write(
+            f"# kafka-conformance: Apache Kafka {found.version} answered ApiVersions {broker.startup_seconds:.1f} s "
+            f"after spawn (format included){memory}\n"
+        )
+
+
 def start_kafka(
     found: KafkaRelease,
     log_dir: Path,
@@ -273,65 +381,87 @@ def start_kafka(
     """A fresh one-node Apache Kafka of `found` on a free loopback port, ready (it answered ApiVersions), its clock
     control on `clock_port` (kafka_control.LauncherClock); its configuration and data under `work`, its log in
     `log_dir`."""
-    try:
-        java = _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
-    except TargetError as exc:
-        raise ManagedProcessError(str(exc)) from None
-    lib = resolve_runtime(found.version)
-    try:
-        javac = _tool("javac", "a JDK 17 or newer with javac (apt-get install openjdk-17-jdk-headless)")
-    except TargetError as exc:
-        raise ManagedProcessError(str(exc)) from None
-    launcher = launcher_classes(javac, lib, runtime_dir(found.version))
-    log_dir.mkdir(parents=True, exist_ok=True)
-    work.mkdir(parents=True, exist_ok=True)
-    broker = ManagedBroker(
-        "kafka",
-        lambda port: kafka_command(java, lib, launcher, work, port, clock_port),
-        log_dir,
-        ready_timeout=ready_timeout,
-        stop_timeout=_STOP_TIMEOUT,
-        description=f"Apache Kafka {found.version} (KRaft, one node)",
-    )
+    node = KafkaNode(NODE_ID, free_loopback_port(), clock_port)
+    (broker,) = kafka_nodes(found, log_dir, work, [node], ready_timeout=ready_timeout)
     broker.start()
-    rss = resident_megabytes(broker.pid)
-    memory = f", {rss:.0f} MB resident" if rss is not None else ""
-    with broker.log_path.open("a", encoding="utf-8") as log:  # the figures where a reader of the log sees them
-        log.write(
-            f"# kafka-conformance: Apache Kafka {found.version} answered ApiVersions {broker.startup_seconds:.1f} s "
-            f"after spawn (format included){memory}\n"
-        )
+    _note_startup(found, broker)
     return broker
+
+
+@contextlib.contextmanager
+def kafka_cluster(
+    found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
+) -> Iterator[list[ManagedBroker]]:
+    """A fresh Apache Kafka of `found` on `nodes`, started side by side and ready (each answered ApiVersions,
+    which a node of a quorum does once a majority of voters is up); every node stopped on the way out."""
+    brokers = kafka_nodes(found, log_dir, work, nodes, ready_timeout=ready_timeout)
+    start_together(brokers)
+    try:
+        _await_every_node_known(brokers, [n.node_id for n in nodes], timeout=ready_timeout)
+        for broker in brokers:
+            _note_startup(found, broker)
+        yield brokers
+    finally:
+        stop_together(brokers)
+
+
+def _await_every_node_known(brokers: Sequence[ManagedBroker], node_ids: Sequence[int], *, timeout: float) -> None:
+    """Until each node's Metadata names every node: a node answers ApiVersions before the others' registrations
+    reach it, and a run that asked Metadata then would see fewer brokers than the control plane names."""
+    if len(brokers) < 2:
+        return
+    deadline = time.monotonic() + timeout
+    for broker in brokers:
+        seen: list[int] = []
+        while True:
+            client = WireClient(broker.bootstrap, timeout=min(_PROBE_TIMEOUT, timeout))
+            try:
+                seen = sorted(b.node_id for b in client.metadata([]).brokers)
+            except WireError:
+                seen = []
+            finally:
+                client.close()
+            if seen == sorted(node_ids):
+                break
+            if time.monotonic() >= deadline or not broker.alive():
+                raise ManagedProcessError(
+                    f"Apache Kafka at {broker.bootstrap} named brokers {seen}, not {sorted(node_ids)}, within "
+                    f"{timeout:g} s of start: see its log {broker.log_path}"
+                )
+            time.sleep(0.1)
 
 
 @dataclass(frozen=True)
 class RunningKafka:
-    """A started Apache Kafka on the suite's clock: where it listens, its control plane, its log."""
+    """A started Apache Kafka on the suite's clock: where it listens, its control plane, its nodes' logs."""
 
     bootstrap: str
     control_url: str
-    log_path: Path
+    log_paths: list[Path]
 
 
 @contextlib.contextmanager
 def kafka_on_the_suites_clock(found: KafkaRelease, opening: Opening) -> Iterator[RunningKafka]:
-    """A fresh Apache Kafka of `found` through our launcher, with the project's control plane over it
-    (kafka_control), stopped on the way out (also on errors); its configuration and data in a temporary folder,
-    removed after it stops."""
+    """A fresh Apache Kafka of `found` (`opening.brokers` nodes, default one) through our launcher, with the
+    project's control plane over it (kafka_control), stopped on the way out (also on errors); its configuration and
+    data in a temporary folder, removed after it stops."""
     work = Path(tempfile.mkdtemp(prefix=f"kts-kafka-{found.version}-"))
-    clock_port = free_loopback_port()
+    nodes = cluster_nodes(opening.brokers or 1)
     try:
-        with start_kafka(found, opening.log_dir, work, clock_port=clock_port) as broker:
-            clock = LauncherClock(clock_port, timeout=opening.timeout)
-            controlled = KafkaControlled(clock, broker.bootstrap, NODE_ID, timeout=opening.timeout)
+        with kafka_cluster(found, opening.log_dir, work, nodes) as brokers:
+            clocks = {n.node_id: LauncherClock(n.clock_port, timeout=opening.timeout) for n in nodes}
+            addresses = {n.node_id: b.bootstrap for n, b in zip(nodes, brokers, strict=True)}
+            controlled = KafkaControlled(clocks, addresses, timeout=opening.timeout)
             control = ControlPlane(controlled, host=LOOPBACK).start()
             try:
-                yield RunningKafka(broker.bootstrap, control.url, Path(broker.log_path))
+                yield RunningKafka(",".join(addresses.values()), control.url, [Path(b.log_path) for b in brokers])
             finally:
                 control.stop()
-                clock.close_connection()
+                for clock in clocks.values():
+                    clock.close_connection()
     finally:
-        shutil.rmtree(work, ignore_errors=True)  # its data: the broker is stopped
+        shutil.rmtree(work, ignore_errors=True)  # its data: the brokers are stopped
 
 
 def check_kafka_line(line: str, opening: Opening) -> KafkaRelease:
@@ -343,10 +473,11 @@ def check_kafka_line(line: str, opening: Opening) -> KafkaRelease:
 
 @contextlib.contextmanager
 def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
-    """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run on the suite's clock, stopped on the way out."""
+    """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run on the suite's clock (`opening.brokers` nodes,
+    default one), stopped on the way out (also on errors)."""
     with kafka_on_the_suites_clock(release(target.version), opening) as kafka:
         factory = WireFactory(
             bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
             control_url=kafka.control_url,
         )  # fmt: skip
-        yield factory, [kafka.log_path]
+        yield factory, kafka.log_paths

@@ -28,19 +28,25 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from conformance.reference.served import CLOCK_MAX, CLOCK_MIN, ControlError
 from conformance.targets.managed.process import LOOPBACK, ManagedProcessError
-from conformance.wire.client import WireClient
+from conformance.wire.client import ApiResult, PartitionMetadata, WireClient, error_name
 from conformance.wire.connection import WireError
 
 LAUNCHER_SOURCE = Path(__file__).parent / "java" / "kts" / "kafka" / "ClockedKafka.java"
 LAUNCHER_CLASS = "kts.kafka.ClockedKafka"
 _COMPILE_TIMEOUT = 180.0
 # What the control plane offers on Apache Kafka: its clock, retention when asked, and the claim that the broker
-# takes idempotent batches from producer ids it did not allocate (Kafka does). One node: no leader moves.
+# takes idempotent batches from producer ids it did not allocate (Kafka does); leader-failover besides where there
+# are several nodes (KafkaControlled.capabilities).
 KAFKA_CONTROL_CAPABILITIES = ("clock-control", "retention", "idempotence")
+_PREFERRED = 0  # ElectLeaders election_type
+_LIST_OFFSETS, _LATEST = 2, -1  # ListOffsets' API key and its LATEST target (the high watermark)
+_ELECTION_NOT_NEEDED = 84
 
 
 def launcher_classes(javac: str, lib: Path, home: Path) -> Path:
@@ -134,47 +140,57 @@ class LauncherClock:
 
 
 class KafkaControlled:
-    """One Apache Kafka node under the control plane: `node_id` is its broker id (Metadata's), `bootstrap` its
-    listener, `clock` the launcher's clock control. Topic and leader facts come from Metadata."""
+    """Apache Kafka nodes under the control plane: `clocks` maps each node id (Metadata's broker id) to its
+    launcher's clock control, `addresses` each node id to its listener. Topic and leader facts come from
+    Metadata; a leader moves as an operator moves one (`move_leader`)."""
 
-    def __init__(self, clock: LauncherClock, bootstrap: str, node_id: int, *, timeout: float = 10.0) -> None:
-        self.clock_control = clock
-        self.bootstrap = bootstrap
-        self.node_id = node_id
+    def __init__(
+        self, clocks: Mapping[int, LauncherClock], addresses: Mapping[int, str], *, timeout: float = 10.0
+    ) -> None:
+        if sorted(clocks) != sorted(addresses):
+            raise ValueError(f"clocks for nodes {sorted(clocks)} but listeners for nodes {sorted(addresses)}")
+        self.clocks = dict(clocks)
+        self.addresses = dict(addresses)
+        self.bootstrap = ",".join(addresses.values())
         self.timeout = timeout
 
     def capabilities(self) -> tuple[str, ...]:
-        return KAFKA_CONTROL_CAPABILITIES
+        return KAFKA_CONTROL_CAPABILITIES + (("leader-failover",) if len(self.clocks) > 1 else ())
 
     def broker_ids(self) -> tuple[int, ...]:
-        return (self.node_id,)
+        return tuple(sorted(self.clocks))
 
-    def _check_broker(self, broker: int) -> None:
-        if broker != self.node_id:
-            raise ControlError(404, "path.broker", f"no broker {broker}: the brokers are {self.node_id}")
+    def _known(self) -> str:
+        return ", ".join(str(b) for b in self.broker_ids())
+
+    def _clock(self, broker: int) -> LauncherClock:
+        found = self.clocks.get(broker)
+        if found is None:
+            raise ControlError(404, "path.broker", f"no broker {broker}: the brokers are {self._known()}")
+        return found
 
     def clock(self, broker: int) -> int:
-        self._check_broker(broker)
-        return self.clock_control.now()
+        return self._clock(broker).now()
 
     def set_clock(self, broker: int, now_ms: int) -> int:
-        self._check_broker(broker)
+        clock = self._clock(broker)
         if not CLOCK_MIN <= now_ms <= CLOCK_MAX:
             raise ControlError(422, "body.now_ms", f"{now_ms} is outside {CLOCK_MIN}..{CLOCK_MAX}")
-        return self.clock_control.set(now_ms)
+        return clock.set(now_ms)
 
     def advance_clock(self, broker: int, delta_ms: int) -> int:
-        self._check_broker(broker)
-        now = self.clock_control.now() + delta_ms
+        clock = self._clock(broker)
+        now = clock.now() + delta_ms
         if not CLOCK_MIN <= now <= CLOCK_MAX:
             raise ControlError(422, "body.delta_ms", f"the clock would read {now}, outside {CLOCK_MIN}..{CLOCK_MAX}")
-        return self.clock_control.set(now)
+        return clock.set(now)
 
-    def _client(self) -> WireClient:
-        return WireClient(self.bootstrap, timeout=self.timeout)
+    def _client(self, bootstrap: str | None = None) -> WireClient:
+        return WireClient(bootstrap or self.bootstrap, timeout=self.timeout)
 
-    def leader(self, topic: str, partition: int) -> tuple[int, int]:
-        client = self._client()
+    def _partition(self, topic: str, partition: int, bootstrap: str | None = None) -> PartitionMetadata:
+        """The partition as Metadata (from `bootstrap`, default any node) shows it; 404 for an unknown one."""
+        client = self._client(bootstrap)
         try:
             found = client.metadata([topic]).topics.get(topic)
         except WireError as exc:
@@ -188,19 +204,105 @@ class KafkaControlled:
             raise ControlError(
                 404, "path.partition", f"topic {topic!r} has partitions 0..{len(found.partitions) - 1}, not {partition}"
             )
+        return part
+
+    def leader(self, topic: str, partition: int) -> tuple[int, int]:
+        part = self._partition(topic, partition)
         return part.leader, part.leader_epoch if part.leader_epoch is not None else -1
 
     def move_leader(self, topic: str, partition: int, broker: int) -> tuple[int, int]:
-        current = self.leader(topic, partition)
-        if broker != self.node_id:
-            raise ControlError(422, "body.broker", f"no broker {broker}: the brokers are {self.node_id}")
-        return current  # the only broker leads already
+        """As an operator moves a leader: `broker` first in the replica list (AlterPartitionReassignments, the
+        same replicas in a new order), then a preferred-leader election (ElectLeaders), each waited for in
+        Metadata. Answers once every node's Metadata names `broker` the leader (the old leader then answers
+        NOT_LEADER_OR_FOLLOWER) and the new leader's high watermark is back where the old leader's was: a leader
+        fresh from being a follower holds its last known one until the followers fetch from it, and would serve
+        fewer records than the model's leader, whose election replicates (models.cluster.elect_leader). 422 for an
+        unknown broker, 409 for one without a replica or a move that fails."""
+        part = self._partition(topic, partition)
+        if broker not in self.clocks:
+            raise ControlError(422, "body.broker", f"no broker {broker}: the brokers are {self._known()}")
+        if broker not in part.replicas:
+            replicas = ", ".join(str(b) for b in sorted(part.replicas))
+            raise ControlError(
+                409, "body.broker", f"broker {broker} holds no replica of {topic}-{partition} (replicas: {replicas})"
+            )
+        if part.leader == broker:
+            return part.leader, part.leader_epoch if part.leader_epoch is not None else -1
+        wanted = (broker, *(r for r in part.replicas if r != broker))
+        client = self._client()
+        try:
+            high_watermark = self._high_watermark(client, topic, partition)
+            if part.replicas[0] != broker:
+                self._done(topic, partition, "AlterPartitionReassignments",
+                           client.alter_partition_reassignments(topic, partition, wanted))  # fmt: skip
+                self._await(topic, partition, lambda p: p.replicas == wanted, f"the replica order {list(wanted)}")
+            elected = client.elect_leaders(topic, partition, election_type=_PREFERRED)
+            if elected.error_code != _ELECTION_NOT_NEEDED:  # the controller moved it meanwhile: fine
+                self._done(topic, partition, "ElectLeaders", elected)
+        except WireError as exc:
+            raise ControlError(409, "body.broker", f"moving {topic}-{partition} to broker {broker}: {exc}") from None
+        finally:
+            client.close()
+        for node in self.broker_ids():  # every node, the old leader and the new one first of all, knows the move
+            moved = self._await(topic, partition, lambda p: p.leader == broker, f"broker {broker} leading", node)
+        self._await_high_watermark(topic, partition, high_watermark, broker)
+        return moved.leader, moved.leader_epoch if moved.leader_epoch is not None else -1
+
+    @staticmethod
+    def _high_watermark(client: WireClient, topic: str, partition: int) -> int:
+        """The leader's high watermark (ListOffsets LATEST, read uncommitted); -1 where it answers an error."""
+        answer = client.list_offsets(topic, partition, _LATEST, version=client.max_version(_LIST_OFFSETS, 7))
+        return answer.offset if answer.error_code == 0 else -1
+
+    def _await_high_watermark(self, topic: str, partition: int, wanted: int, broker: int) -> None:
+        deadline = time.monotonic() + self.timeout
+        client = self._client(self.addresses[broker])
+        try:
+            while (now := self._high_watermark(client, topic, partition)) < wanted:
+                if time.monotonic() >= deadline:
+                    raise ControlError(
+                        409, "body.broker",
+                        f"broker {broker} leads {topic}-{partition} but its high watermark stayed at {now}, not "
+                        f"{wanted} as before the move, for {self.timeout:g} s: see the brokers' logs",
+                    )  # fmt: skip
+                time.sleep(0.02)
+        except WireError as exc:
+            raise ControlError(409, "body.broker", f"after moving {topic}-{partition} to {broker}: {exc}") from None
+        finally:
+            client.close()
+
+    @staticmethod
+    def _done(topic: str, partition: int, what: str, result: ApiResult) -> None:
+        if result.error_code != 0:
+            why = f"{error_name(result.error_code)} {result.error_message or ''}".strip()
+            raise ControlError(409, "body.broker", f"{what} for {topic}-{partition} failed: {why}")
+
+    def _await(
+        self, topic: str, partition: int, done: Callable[[PartitionMetadata], bool], what: str, node: int | None = None
+    ) -> PartitionMetadata:
+        """The partition once Metadata (from `node`, default any) shows `what`, polled within the timeout; a 409
+        naming what was last seen otherwise."""
+        deadline = time.monotonic() + self.timeout
+        address = self.addresses[node] if node is not None else None
+        while True:
+            part = self._partition(topic, partition, address)
+            if done(part):
+                return part
+            if time.monotonic() >= deadline:
+                where = f"broker {node}'s" if node is not None else "the"
+                raise ControlError(
+                    409, "body.broker",
+                    f"{where} Metadata did not show {what} for {topic}-{partition} within {self.timeout:g} s (leader "
+                    f"{part.leader}, replicas {list(part.replicas)}): see the brokers' logs",
+                )  # fmt: skip
+            time.sleep(0.05)
 
     def run_retention(self) -> int:
-        return self.clock_control.retention()
+        """Retention on every node with its own clock, as the model runs it on every replica (IDX-10)."""
+        return sum(self.clocks[node].retention() for node in self.broker_ids())
 
     def reset(self) -> None:
-        """Every topic deleted and the clock back to the machine's."""
+        """Every topic deleted and every clock back to the machine's."""
         client = self._client()
         try:  # a broker that cannot delete its topics is the control plane's failure (500), not the caller's
             topics = [t for t in client.metadata(None).topics if not t.startswith("__")]
@@ -208,4 +310,5 @@ class KafkaControlled:
                 client.delete_topics(topics)
         finally:
             client.close()
-        self.clock_control.wall()
+        for node in self.broker_ids():
+            self.clocks[node].wall()

@@ -61,6 +61,8 @@ __all__ = [
     "free_loopback_port",
     "managed_broker_at",
     "probe_api_versions",
+    "start_together",
+    "stop_together",
 ]
 
 LOOPBACK = "127.0.0.1"
@@ -239,6 +241,9 @@ class ManagedBroker:
         self._api_versions: dict[int, tuple[int, int]] = {}
         self.startup_seconds: float | None = None
         """Seconds from spawning the process that became ready to its first ApiVersions answer."""
+        self._deadline = 0.0  # of the start under way (spawn, await_ready)
+        self._attempt = 0
+        self._spawned_at = 0.0
 
     # -- what the suite reads -------------------------------------------------------------
 
@@ -346,20 +351,36 @@ class ManagedBroker:
 
         On any failure, including KeyboardInterrupt, the child's process group is stopped
         before the exception propagates."""
+        self.spawn()
+        return self.await_ready()
+
+    def spawn(self) -> None:
+        """The first half of `start()`: the child spawned on a fresh port, not yet waited for (`start_together`
+        spawns several before waiting for any). Stopped again on any failure."""
         if self._proc is not None:
             raise ManagedProcessError(f"{self.name} was already started (pid {self._proc.pid})")
         self._log_dir.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + self.ready_timeout
+        self._deadline = time.monotonic() + self.ready_timeout
+        self._attempt = 1
         try:
-            for attempt in range(1, self._port_attempts + 1):
-                port = self._pick_port()
-                spawned_at = self._spawn(port)
-                if self._await_ready(deadline, spawned_at, last_attempt=attempt == self._port_attempts):
+            self._spawned_at = self._spawn(self._pick_port())
+        except BaseException:
+            self.stop()
+            raise
+
+    def await_ready(self) -> ManagedBroker:
+        """The second half of `start()`: block until the spawned child answers ApiVersions (a fresh port when
+        it lost its port to a race), or raise ManagedProcessError; stopped on any failure."""
+        try:
+            while True:
+                last = self._attempt >= self._port_attempts
+                if self._await_ready(self._deadline, self._spawned_at, last_attempt=last):
                     _started[self.bootstrap] = self
                     return self
                 self.stop()  # "address in use": the port was taken under us; try a fresh one
                 self._proc = None
-            raise AssertionError("unreachable: the last attempt raises instead of returning False")
+                self._attempt += 1
+                self._spawned_at = self._spawn(self._pick_port())
         except BaseException:
             self.stop()
             raise
@@ -473,6 +494,31 @@ class ManagedBroker:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def start_together(brokers: Sequence[ManagedBroker]) -> None:
+    """Start `brokers` that become ready only together (the nodes of one KRaft quorum answer once a majority
+    of voters is up): every child spawned from this thread first (`dies_with_parent` ties each to the thread
+    that spawned it, so no worker thread may), then each waited for. On any failure, Ctrl-C included, every
+    one of them is stopped before the exception propagates."""
+    try:
+        for broker in brokers:
+            broker.spawn()
+        for broker in brokers:
+            broker.await_ready()
+    except BaseException:
+        stop_together(brokers)
+        raise
+
+
+def stop_together(brokers: Sequence[ManagedBroker]) -> None:
+    """Stop `brokers` as one cluster: SIGTERM to every group first, so that they shut down side by side (one
+    after another, the last nodes of a quorum would wait for voters already gone), then `stop()` on each."""
+    for broker in brokers:
+        if broker.alive():
+            _signal_group(broker.pid, signal.SIGTERM)
+    for broker in brokers:
+        broker.stop()
 
 
 _KILLED_FROM_OUTSIDE = {
