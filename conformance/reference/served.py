@@ -26,6 +26,20 @@ CONTROL_CAPABILITIES = ("clock-control", "leader-failover", "retention", "idempo
 CLOCK_MIN, CLOCK_MAX = 0, 2**53 - 1
 
 
+def checked_clock(now_ms: int, *, delta_ms: int | None = None) -> int:
+    """A clock value a control plane may set: `now_ms`, or with `delta_ms` the clock it advances to, within
+    CLOCK_MIN..CLOCK_MAX; a 422 ControlError naming the body field otherwise."""
+    if delta_ms is not None:
+        now_ms += delta_ms
+        if not CLOCK_MIN <= now_ms <= CLOCK_MAX:
+            raise ControlError(
+                422, "body.delta_ms", f"the clock would read {now_ms}, outside {CLOCK_MIN}..{CLOCK_MAX}"
+            )
+    elif not CLOCK_MIN <= now_ms <= CLOCK_MAX:
+        raise ControlError(422, "body.now_ms", f"{now_ms} is outside {CLOCK_MIN}..{CLOCK_MAX}")
+    return now_ms
+
+
 @dataclass(frozen=True)
 class ControlError(Exception):
     """A control request the served cluster refuses: the HTTP status, the field at fault (e.g.
@@ -87,19 +101,13 @@ class ServedCluster:
     def set_clock(self, broker: int, now_ms: int) -> int:
         with self.lock:
             self._check_broker(broker)
-            if not CLOCK_MIN <= now_ms <= CLOCK_MAX:
-                raise ControlError(422, "body.now_ms", f"{now_ms} is outside {CLOCK_MIN}..{CLOCK_MAX}")
-            self.impl.set_clock(broker, now_ms)
+            self.impl.set_clock(broker, checked_clock(now_ms))
             return self.impl.clock(broker)
 
     def advance_clock(self, broker: int, delta_ms: int) -> int:
         with self.lock:
             self._check_broker(broker)
-            now = self.impl.clock(broker) + delta_ms
-            if not CLOCK_MIN <= now <= CLOCK_MAX:
-                raise ControlError(
-                    422, "body.delta_ms", f"the clock would read {now}, outside {CLOCK_MIN}..{CLOCK_MAX}"
-                )
+            now = checked_clock(self.impl.clock(broker), delta_ms=delta_ms)
             self.impl.set_clock(broker, now)
             return now
 

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from conformance.reference.served import CLOCK_MAX, CLOCK_MIN, ControlError
+from conformance.reference.served import ControlError, checked_clock
 from conformance.targets.managed.process import LOOPBACK, ManagedProcessError
 from conformance.wire.client import ApiResult, PartitionMetadata, WireClient, error_name
 from conformance.wire.connection import WireError
@@ -173,17 +173,11 @@ class KafkaControlled:
         return self._clock(broker).now()
 
     def set_clock(self, broker: int, now_ms: int) -> int:
-        clock = self._clock(broker)
-        if not CLOCK_MIN <= now_ms <= CLOCK_MAX:
-            raise ControlError(422, "body.now_ms", f"{now_ms} is outside {CLOCK_MIN}..{CLOCK_MAX}")
-        return clock.set(now_ms)
+        return self._clock(broker).set(checked_clock(now_ms))
 
     def advance_clock(self, broker: int, delta_ms: int) -> int:
         clock = self._clock(broker)
-        now = clock.now() + delta_ms
-        if not CLOCK_MIN <= now <= CLOCK_MAX:
-            raise ControlError(422, "body.delta_ms", f"the clock would read {now}, outside {CLOCK_MIN}..{CLOCK_MAX}")
-        return clock.set(now)
+        return clock.set(checked_clock(clock.now(), delta_ms=delta_ms))
 
     def _client(self, bootstrap: str | None = None) -> WireClient:
         return WireClient(bootstrap or self.bootstrap, timeout=self.timeout)
