@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.judging.verdicts import TaskStatus
+from conformance.spark.masters import on_loopback
 from conformance.spark.rows import ROW_FIELDS
 from conformance.spark.tasks import CampaignTask
 from conformance.spark.worker import run_task
@@ -63,9 +64,10 @@ def spark_session(master: str, app: str = "kafka-conformance campaign") -> Any:
     """A Spark session for `master`, or SparkUnavailable naming the fix (PySpark, Java)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    local = master.startswith("local")
+    local = on_loopback(master)
     if local:
-        # A laptop campaign talks to nothing but loopback (Spark would otherwise bind the host's address).
+        # A laptop campaign (local[N], or a standalone cluster on loopback) talks to nothing but loopback (Spark
+        # would otherwise bind the host's address, and executors would reach the driver there).
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     try:
         from pyspark.sql import SparkSession

@@ -1,7 +1,8 @@
 """One Spark session per process with kafka-clients.jar and the bridge on `spark.jars`, and py4j access to it.
 
 The conventions of the campaign engine (conformance/spark/engine.py) apply: PYSPARK_PYTHON is this
-interpreter, a local master binds loopback only, no UI, no console progress bar, no task retries.
+interpreter, a master on loopback (local[N], spark://127.0.0.1:PORT) binds loopback only, no UI, no console
+progress bar, no task retries.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 from conformance.spark.jvm.build import bridge_jar
 from conformance.spark.jvm.locate import PYSPARK_MISSING, JvmUnavailable, java_tool, kafka_clients_jar
+from conformance.spark.masters import on_loopback
 
 BRIDGE_CLASS = "kts.bridge.RecordsBridge"
 # Spark SQL names of the bridge's UDFs (registered by `register_udfs`), each returning binary.
@@ -81,7 +83,7 @@ def spark_session(master: str = "local[2]", app: str = "kafka-conformance jvm") 
         jars = [kafka_clients_jar(), bridge_jar()]
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        local = master.startswith("local")
+        local = on_loopback(master)
         if local:
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         try:

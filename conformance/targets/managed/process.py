@@ -58,6 +58,7 @@ __all__ = [
     "ApiVersionsProbeError",
     "ManagedBroker",
     "ManagedProcessError",
+    "NotReady",
     "free_loopback_port",
     "managed_broker_at",
     "probe_api_versions",
@@ -112,7 +113,11 @@ class ManagedProcessError(RuntimeError):
     binary, the port, the cause and the last lines of its log."""
 
 
-class ApiVersionsProbeError(Exception):
+class NotReady(Exception):
+    """A readiness probe found the child not serving yet; the message says what it saw."""
+
+
+class ApiVersionsProbeError(NotReady):
     """The address did not give a well-formed ApiVersions v0 answer (refused, timed out,
     closed, or answered something that is not Kafka)."""
 
@@ -207,7 +212,9 @@ class ManagedBroker:
     argv for a given port, so that a port lost to a race can be retried on a fresh one (up to
     `port_attempts` times, only when the log says "address in use"). `pick_port` chooses ports
     (default `free_loopback_port`). Use it as a context manager, or call `start()` and then
-    `stop()`; both stop the whole process group, whatever happens.
+    `stop()`; both stop the whole process group, whatever happens. It is ready once `_probe` says so:
+    an ApiVersions answer here; a subclass for another kind of process names its own (the Spark daemons
+    of conformance/spark/standalone.py: their web UI's JSON).
     """
 
     def __init__(
@@ -434,17 +441,21 @@ class ManagedBroker:
             if remaining <= 0:
                 raise self._failure(f"not ready within {self.ready_timeout:g} s (last probe: {last_problem})")
             try:
-                versions = probe_api_versions(LOOPBACK, self._port, timeout=min(_PROBE_TIMEOUT, remaining))
-            except ApiVersionsProbeError as exc:
+                self._probe(min(_PROBE_TIMEOUT, remaining))
+            except NotReady as exc:
                 last_problem = str(exc)
             else:
                 if self._proc.poll() is None:
                     self.startup_seconds = time.monotonic() - spawned_at
-                    self._api_versions = versions
                     return True
                 continue  # the answer came from someone else's listener; report our child's death
             time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
             interval = min(2 * interval, _MAX_POLL_INTERVAL)
+
+    def _probe(self, timeout: float) -> None:
+        """Return once the child serves on `self.port`, else raise NotReady saying what was seen. A broker serves
+        once it answers ApiVersions; another kind of process (a Spark daemon) names its own answer."""
+        self._api_versions = probe_api_versions(LOOPBACK, self.port, timeout=timeout)
 
     def _failure(self, what: str) -> ManagedProcessError:
         tail = " | ".join(self.log_tail()) or "(empty)"
