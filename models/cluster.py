@@ -16,6 +16,7 @@ from .codec import decode_batches, encode_batches
 from .config import TopicConfig, check_config
 from .constants import (
     CONSUMER_REPLICA_ID,
+    NOT_SERVED,
     ErrorCode,
     IsolationLevel,
 )
@@ -109,6 +110,11 @@ class FetchResponse:
     def records(self) -> tuple[ConsumerRecord, ...]:
         """CON-1: what a consumer sees of the fetched batches."""
         return all_records(self.batches)
+
+    def as_of_version(self, version: int) -> FetchResponse:
+        """The fields a FetchResponse of `version` can carry: log_start_offset from v5 (KIP-107,
+        FetchResponse.json "LogStartOffset" versions 5+)."""
+        return self if version >= 5 else replace(self, log_start_offset=-1)
 
 
 @dataclass
@@ -488,15 +494,29 @@ class Cluster:
         ReplicaManager.readFromLog answers it with UnifiedLog.UnknownOffset for both (observed on 4.0.2)."""
         part = self.partition(topic, index)
         log = part.replicas[part.leader]
+        if not self.profile.supports_fetch_version(fetch_version):
+            # CNV-7: a removed version is refused while the request header is parsed, before any partition is
+            # looked at (SocketServer's Processor.parseRequestHeader): no answer, even at an out-of-range offset.
+            return FetchResponse(NOT_SERVED)
         if not self.brokers[part.leader].alive:
             return FetchResponse(ErrorCode.LEADER_NOT_AVAILABLE)
+        gate, _ = self.fetch_view(part, (), fetch_version=fetch_version, replica=replica, fetch_offset=offset)
+        if gate is not ErrorCode.NONE:
+            # CNV-5: the refusals that do not depend on the records (a zstd topic below Fetch v10; down-conversion
+            # disabled on the 3.0+ conversion path) come first: KafkaApis.maybeConvertFetchedData runs on every
+            # partition's answer, an out-of-range one too (2.8, 3.9; seen on 3.9.1 by the broker differential).
+            return FetchResponse(gate)
         if not log.log_start_offset <= offset <= log.log_end_offset:
             return FetchResponse(ErrorCode.OFFSET_OUT_OF_RANGE)
         batches = log.fetch(offset)
         if not replica:
             batches = tuple(b for b in batches if b.base_offset < log.high_watermark)
         error, view = self.fetch_view(part, batches, fetch_version=fetch_version, replica=replica, fetch_offset=offset)
-        return FetchResponse(error, view, log.high_watermark, log.log_start_offset)
+        if error is not ErrorCode.NONE:
+            # An error answer carries no offsets: FetchResponse.partitionResponse(tp, error) leaves the high
+            # watermark and the log start offset at -1 (3.9; 2.8's errorResponse alike).
+            return FetchResponse(error)
+        return FetchResponse(error, view, log.high_watermark, log.log_start_offset).as_of_version(fetch_version)
 
     def fetch_view(
         self, part: Partition, batches: Sequence[AnyBatch], *, fetch_version: int, replica: bool, fetch_offset: int
@@ -523,6 +543,8 @@ class Cluster:
         replica_id: int = CONSUMER_REPLICA_ID,
     ) -> ListOffsetsAnswer:
         part = self.partition(topic, index)
+        if not self.profile.supports_list_offsets_version(version):
+            return ListOffsetsAnswer(NOT_SERVED, -1, -1, -1)  # as a removed Fetch version (above): before anything
         if not self.brokers[part.leader].alive:
             return ListOffsetsAnswer(ErrorCode.LEADER_NOT_AVAILABLE, -1, -1, -1)
         return list_offsets(

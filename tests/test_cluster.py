@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from models.cluster import Cluster, ClusterError
 from models.codec import encode_batches
 from models.config import TopicConfig
-from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
+from models.constants import NOT_SERVED, Codec, ErrorCode, SpecialTarget, TimestampType
 from models.profiles import PROFILES, get_profile
 from models.records import AnyBatch, RecordSpec, build_batches, build_v2
 
@@ -197,3 +197,41 @@ def test_produce_response_carries_only_the_fields_of_its_version() -> None:
     assert old.error is new.error is ErrorCode.INVALID_TIMESTAMP
     assert (old.error_message, old.record_errors) == (None, ())
     assert new.error_message and [e.batch_index for e in new.record_errors] == [0]
+
+
+# Found by the broker-level differential (kafka-conformance broker-differential) on Apache Kafka.
+
+
+def test_a_removed_fetch_version_is_refused_before_the_offset_is_looked_at() -> None:
+    """CNV-7 (found by the differential on 4.0.2): Fetch v3 at an offset past the log end gets no answer (the
+    header is refused), not OFFSET_OUT_OF_RANGE."""
+    cluster = Cluster(profile=get_profile("kafka-4.0"), broker_ids=(0,))
+    cluster.create_topic("t", TopicConfig())
+    assert cluster.fetch("t", 0, 99, fetch_version=3).error is NOT_SERVED
+    assert cluster.fetch("t", 0, 99, fetch_version=4).error is ErrorCode.OFFSET_OUT_OF_RANGE
+    assert cluster.list_offsets("t", 0, -1, version=0).error is NOT_SERVED
+
+
+def test_a_fetch_below_v5_carries_no_log_start_offset() -> None:
+    cluster = Cluster(profile=get_profile("kafka-3.9"), broker_ids=(0,))
+    cluster.create_topic("t", TopicConfig())
+    assert cluster.fetch("t", 0, 0, fetch_version=4).log_start_offset == -1  # FetchResponse.json: v5+
+    assert cluster.fetch("t", 0, 0, fetch_version=5).log_start_offset == 0
+
+
+def test_a_refusal_of_the_conversion_path_comes_before_the_offset_and_carries_no_offsets() -> None:
+    """CNV-5 (found by the differential on 3.9.1): KafkaApis.maybeConvertFetchedData runs on every partition's
+    answer, so a zstd topic below Fetch v10 and a disabled down-conversion at v0-v3 refuse an out-of-range fetch
+    too, and a refusal has high watermark and log start offset -1 (FetchResponse.partitionResponse)."""
+    cluster = Cluster(profile=get_profile("kafka-3.9"), broker_ids=(0,))
+    cluster.create_topic("z", TopicConfig(compression_type="zstd"))
+    cluster.create_topic("d", TopicConfig(downconversion_enable=False))
+    for topic in ("z", "d"):
+        cluster.produce(topic, 0, [build_v2([RecordSpec(T0)])], produce_version=9)
+    zstd = cluster.fetch("z", 0, 99, fetch_version=9)
+    assert (zstd.error, zstd.high_watermark, zstd.log_start_offset) == (ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, -1, -1)
+    assert cluster.fetch("z", 0, 0, fetch_version=9).high_watermark == -1
+    disabled = cluster.fetch("d", 0, 99, fetch_version=3)
+    assert (disabled.error, disabled.high_watermark) == (ErrorCode.UNSUPPORTED_VERSION, -1)
+    assert cluster.fetch("d", 0, 99, fetch_version=4).error is ErrorCode.OFFSET_OUT_OF_RANGE
+    assert cluster.fetch("d", 0, 0, fetch_version=4).high_watermark == 1
