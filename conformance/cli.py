@@ -99,7 +99,20 @@ _COMMANDS: tuple[_Command, ...] = (
         lambda parser: _differential().add_arguments(parser),
         lambda args, out: _run_differential(args, out),
     ),
+    _Command(
+        "broker-differential",
+        "generated programs against a real broker (kafka:<line>, reference) and the model, answers compared field "
+        "by field, on Spark",
+        lambda parser: _broker_differential().add_arguments(parser),
+        lambda args, out: _broker_differential().run(args, out),
+    ),
 )
+
+
+def _broker_differential():  # type: ignore[no-untyped-def]
+    from conformance.commands import broker_differential as command
+
+    return command
 
 
 def _differential():  # type: ignore[no-untyped-def]

@@ -22,7 +22,13 @@ from hypothesis import strategies as st
 from conformance.judging.checks import NOT_GIVEN, check_equal
 from conformance.judging.draws import Draws, note_clock, recorded
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability, Implementation, ImplementationFactory
+from conformance.targets.implementation import (
+    Capability,
+    Implementation,
+    ImplementationFactory,
+    producible_codecs,
+)
+from conformance.targets.implementation import producible_magics as magics_for_capabilities
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig, effective_bounds, target_magic
 from models.constants import (
@@ -30,7 +36,6 @@ from models.constants import (
     MAGIC_V0,
     MAGIC_V1,
     MAGIC_V2,
-    Codec,
     ErrorCode,
     IsolationLevel,
     TimestampType,
@@ -356,12 +361,7 @@ def produce_version_for(magic: int, profile: Profile) -> int:
 def producible_magics(twin_or_caps: Twin | frozenset[Capability], profile: Profile) -> tuple[int, ...]:
     """The record magics a producer can send to this implementation (CNV-1, VAL-14)."""
     caps = twin_or_caps.impl.capabilities if isinstance(twin_or_caps, Twin) else twin_or_caps
-    magics: list[int] = []
-    if Capability.PRODUCE_LEGACY in caps:
-        magics += [MAGIC_V0, MAGIC_V1]
-    if Capability.PRODUCE_V2 in caps and profile.max_magic == MAGIC_V2:
-        magics.append(MAGIC_V2)
-    return tuple(magics)
+    return magics_for_capabilities(caps, profile)
 
 
 def sent_batches(twin: Twin, ts: st.SearchStrategy[int], **kwargs: Any) -> st.SearchStrategy[tuple[AnyBatch, ...]]:
@@ -369,15 +369,6 @@ def sent_batches(twin: Twin, ts: st.SearchStrategy[int], **kwargs: Any) -> st.Se
     where the target has IDEMPOTENCE (a real broker answers an unknown producer id with its own errors,
     which are outside the timestamp contract)."""
     return batches(ts, producer=twin.has(Capability.IDEMPOTENCE), **kwargs)
-
-
-def producible_codecs(caps: frozenset[Capability]) -> tuple[Codec, ...]:
-    codecs = [Codec.NONE]
-    if Capability.COMPRESSION in caps:
-        codecs += [Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
-    if Capability.ZSTD in caps:
-        codecs.append(Codec.ZSTD)
-    return tuple(codecs)
 
 
 def newest_fetch(profile: Profile) -> int:

@@ -152,6 +152,17 @@ CASES = [
     ("campaign-out-not-writable", "campaign --targets model --out /proc/nope/out", 2, "pass --out DIR you can write"),
     ("audit-bad-master", "audit --target model --master local[0]", 2, "is not a master URL Spark accepts"),
     ("differential-bad-master", "differential --master bogus://x --out {out}", 2, "is not a master URL Spark accepts"),
+    (
+        "broker-differential-no-clock",
+        "broker-differential --target tansu --out {out}",
+        2,
+        "--target tansu: the broker differential sets the broker's clock, so it runs against kafka[:<line>], "
+        "reference or reference:mutant:<id>",
+    ),
+    ("broker-differential-no-ops", "broker-differential --target reference --ops 0 --out {out}", 2,
+     "--ops 0: give a positive number"),
+    ("broker-differential-no-replay", "broker-differential --target reference --replay /nope.json --out {out}", 2,
+     "--replay /nope.json: no such file (reproducers are in OUT/reproducers/)"),
     # The user's topic is checked before Spark starts.
     (
         "audit-no-such-topic",

@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
-from models.constants import IsolationLevel
+from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, IsolationLevel
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile
 from models.records import AnyBatch
@@ -48,6 +48,26 @@ class Capability(Enum):
     FILE_TIMES = "file-times"
     CODEC = "codec"  # a record library: `impl.codec` is a RecordCodecLibrary (conformance.targets.codecs.codec_library)
     CLIENT = "client"  # a client library against a broker: `impl.client` (conformance.targets.clients)
+
+
+def producible_magics(caps: frozenset[Capability], profile: Profile) -> tuple[int, ...]:
+    """The record magics a producer can send to an implementation with `caps` (CNV-1, VAL-14)."""
+    magics: list[int] = []
+    if Capability.PRODUCE_LEGACY in caps:
+        magics += [MAGIC_V0, MAGIC_V1]
+    if Capability.PRODUCE_V2 in caps and profile.max_magic == MAGIC_V2:
+        magics.append(MAGIC_V2)
+    return tuple(magics)
+
+
+def producible_codecs(caps: frozenset[Capability]) -> tuple[Codec, ...]:
+    """The codecs a producer can use against an implementation with `caps` (zstd is a capability of its own)."""
+    codecs = [Codec.NONE]
+    if Capability.COMPRESSION in caps:
+        codecs += [Codec.GZIP, Codec.SNAPPY, Codec.LZ4]
+    if Capability.ZSTD in caps:
+        codecs.append(Codec.ZSTD)
+    return tuple(codecs)
 
 
 class Kind(Enum):
