@@ -32,17 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spark.oracle.case_compare import Difference
+from conformance.spark.oracle.explained import AGREE, EXPLAINED, UNEXPLAINED, ExplainedError, values_match
 
 CHECKS = frozenset({"produce", "fetch", "lookup", "alter"})
-AGREE, EXPLAINED, UNEXPLAINED, UNSUPPORTED = "agree", "explained", "unexplained", "unsupported"
+UNSUPPORTED = "unsupported"  # the implementation could not do the operation: nothing compared
 _SCOPE_KEYS = frozenset({"facts", "versions", "targets"})
 _VALUE_KEYS = frozenset({"model", "kafka", "model_contains", "kafka_contains"})
 _REQUIRED = ("id", "check", "fields", "reason", "evidence", "example")
 _KEYS = frozenset(_REQUIRED) | {"when"} | _VALUE_KEYS
-
-
-class ExplainedError(ValueError):
-    """A malformed explained-differences file; the message names the entry, the problem and the fix."""
 
 
 @dataclass(frozen=True)
@@ -62,13 +59,7 @@ class Explanation:
             return False
         if "targets" in self.when and target not in self.when["targets"]:
             return False
-        v = self.values
-        return (
-            ("model" not in v or difference.model == v["model"])
-            and ("kafka" not in v or difference.kafka == v["kafka"])
-            and ("model_contains" not in v or v["model_contains"] in difference.model)
-            and ("kafka_contains" not in v or v["kafka_contains"] in difference.kafka)
-        )
+        return values_match(self.values, difference)
 
 
 def load_explained(path: Path) -> tuple[Explanation, ...]:

@@ -88,11 +88,17 @@ class Explanation:
         }
         if not all(facts[key] in allowed for key, allowed in self.when.items()):
             return False
-        for key, wanted in self.values.items():
-            seen = difference.model if key.startswith("model") else difference.kafka
-            if (wanted not in seen) if key.endswith("_contains") else (seen != wanted):
-                return False
-        return True
+        return values_match(self.values, difference)
+
+
+def values_match(values: Mapping[str, str], difference: Difference) -> bool:
+    """An entry's value matchers against a difference: "model"/"kafka" exactly, "model_contains"/"kafka_contains" a
+    part (the broker differential's entries use the same keys)."""
+    for key, wanted in values.items():
+        seen = difference.model if key.startswith("model") else difference.kafka
+        if (wanted not in seen) if key.endswith("_contains") else (seen != wanted):
+            return False
+    return True
 
 
 def _entry(where: str, raw: Any) -> Explanation:
