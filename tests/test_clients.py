@@ -337,3 +337,53 @@ def test_client_suites_against_a_served_broker_mutant_fail_only_broker_clauses(t
     assert verdicts["LO.first-ge-target"] == Verdict.FAIL.value
     client = {cid: v for cid, v in verdicts.items() if cid.startswith(("LO.client-", "VAL.record-metadata"))}
     assert client and all(v in (Verdict.PASS.value, Verdict.NOT_APPLICABLE.value) for v in client.values()), client
+
+
+# --- the tap: every broker address a client connects to next passes through it ------------------------------------
+
+
+_UPSTREAM = ("127.0.0.1", 1)  # never connected to: the tap only listens for it
+
+
+def _framed(response: object) -> bytes:
+    response.with_header(correlation_id=7)  # type: ignore[attr-defined]
+    return bytes(response.encode(header=True, framed=True))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("version", [2, 3, 4, 6])
+def test_the_tap_readdresses_a_find_coordinator_answer(version: int) -> None:
+    """librdkafka follows FindCoordinator's address (its consumer has a group.id); against Kafka 4.0.2 that address
+    was the broker's own port, so every later ListOffsets went around the tap and offsetsForTimes looked unasked."""
+    from kafka.protocol.metadata.find_coordinator import FindCoordinatorResponse
+
+    from conformance.targets.clients.tap import FIND_COORDINATOR, WireTap
+    from conformance.wire.relay import LOOPBACK, Asked
+
+    with WireTap(f"{_UPSTREAM[0]}:{_UPSTREAM[1]}") as tap:
+        if version >= 4:
+            coordinator = FindCoordinatorResponse.Coordinator(key="g", node_id=1, host=_UPSTREAM[0],
+                                                              port=_UPSTREAM[1], error_code=0, error_message=None)
+            answer = FindCoordinatorResponse(throttle_time_ms=0, coordinators=[coordinator], version=version)
+        else:
+            answer = FindCoordinatorResponse(throttle_time_ms=0, error_code=0, error_message=None, node_id=1,
+                                             host=_UPSTREAM[0], port=_UPSTREAM[1], version=version)
+        out = tap._answer(Asked(FIND_COORDINATOR, version, None), _framed(answer))
+        got = FindCoordinatorResponse.decode(out, version=version, header=True, framed=True)
+        where = got.coordinators[0] if version >= 4 else got
+        assert (where.host, where.port) == (LOOPBACK, tap._relay.listen(_UPSTREAM))
+
+
+def test_the_tap_readdresses_a_describe_cluster_answer() -> None:
+    from kafka.protocol.admin.cluster import DescribeClusterResponse
+
+    from conformance.targets.clients.tap import DESCRIBE_CLUSTER, WireTap
+    from conformance.wire.relay import LOOPBACK, Asked
+
+    with WireTap(f"{_UPSTREAM[0]}:{_UPSTREAM[1]}") as tap:
+        broker = DescribeClusterResponse.DescribeClusterBroker(broker_id=1, host=_UPSTREAM[0], port=_UPSTREAM[1],
+                                                               rack=None)
+        answer = DescribeClusterResponse(throttle_time_ms=0, error_code=0, error_message=None, cluster_id="c",
+                                         controller_id=1, brokers=[broker], version=1)
+        out = tap._answer(Asked(DESCRIBE_CLUSTER, 1, None), _framed(answer))
+        got = DescribeClusterResponse.decode(out, version=1, header=True, framed=True)
+        assert [(b.host, b.port) for b in got.brokers] == [(LOOPBACK, tap._relay.listen(_UPSTREAM))]

@@ -8,8 +8,9 @@ against the model's, so a client is never blamed for a broker's fault; the broke
 model separately, under broker clauses.
 
 The tap listens on one loopback port per broker, relays requests and answers byte for byte, and rewrites only the
-broker addresses a client would connect to next (Metadata brokers; the node endpoints of Produce v10+ / Fetch
-v16+ answers, KIP-951), each broker to its own tap port, so that every connection of the library passes the tap.
+broker addresses a client would connect to next (Metadata brokers; FindCoordinator's coordinator; DescribeCluster's
+brokers; the node endpoints of Produce v10+ / Fetch v16+ answers, KIP-951), each broker to its own tap port, so that
+every connection of the library passes the tap.
 Produce and ListOffsets requests and answers are decoded (kafka-python's protocol classes, as the reference broker
 and the wire client use them) and kept as `Tapped` records; Metadata v10+ answers give topic ids their names.
 
@@ -27,8 +28,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from kafka.protocol.admin.cluster import DescribeClusterResponse
 from kafka.protocol.consumer import FetchResponse, ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata import MetadataResponse
+from kafka.protocol.metadata.find_coordinator import FindCoordinatorResponse
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from conformance.wire.client import FETCH, LIST_OFFSETS, METADATA, PRODUCE, parse_bootstrap
@@ -38,6 +41,7 @@ from models.errors import CodecError
 from models.records import AnyBatch
 
 _NO_ID = uuid.UUID(int=0)
+FIND_COORDINATOR, DESCRIBE_CLUSTER = 10, 60  # answers that name a broker a client connects to next
 
 
 class TapError(RelayError):
@@ -165,6 +169,15 @@ class WireTap:
             response = ListOffsetsResponse.decode(frame, version=version, header=True, framed=True)
             self._record_lookups(asked.request, response, version)
             return frame
+        if api_key == FIND_COORDINATOR:
+            # A consumer with a group.id asks for its coordinator even when it only assigns partitions; librdkafka
+            # then moves its connection to that node to the address named here (seen against Kafka 4.0.2: every
+            # later ListOffsets went around the tap). v4+ names a list of coordinators (KIP-699).
+            response = FindCoordinatorResponse.decode(frame, version=version, header=True, framed=True)
+            return self._readdressed(response, list(response.coordinators) if version >= 4 else [response], frame)
+        if api_key == DESCRIBE_CLUSTER:
+            response = DescribeClusterResponse.decode(frame, version=version, header=True, framed=True)
+            return self._readdressed(response, list(response.brokers), frame)
         if api_key == FETCH and version >= 16:
             response = FetchResponse.decode(frame, version=version, header=True, framed=True)
             return self._readdressed(response, list(getattr(response, "node_endpoints", None) or ()), frame)
