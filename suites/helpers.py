@@ -41,6 +41,7 @@ from models.constants import (
     TimestampType,
 )
 from models.list_offsets import ListOffsetsAnswer
+from models.log import PartitionLog
 from models.profiles import Profile, narrow_versions
 from models.records import AnyBatch, DefaultBatch, LegacyBatch, java_long
 from strategies.records import batches
@@ -601,6 +602,48 @@ def check_list_offsets(
     check_equal(epoch_clause, Obs.LIST_OFFSETS_EPOCH, observed.leader_epoch, expected.leader_epoch, where)
 
 
+def check_list_offsets_under(
+    observed: ListOffsetsAnswer,
+    expected: ListOffsetsAnswer,
+    *,
+    target: int,
+    version: int,
+    profile: Profile,
+    clause: str | None,
+    context: str = "",
+    facts: Mapping[str, object] | None = None,
+) -> None:
+    """`check_list_offsets`, except that a departure of the error or offset under `clause` (a SHOULD clause
+    is recorded, not raised) ends the comparison: the timestamp and epoch of a wrong record are not news."""
+    if clause is not None:
+        where = f"{context} target {target} v{version}".strip()
+        if not (check_equal(clause, Obs.LIST_OFFSETS_ERROR, observed.error, expected.error, where)
+                and check_equal(clause, Obs.LIST_OFFSETS_OFFSET, observed.offset, expected.offset, where,
+                                facts=facts)):
+            return
+    check_list_offsets(observed, expected, target=target, version=version, profile=profile, clause=clause,
+                       context=context, facts=facts)
+
+
+def timestampless_segments(log: PartitionLog) -> list[int]:
+    """Indexes of the segments holding records but no timestamp (IDX-6: dated by their file's mtime)."""
+    return [i for i, s in enumerate(log.segments) if not s.is_empty() and s.max_timestamp < 0]
+
+
+def segment_clause(log: PartitionLog, target: int) -> str | None:
+    """LO-2 with IDX-6: the clause that decides `target`'s answer where a segment without timestamps is in
+    the way. Stopping at it (its mtime >= target) is LO.first-qualifying-segment; passing it (its mtime is
+    below target) is IDX.largest-timestamp-mtime; None where no such segment comes first. Where it is not
+    None the answer hangs on a file's mtime, which a target without FILE_TIMES does not date by its clock."""
+    without = set(timestampless_segments(log))
+    for i, segment in enumerate(log.segments):
+        if segment.largest_timestamp() >= target:
+            if i in without:
+                return "LO.first-qualifying-segment"
+            return "IDX.largest-timestamp-mtime" if any(j < i for j in without) else None
+    return "IDX.largest-timestamp-mtime" if without else None
+
+
 def magic_ok(magic: int, profile: Profile) -> bool:
     return magic <= profile.max_magic
 
@@ -613,6 +656,7 @@ __all__ = [
     "bounds",
     "check_fetch",
     "check_list_offsets",
+    "check_list_offsets_under",
     "check_produce",
     "consumer_view_clause",
     "list_offsets_clause",
@@ -621,7 +665,9 @@ __all__ = [
     "produce_version_for",
     "producible_codecs",
     "producible_magics",
+    "segment_clause",
     "suite_settings",
+    "timestampless_segments",
     "unique_topic",
     "v2_produce_version",
 ]

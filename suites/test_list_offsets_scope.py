@@ -33,13 +33,16 @@ from .helpers import (
     Suite,
     Twin,
     check_list_offsets,
+    check_list_offsets_under,
     check_produce,
     lifted_after,
     list_offsets_versions,
     newest_fetch,
     produce_version_for,
     producible_magics,
+    segment_clause,
     suite_settings,
+    timestampless_segments,
     unique_topic,
 )
 
@@ -79,27 +82,6 @@ def _small_log(twin: Twin, data: Draws, profile: Profile, prefix: str) -> tuple[
         _produce_stamps(twin, topic, profile, stamps, magic, f"r{index}", clause="LO.first-ge-target")
         sent.extend(stamps)
     return topic, sent
-
-
-def _check_lookup(
-    observed: ListOffsetsAnswer,
-    expected: ListOffsetsAnswer,
-    *,
-    target: int,
-    version: int,
-    profile: Profile,
-    clause: str | None,
-    context: str = "",
-) -> None:
-    """`check_list_offsets`, except that a departure of the error or offset under `clause` (a SHOULD clause
-    is recorded, not raised) ends the comparison: the timestamp and epoch of a wrong record are not news."""
-    if clause is not None:
-        where = f"{context} target {target} v{version}".strip()
-        if not (check_equal(clause, Obs.LIST_OFFSETS_ERROR, observed.error, expected.error, where)
-                and check_equal(clause, Obs.LIST_OFFSETS_OFFSET, observed.offset, expected.offset, where)):
-            return
-    check_list_offsets(observed, expected, target=target, version=version, profile=profile, clause=clause,
-                       context=context)
 
 
 def _targets(sent: list[int], now: int) -> list[int]:
@@ -188,24 +170,6 @@ def test_read_committed(suite: Suite, data: Draws) -> None:
 # ------------------------------------------------------------------------------------ LO-2 / IDX-6 segments
 
 
-def _timestampless(log: PartitionLog) -> list[int]:
-    """Indexes of the segments holding records but no timestamp (IDX-6: dated by their file's mtime)."""
-    return [i for i, s in enumerate(log.segments) if not s.is_empty() and s.max_timestamp < 0]
-
-
-def _segment_clause(log: PartitionLog, target: int) -> str | None:
-    """LO-2 with IDX-6: the clause that decides `target`'s answer where a segment without timestamps is in
-    the way. Stopping at it (its mtime >= target) is LO.first-qualifying-segment; passing it (its mtime is
-    below target) is IDX.largest-timestamp-mtime; None where no such segment comes first."""
-    without = set(_timestampless(log))
-    for i, segment in enumerate(log.segments):
-        if segment.largest_timestamp() >= target:
-            if i in without:
-                return "LO.first-qualifying-segment"
-            return "IDX.largest-timestamp-mtime" if any(j < i for j in without) else None
-    return "IDX.largest-timestamp-mtime" if without else None
-
-
 @pytest.mark.clause("LO.first-qualifying-segment", "IDX.largest-timestamp-mtime")
 @pytest.mark.requires(Capability.LIST_OFFSETS, Capability.FILE_TIMES)
 @given(data=draws())
@@ -248,19 +212,19 @@ def test_segment_without_timestamps(suite: Suite, data: Draws) -> None:
         leader = twin.leader(topic)
         twin.set_clock(leader, twin.clock(leader) + 2 * HOUR)
     log = _leader_log(twin, topic)
-    dates = [log.segments[i].last_modified for i in _timestampless(log)]
+    dates = [log.segments[i].last_modified for i in timestampless_segments(log)]
     targets = sorted({t + d for t in sent for d in (-1, 0, 1)} | {d + e for d in dates for e in (0, 1)})
     targets = [t for t in targets if t >= 0 and all(abs(t - d) > margin for d in dates)]
     for version in list_offsets_versions(suite.profile):
         for target in targets:
             observed, expected = twin.list_offsets(topic, target, version=version)
-            _check_lookup(
+            check_list_offsets_under(
                 observed,
                 expected,
                 target=target,
                 version=version,
                 profile=suite.profile,
-                clause=_segment_clause(log, target),
+                clause=segment_clause(log, target),
                 context=f"segment dates {dates}",
             )
 
@@ -357,7 +321,9 @@ def test_lookup_on_v0_format(suite: Suite, data: Draws) -> None:
         for target in [SpecialTarget.LATEST, SpecialTarget.EARLIEST, *_targets(sent, now)]:
             observed, expected = twin.list_offsets(topic, target, version=version)
             clause = "LO.unsupported-for-message-format" if target >= 0 else None
-            _check_lookup(observed, expected, target=target, version=version, profile=suite.profile, clause=clause)
+            check_list_offsets_under(
+                observed, expected, target=target, version=version, profile=suite.profile, clause=clause
+            )
 
 
 # ------------------------------------------------------------------------------------ LO-7 ListOffsets v0

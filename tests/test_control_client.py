@@ -197,8 +197,8 @@ def test_a_url_that_is_not_http_is_refused_before_any_call() -> None:
 class _StubKafka:
     """What WireImplementation asks of a WireClient, answered from a ServedCluster (Metadata shows the
     served cluster's leaders; topics the adapter creates are created there). `configs` keeps what each
-    CreateTopics sent; a manual replica placement is refused as the reference broker refuses it (INVALID_REQUEST)
-    unless `places`, and then kept in `placed`."""
+    CreateTopics sent, as each alter changed it (DescribeConfigs shows it at once); a manual replica placement
+    is refused as the reference broker refuses it (INVALID_REQUEST) unless `places`, and then kept in `placed`."""
 
     timeout = 2.0
 
@@ -240,11 +240,17 @@ class _StubKafka:
         self.served.impl.create_topic(name, TopicConfig(), partitions=partitions)
         return 0, None
 
-    def describe_configs(self, topic: str) -> dict[str, str]:
+    def describe_configs(self, topic: str, *, node: int | None = None) -> dict[str, str]:
         return self.configs[topic]
 
     def alter_configs(self, topic: str, configs: dict[str, str | None]) -> tuple[int, str | None]:
         self.altered = dict(configs)
+        shown = self.configs.setdefault(topic, {})
+        for key, value in configs.items():
+            if value is None:
+                shown.pop(key, None)
+            else:
+                shown[key] = value
         return 0, None
 
     def delete_topics(self, names: list[str]) -> dict[str, object]:

@@ -47,28 +47,49 @@ def segment_bytes_below_1_mib(configs: Mapping[str, str | None]) -> str | None:
 class StubKafka:
     """What WireImplementation asks of a WireClient, answered as Kafka 4.x answers: every config described
     (defaults included); an alter refused with INVALID_CONFIG where `refuse` gives a reason; an accepted alter
-    shown by DescribeConfigs only after `lag` more polls."""
+    shown by a broker's DescribeConfigs only after `lag` more polls of that broker (`lags`: per broker id, as
+    each KRaft broker applies a change when it replays it)."""
 
     timeout = 0.3
 
-    def __init__(self, refuse: Refusal = segment_bytes_below_1_mib, *, lag: int = 0) -> None:
+    def __init__(
+        self, refuse: Refusal = segment_bytes_below_1_mib, *, lag: int = 0, lags: Mapping[int, int] | None = None
+    ) -> None:
         self.bootstrap = f"stub-{uuid.uuid4().hex[:8]}:9092"  # the adapter caches its probe per address
         self.refuse = refuse
-        self.lag = lag
+        self.lags = dict(lags) if lags is not None else {1: lag}
         self.overrides: dict[str, dict[str, str]] = {}  # what the broker applied, by topic
         self.shown: dict[str, dict[str, str]] = {}  # what DescribeConfigs shows until the lag runs out
-        self.polls_behind = 0
+        self.behind: dict[int, int] = {}  # polls each broker still shows `shown` for
         self.alters: list[dict[str, str | None]] = []
         self.describes = 0
+        self.polled: list[int] = []  # the broker each DescribeConfigs went to
+
+    @property
+    def lag(self) -> int:
+        return self.lags[self.home]
+
+    @lag.setter
+    def lag(self, polls: int) -> None:
+        self.lags = dict.fromkeys(self.lags, polls)
+
+    @property
+    def home(self) -> int:
+        return min(self.lags)
+
+    @property
+    def polls_behind(self) -> int:
+        return max(self.behind.values(), default=0)
 
     def api_versions(self) -> dict[int, tuple[int, int]]:
         return {0: (3, 13), 1: (4, 17), 2: (1, 10), 3: (0, 12), 19: (2, 7), 20: (1, 6), 32: (1, 4), 44: (0, 1)}
 
     def metadata(self, topics: list[str] | None = None) -> ClusterMetadata:
-        return ClusterMetadata((BrokerMetadata(1, "127.0.0.1", 9092),), None, None, {})
+        brokers = tuple(BrokerMetadata(node, "127.0.0.1", 9091 + node) for node in sorted(self.lags))
+        return ClusterMetadata(brokers, None, None, {})
 
     def leader(self, topic: str, partition: int) -> int:
-        return 1
+        return self.home
 
     def create_topic(
         self, name: str, partitions: int = 1, replication_factor: int = 1, configs: Mapping[str, str] | None = None
@@ -85,7 +106,7 @@ class StubKafka:
         if reason is not None:
             return ApiResult(ErrorCode.INVALID_CONFIG, reason)
         self.shown[topic] = self.describe_now(topic)
-        self.polls_behind = self.lag
+        self.behind = dict(self.lags)
         applied = self.overrides.setdefault(topic, {})
         for key, value in configs.items():
             if value is None:
@@ -97,10 +118,12 @@ class StubKafka:
     def describe_now(self, topic: str) -> dict[str, str]:
         return KAFKA_4_DEFAULTS | self.overrides[topic]
 
-    def describe_configs(self, topic: str) -> dict[str, str]:
+    def describe_configs(self, topic: str, *, node: int | None = None) -> dict[str, str]:
+        node = self.home if node is None else node
         self.describes += 1
-        if self.polls_behind > 0:
-            self.polls_behind -= 1
+        self.polled.append(node)
+        if self.behind.get(node, 0) > 0:
+            self.behind[node] -= 1
             return self.shown[topic]
         return self.describe_now(topic)
 
@@ -190,6 +213,29 @@ def test_a_change_never_shown_is_an_error_naming_the_topic_and_what_is_still_sho
         impl.alter_config("t", TopicConfig(timestamp_type=LAT))
     assert "'message.timestamp.type': 'CreateTime'" in str(raised.value)
     assert impl.topic_configs[name]["message.timestamp.type"] == "LogAppendTime"  # applied, not yet shown
+
+
+def test_an_alter_of_the_codec_alone_returns_once_every_broker_shows_it() -> None:
+    # Kafka 3.9, three brokers: the leader replayed the ConfigRecord after the broker that answered, and a
+    # produce right after the alter was compressed with the old codec (CMP.topic-codec-recompresses).
+    stub = StubKafka(lags={1: 0, 2: 1, 3: 4})
+    impl, name = created(stub, TopicConfig(compression_type="lz4"))
+    stub.polled.clear()
+    impl.alter_config("t", TopicConfig(compression_type="gzip"))
+    assert stub.alters[-1]["compression.type"] == "gzip"
+    assert stub.behind == {1: 0, 2: 0, 3: 0}  # returned only once broker 3 showed gzip
+    assert set(stub.polled) == {1, 2, 3}
+    assert stub.polled.count(3) == 5 and stub.polled.count(1) == 1  # a broker is asked until it shows the change
+    assert stub.describe_configs(name, node=3)["compression.type"] == "gzip"
+
+
+def test_a_broker_that_never_shows_the_change_is_named_in_the_error() -> None:
+    stub = StubKafka(lags={1: 0, 2: 10**9, 3: 0})
+    impl, name = created(stub, TopicConfig(compression_type="lz4"))
+    with pytest.raises(ConfigNotInForce, match=f"{name}: .* broker 2's DescribeConfigs still shows") as raised:
+        impl.alter_config("t", TopicConfig(compression_type="gzip"))
+    assert "'compression.type': 'lz4'" in str(raised.value)
+    assert "--wire-timeout SECONDS" in str(raised.value)
 
 
 def test_without_describe_configs_the_alter_is_not_awaited() -> None:

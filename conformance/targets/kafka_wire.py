@@ -36,8 +36,8 @@ when the suite asks: topics get the test's retention as it is.
 Alters: the model takes a new topic config only after the broker did (suites.helpers.Twin), so an alter the
 broker refuses raises (ConfigError where the profile refuses the config, else UNSUPPORTED) instead of being
 ignored; shaping values a broker refuses for its own limits are left out as at creation, and noted. Kafka applies
-an accepted alter through its metadata log after it answers, so the adapter waits until DescribeConfigs shows
-the timestamp configs in force.
+an accepted alter through its metadata log after it answers, each broker when it replays the change, so the
+adapter waits until every broker's DescribeConfigs shows the configs the alter changed in force.
 
 A target without CreateTopics (librdkafka's mock cluster) gets its topics from the cluster's own
 admin hook; such topics have the broker's defaults only, so a test that needs a topic config there is
@@ -586,26 +586,36 @@ class WireImplementation(Implementation):
         return configs
 
     def _await_in_force(self, name: str, applied: dict[str, str | None], previous: dict[str, str]) -> None:
-        """Poll DescribeConfigs (bounded by the client's timeout) until the timestamp configs show what was
-        applied: Kafka answers an alter before its brokers apply the change from the metadata log, and a
-        Produce right after it was seen validated under the old config (Kafka 4.4, 1 time in 40)."""
+        """Poll DescribeConfigs on every broker, under one deadline (the client's timeout), until each shows
+        what the alter changed: Kafka answers an alter before its brokers apply the change from the metadata
+        log, each when it replays the ConfigRecord (KRaft), and a Produce right after it was seen validated or
+        compressed under the old config by a leader other than the broker that answered (Kafka 4.4, 1 time in
+        40; Kafka 3.9 with three brokers, compression.type)."""
         expected = _expected_shown(applied, previous, self.profile)
         if not expected:
             return
         deadline = time.monotonic() + self.client.timeout
         pause = 0.005
+        waiting = list(self.probe.broker_ids)
         while True:
-            shown = self.client.describe_configs(name)
-            # A config the broker does not describe cannot be awaited (the probe found the ones it has).
-            pending = {k: shown[k] for k, wanted in expected.items() if k in shown and not wanted.shown_by(shown[k])}
+            pending: dict[int, dict[str, str]] = {}
+            for node in waiting:
+                shown = self.client.describe_configs(name, node=node)
+                # A config the broker does not describe cannot be awaited (the probe found the ones it has).
+                behind = {k: shown[k] for k, wanted in expected.items() if k in shown and not wanted.shown_by(shown[k])}
+                if behind:
+                    pending[node] = behind
             if not pending:
                 return
             if time.monotonic() >= deadline:
+                node, behind = next(iter(pending.items()))
                 raise ConfigNotInForce(
-                    f"{name}: the broker accepted the configs {applied} but DescribeConfigs still shows {pending} "
-                    f"after {self.client.timeout:g} s: check the broker's log (its controller may be stuck), or "
-                    "allow it longer with --wire-timeout SECONDS"
+                    f"{name}: the cluster accepted the configs {applied} but broker {node}'s DescribeConfigs still "
+                    f"shows {behind} after {self.client.timeout:g} s: check that broker's log (it may not be "
+                    "replaying the metadata log, or its controller may be stuck), or allow it longer with "
+                    "--wire-timeout SECONDS"
                 )
+            waiting = list(pending)
             time.sleep(pause)
             pause = min(2 * pause, 0.1)
 
@@ -868,11 +878,19 @@ class _InForce:
         return shown == self.value if self.value is not None else shown != self.had
 
 
+# Configs whose DescribeConfigs form is what kafka_configs sends, besides the timestamp configs: each is awaited
+# after an alter that sets or deletes it (message.format.version is not: brokers show their own spelling of it).
+_AWAITED = ("compression.type", *_SHAPING, "retention.ms", "max.compaction.lag.ms", "cleanup.policy",
+            "message.downconversion.enable")  # fmt: skip
+
+
 def _expected_shown(applied: dict[str, str | None], previous: dict[str, str], profile: Profile) -> dict[str, _InForce]:
-    """The timestamp configs the alter changes, each with what shows it in force; a config deleted that had
-    the profile's default already changes nothing."""
+    """The configs the alter changes, each with what shows it in force: a value set, or for a config deleted
+    anything but the value it had. A timestamp config deleted that had the profile's default already changes
+    nothing; the others this adapter sets only away from Kafka's defaults (kafka_configs)."""
+    defaults: dict[str, str | None] = {**_timestamp_config_defaults(profile), **dict.fromkeys(_AWAITED)}
     expected: dict[str, _InForce] = {}
-    for key, default in _timestamp_config_defaults(profile).items():
+    for key, default in defaults.items():
         value = applied.get(key)
         if value is not None:
             expected[key] = _InForce(value)

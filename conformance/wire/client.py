@@ -877,8 +877,8 @@ class WireClient:
             self._topics.pop(name, None)
         return results
 
-    def _describe(self, topic: str, version: int | None) -> tuple[int, Any]:
-        conn = self._home_connection()
+    def _describe(self, topic: str, version: int | None, node: int | None = None) -> tuple[int, Any]:
+        conn = self._home_connection() if node is None else self._node_connection(node)
         chosen = self._pick(conn, DESCRIBE_CONFIGS, version, 4)
         resource = DescribeConfigsRequest.DescribeConfigsResource(
             resource_type=_TOPIC_RESOURCE, resource_name=topic, configuration_keys=None
@@ -892,10 +892,11 @@ class WireClient:
             raise ApiError(DESCRIBE_CONFIGS, result.error_code, result.error_message, f"v{chosen} of {topic}")
         return chosen, result
 
-    def describe_configs(self, topic: str, *, version: int | None = None) -> dict[str, str]:
-        """The topic's effective configs {name: value}; entries whose value is null (sensitive or
+    def describe_configs(self, topic: str, *, version: int | None = None, node: int | None = None) -> dict[str, str]:
+        """The topic's effective configs {name: value} as broker `node` shows them (any broker by default:
+        each applies a config change when it replays it, KRaft); entries whose value is null (sensitive or
         unset) are left out. Raises ApiError on a broker error."""
-        _, result = self._describe(topic, version)
+        _, result = self._describe(topic, version, node)
         return {c.name: c.value for c in result.configs if c.value is not None}
 
     def alter_configs(
