@@ -585,7 +585,7 @@ _COMPRESSION: tuple[Clause, ...] = (
             FORMAT_VERSION_HONOURED,
             "On a LogAppendTime topic stored as v0 nothing is stamped and the append's max timestamp "
             "is -1.", ("TV-19",)),
-    # SHOULD, settled on Kafka's evidence (issue 20): Kafka's writer always stamps every inner message
+    # SHOULD, settled on Kafka's evidence: Kafka's writer always stamps every inner message
     # (MemoryRecordsBuilder.appendLegacyRecord: LOG_APPEND_TIME -> timestamp = logAppendTime, 0.10-3.9), but no Kafka
     # reader sees an inner value under a LogAppendTime wrapper (AbstractLegacyRecordBatch's deep iterator gives each
     # inner record timestampFromWrapper), so a writer that leaves KIP-32's -1 breaks no consumer: not a MUST.
