@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.commands.differential import explained_path as shipped_or_given
 from conformance.commands.usage import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -93,11 +94,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def explained_path(override: str | None) -> Path:
-    if override:
-        return Path(override)
-    import suites
-
-    return Path(suites.__file__).resolve().parent / "expectations" / EXPLAINED_FILE
+    return shipped_or_given(override, EXPLAINED_FILE)
 
 
 def _target(args: argparse.Namespace) -> Target:

@@ -67,12 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def explained_path(override: str | None) -> Path:
+def explained_path(override: str | None, name: str = EXPLAINED_FILE) -> Path:
+    """`--explained`, else the installed suites' `expectations/<name>` (the broker differential's is another)."""
     if override:
         return Path(override)
     import suites
 
-    return Path(suites.__file__).resolve().parent / "expectations" / EXPLAINED_FILE
+    return Path(suites.__file__).resolve().parent / "expectations" / name
 
 
 def _magics(text: str) -> tuple[int, ...]:
