@@ -1,0 +1,3 @@
+module kts.local/driverkit
+
+go 1.23
