@@ -17,7 +17,8 @@ func ModuleVersion(path string) string {
 			continue
 		}
 		if dep.Replace != nil {
-			if dep.Replace.Version == "" {
+			// A directory replacement (a local checkout) has no version of its own ("" or "(devel)").
+			if dep.Replace.Version == "" || dep.Replace.Version == "(devel)" {
 				return dep.Replace.Path
 			}
 			return dep.Replace.Version

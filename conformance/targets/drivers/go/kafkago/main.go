@@ -1,0 +1,308 @@
+// The kafka-go driver: github.com/segmentio/kafka-go behind the suite's driver protocol
+// (docs/driver-protocol.md), client role only, one kafka-go call per operation:
+//
+//	send               a kafka.Writer per send, WriteMessages of all records (BatchSize is the number of
+//	                   records, so they go as one batch at once; a Balancer that picks the asked
+//	                   partition; RequireAll); each record's metadata is the Message the Writer's
+//	                   Completion hands back (Offset, Time)
+//	consume            a kafka.Reader on the partition (no GroupID), SetOffset, ReadMessage until `until`
+//	offsets_for_times  kafka.Client.ListOffsets with an OffsetRequest{Partition, Timestamp: target}
+//	list_offsets       kafka.Client.ListOffsets with FirstOffsetOf / LastOffsetOf (their FirstOffset and
+//	                   LastOffset: offsets only); kafka-go has no max-timestamp lookup
+//	seek_by_time       ListOffsets for the answer, then kafka-go's own seek by time:
+//	                   Reader.SetOffsetAt(time) and the first ReadMessage
+//
+// kafka-go's Message has no timestamp type, only Time; the driver reports NoTimestampType where Time
+// is Go's zero time and CreateTime otherwise. A WriteMessages failure is the Writer's one error for the
+// whole batch (the Writer does not pass on a Produce answer's record errors), reported for each record.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"kts.local/driverkit"
+)
+
+const module = "github.com/segmentio/kafka-go"
+
+var codecs = map[string]kafka.Compression{
+	"none": 0, "gzip": kafka.Gzip, "snappy": kafka.Snappy, "lz4": kafka.Lz4, "zstd": kafka.Zstd,
+}
+
+type driver struct {
+	brokers   []string
+	timeout   time.Duration
+	transport *kafka.Transport
+	logger    kafka.Logger
+}
+
+func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverkit.HelloOK, error) {
+	if role != driverkit.RoleClient {
+		return nil, driverkit.NotSupported("kafka-go's record encoding is internal (protocol package, unexported writers)")
+	}
+	d.brokers, d.timeout = strings.Split(bootstrap, ","), timeout
+	d.transport = &kafka.Transport{ClientID: "kts-kafka-go", DialTimeout: timeout}
+	if os.Getenv("KTS_DRIVER_DEBUG") != "" {
+		d.logger = log.New(os.Stderr, "[kafka-go] ", log.LstdFlags)
+	}
+	return &driverkit.HelloOK{
+		Protocol:     driverkit.Version,
+		Library:      "kafka-go",
+		Version:      driverkit.ModuleVersion(module),
+		Language:     "go",
+		Capabilities: []string{"send", "record-errors", "consume", "offsets-for-times", "earliest", "latest", "seek-by-time"},
+		Codecs:       driverkit.CodecNames,
+	}, nil
+}
+
+func (d *driver) Handle(ctx context.Context, req *driverkit.Request) (any, error) {
+	switch req.Op {
+	case "send":
+		return d.send(ctx, req)
+	case "consume":
+		return d.consume(ctx, req)
+	case "offsets_for_times":
+		return d.offsetsForTimes(ctx, req)
+	case "list_offsets":
+		return d.listOffsets(ctx, req)
+	case "seek_by_time":
+		return d.seekByTime(ctx, req)
+	}
+	return nil, driverkit.UnknownOp(req)
+}
+
+func (d *driver) Close() error {
+	if d.transport != nil {
+		d.transport.CloseIdleConnections()
+	}
+	return nil
+}
+
+// kind is a failure's name: a kafka.Error's protocol name, else the Go type.
+func kind(err error) string {
+	var kafkaErr kafka.Error
+	if errors.As(err, &kafkaErr) {
+		return driverkit.ErrorName(int16(kafkaErr))
+	}
+	return fmt.Sprintf("%T", err)
+}
+
+func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) {
+	if err := req.Need("topic", "partition", "codec", "records"); err != nil {
+		return nil, err
+	}
+	compression, ok := codecs[req.Codec]
+	if !ok {
+		return nil, driverkit.NotSupported("no codec " + req.Codec)
+	}
+	var written []kafka.Message
+	partition := int(req.Partition)
+	writer := &kafka.Writer{
+		Addr:         kafka.TCP(d.brokers...),
+		Topic:        req.Topic,
+		Balancer:     kafka.BalancerFunc(func(kafka.Message, ...int) int { return partition }),
+		BatchSize:    len(req.Records),
+		BatchTimeout: d.timeout, // only if fewer records reach the batch than were sent
+		RequiredAcks: kafka.RequireAll,
+		Compression:  compression,
+		WriteTimeout: d.timeout,
+		ReadTimeout:  d.timeout,
+		Transport:    d.transport,
+		Logger:       d.logger,
+		Completion:   func(messages []kafka.Message, _ error) { written = append(written, messages...) },
+	}
+	messages := make([]kafka.Message, len(req.Records))
+	for i, r := range req.Records {
+		messages[i] = kafka.Message{Key: r.Key, Value: r.Value, Time: driverkit.Time(r.Timestamp)}
+	}
+	err := writer.WriteMessages(ctx, messages...)
+	writer.Close()
+	var each kafka.WriteErrors
+	if err != nil && !errors.As(err, &each) {
+		return nil, driverkit.Fail(kind(err), err.Error())
+	}
+	if len(written) != len(messages) {
+		return nil, driverkit.Fail("driver", fmt.Sprintf("the Writer completed %d of %d messages", len(written),
+			len(messages)))
+	}
+	outcomes := make([]driverkit.Outcome, len(messages))
+	for i, m := range written { // Completion hands back one batch, in the order written
+		if each != nil && each[i] != nil {
+			outcomes[i] = driverkit.NotSent(kind(each[i]), each[i].Error())
+		} else {
+			outcomes[i] = driverkit.Sent(m.Offset, driverkit.Millis(m.Time))
+		}
+	}
+	return map[string]any{"outcomes": outcomes}, nil
+}
+
+func consumerRecord(m kafka.Message) driverkit.ConsumerRecord {
+	kind := driverkit.CreateTime // see the package doc: kafka-go does not say which
+	if m.Time.IsZero() {
+		kind = driverkit.NoTimestampType
+	}
+	out := driverkit.ConsumerRecord{Offset: m.Offset, Timestamp: driverkit.Millis(m.Time), TimestampType: kind,
+		Key: m.Key, Value: m.Value}
+	for _, h := range m.Headers {
+		out.Headers = append(out.Headers, driverkit.Header{Key: h.Key, Value: h.Value})
+	}
+	return out
+}
+
+func (d *driver) reader(topic string, partition int32) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:   d.brokers,
+		Topic:     topic,
+		Partition: int(partition),
+		MaxWait:   100 * time.Millisecond,
+		Dialer:    &kafka.Dialer{ClientID: "kts-kafka-go", Timeout: d.timeout},
+		Logger:    d.logger,
+	})
+}
+
+// read delivers records from the reader's position until one at until-1 or beyond (or the first).
+func (d *driver) read(ctx context.Context, reader *kafka.Reader, until int64, first bool,
+) ([]driverkit.ConsumerRecord, error) {
+	var out []driverkit.ConsumerRecord
+	for len(out) == 0 || out[len(out)-1].Offset < until-1 {
+		m, err := reader.ReadMessage(ctx)
+		if ctx.Err() != nil {
+			return nil, driverkit.FailDelivered("timeout", fmt.Sprintf("kafka-go delivered no record at offset %d "+
+				"or beyond within %s", until-1, d.timeout), out)
+		}
+		if err != nil {
+			return nil, driverkit.FailDelivered(kind(err), err.Error(), out)
+		}
+		if m.Offset < until {
+			out = append(out, consumerRecord(m))
+		}
+		if first && len(out) > 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
+func (d *driver) consume(ctx context.Context, req *driverkit.Request) (any, error) {
+	if err := req.Need("topic", "partition", "offset", "until"); err != nil {
+		return nil, err
+	}
+	reader := d.reader(req.Topic, req.Partition)
+	defer reader.Close()
+	if err := reader.SetOffset(req.Offset); err != nil {
+		return nil, driverkit.Fail(kind(err), err.Error())
+	}
+	records, err := d.read(ctx, reader, req.Until, false)
+	if err != nil {
+		return nil, err
+	}
+	if records == nil {
+		records = []driverkit.ConsumerRecord{}
+	}
+	return map[string]any{"records": records}, nil
+}
+
+// listOffsets is kafka.Client.ListOffsets for one partition and one OffsetRequest timestamp, passed on
+// as it is (FirstOffset and LastOffset are -2 and -1).
+func (d *driver) listOffsetsOf(ctx context.Context, topic string, partition int32, timestamp int64,
+) (kafka.PartitionOffsets, error) {
+	client := &kafka.Client{Addr: kafka.TCP(d.brokers...), Timeout: d.timeout, Transport: d.transport}
+	resp, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
+		Topics: map[string][]kafka.OffsetRequest{topic: {{Partition: int(partition), Timestamp: timestamp}}},
+	})
+	if err != nil {
+		return kafka.PartitionOffsets{}, driverkit.Fail(kind(err), err.Error())
+	}
+	for _, p := range resp.Topics[topic] {
+		if p.Partition == int(partition) {
+			if p.Error != nil {
+				return p, driverkit.Fail(kind(p.Error), p.Error.Error())
+			}
+			return p, nil
+		}
+	}
+	return kafka.PartitionOffsets{}, driverkit.Fail("UNKNOWN_TOPIC_OR_PARTITION",
+		fmt.Sprintf("ListOffsets answered nothing for %s-%d", topic, partition))
+}
+
+// lookup reads a by-time ListOffsets answer as kafka-go gives it: PartitionOffsets.Offsets, a map of the
+// offset answered to a time. kafka-go puts the requested timestamp there, not the broker's answer
+// (protocol/listoffsets Response.Merge overrides it), and files an answer to a target of -1 or -2 under
+// LastOffset or FirstOffset instead, leaving the map empty (reported as null).
+func (d *driver) lookup(ctx context.Context, topic string, partition int32, target int64,
+) (*driverkit.OffsetAndTimestamp, error) {
+	p, err := d.listOffsetsOf(ctx, topic, partition, target)
+	if err != nil {
+		return nil, err
+	}
+	for offset, at := range p.Offsets {
+		return &driverkit.OffsetAndTimestamp{Offset: offset, Timestamp: driverkit.Int64(driverkit.Millis(at))}, nil
+	}
+	return nil, nil
+}
+
+func (d *driver) offsetsForTimes(ctx context.Context, req *driverkit.Request) (any, error) {
+	if err := req.Need("topic", "partition", "target"); err != nil {
+		return nil, err
+	}
+	answer, err := d.lookup(ctx, req.Topic, req.Partition, req.Target)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"answer": answer}, nil
+}
+
+func (d *driver) listOffsets(ctx context.Context, req *driverkit.Request) (any, error) {
+	if err := req.Need("topic", "partition", "spec"); err != nil {
+		return nil, err
+	}
+	switch req.Spec {
+	case "earliest":
+		p, err := d.listOffsetsOf(ctx, req.Topic, req.Partition, kafka.FirstOffset)
+		if err != nil {
+			return nil, err
+		}
+		return driverkit.OffsetAndTimestamp{Offset: p.FirstOffset}, nil
+	case "latest":
+		p, err := d.listOffsetsOf(ctx, req.Topic, req.Partition, kafka.LastOffset)
+		if err != nil {
+			return nil, err
+		}
+		return driverkit.OffsetAndTimestamp{Offset: p.LastOffset}, nil
+	}
+	return nil, driverkit.NotSupported("kafka-go has no " + req.Spec + " lookup")
+}
+
+func (d *driver) seekByTime(ctx context.Context, req *driverkit.Request) (any, error) {
+	if err := req.Need("topic", "partition", "target", "until"); err != nil {
+		return nil, err
+	}
+	answer, err := d.lookup(ctx, req.Topic, req.Partition, req.Target)
+	if err != nil {
+		return nil, err
+	}
+	// No record found (kafka-go answers offset -1 then), or none before `until`: a reader would wait for new ones.
+	if answer == nil || answer.Offset < 0 || answer.Offset >= req.Until {
+		return map[string]any{"answer": answer, "record": nil}, nil
+	}
+	reader := d.reader(req.Topic, req.Partition)
+	defer reader.Close()
+	if err := reader.SetOffsetAt(ctx, time.UnixMilli(req.Target)); err != nil {
+		return nil, driverkit.Fail(kind(err), err.Error())
+	}
+	records, err := d.read(ctx, reader, req.Until, true)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"answer": answer, "record": records[0]}, nil
+}
+
+func main() { driverkit.Serve(&driver{}) }
