@@ -5,9 +5,9 @@ then `go get` of the asked version (or a `replace` by a local checkout), `go mod
 The build folder's name is a hash of the sources, the module, the version (or the checkout's resolved path) and
 the Go version, so that a change to any of them builds afresh and an unchanged one costs a hash; a `.complete`
 marker says the build finished, and a file lock makes concurrent runs build once. A checkout's driver is rebuilt
-on every use (its files may have changed; go's build cache keeps that to a second or so). `go get` rather than an edit of
-the require line, so that the driver's other modules of the same library (franz-go's kadm and kmsg) move down with
-an older version instead of pulling it back up.
+on every use (its files may have changed; go's build cache keeps that to a second or so). `go get` rather than an
+edit of the require line, so that the driver's other modules of the same library (franz-go's kadm and kmsg) move
+down with an older version instead of pulling it back up.
 
 The binary reports the library version it was built with through runtime/debug.ReadBuildInfo (driverkit's
 ModuleVersion): the module version, or the checkout's path. Go talks only to the user's own GOPROXY; the build
@@ -35,8 +35,10 @@ KIT = "driverkit"
 _SOURCE_SUFFIXES = (".go", ".mod", ".sum")
 # What go prints when the proxy does not serve a version (an unknown tag, a malformed one, a 404/410; a
 # filtering mirror answers 403 "This module version is not available").
-_NOT_SERVED = re.compile(r"unknown revision|invalid version|no matching versions|not found|not available|40[34] |410 Gone")
-_TOO_OLD = re.compile(r"requires go >= (\S+) \(running go (\S+)")
+_NOT_SERVED = re.compile(
+    r"unknown revision|invalid version|no matching versions|not found|not available|40[34] |410 Gone"
+)
+_TOO_OLD = re.compile(r"requires go >= (\S+) \(running go ([^;)\s]+)")
 _COMPILER_ERROR = re.compile(r"\.go:\d+(:\d+)?: ")
 _MODULE = re.compile(r"^module\s+(\S+)", re.MULTILINE)
 _REQUIRE = re.compile(r"^\s*(?:require\s+)?([\w.\-~/]+)\s+v\S+", re.MULTILINE)
