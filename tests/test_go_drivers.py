@@ -9,13 +9,22 @@ against the reference broker.
 
 from __future__ import annotations
 
+import base64
 import shutil
+import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conformance.targets.drivers import DRIVERS, SOURCES, DriverUnavailable, go_build
+from conformance.reference.control_client import ControlClient
+from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, SOURCES, DriverUnavailable, go_build
+from conformance.targets.drivers.driver_process import DriverProcess
 from conformance.targets.drivers.go_build import build_go_driver
+from conformance.targets.managed.reference_broker import ReferenceBroker, start_reference
+from conformance.wire.client import WireClient
+from models.codec import decode_batches
 
 GO_DRIVERS = sorted(name for name, spec in DRIVERS.items() if spec.language == "go")
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed")
@@ -104,10 +113,97 @@ def test_the_cache_key_follows_the_sources_and_the_version(tmp_path: Path) -> No
     drivers = tmp_path / "go"
     shutil.copytree(SOURCES / "go" / "kafkago", drivers / "kafkago")
     shutil.copytree(SOURCES / "go" / "driverkit", drivers / "driverkit")
-    key = go_build._key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.51", "", "go1.26.0")
-    assert key == go_build._key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.51", "", "go1.26.0")
-    assert key != go_build._key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.50", "", "go1.26.0")
-    assert key != go_build._key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.51", "", "go1.26.1")
+    key = go_build.build_key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.51", "", "go1.26.0")
+    assert key == go_build.build_key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.51", "", "go1.26.0")
+    assert key != go_build.build_key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.50", "", "go1.26.0")
+    assert key != go_build.build_key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.51", "", "go1.26.1")
     with (drivers / "driverkit" / "serve.go").open("a") as kit:
         kit.write("\n// a change to driverkit builds every driver afresh\n")
-    assert key != go_build._key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.51", "", "go1.26.0")
+    assert key != go_build.build_key(drivers / "kafkago", "github.com/segmentio/kafka-go", "v0.4.51", "", "go1.26.0")
+
+
+# -- e2e: each driver built and run through the protocol
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, list[str]]:
+    """Each Go driver at its pinned version (built into the user's cache, as a run builds it)."""
+    if shutil.which("go") is None:
+        pytest.skip("Go is not installed")
+    return {name: build_go_driver(DRIVERS[name], version=None, path=None, timeout=900) for name in GO_DRIVERS}
+
+
+def _driver(name: str, argv: list[str], tmp_path: Path, timeout: float = 10.0) -> DriverProcess:
+    return DriverProcess(f"the {name} driver", argv, target=f"client:{name}", log_path=tmp_path / f"{name}.log",
+                         timeout=timeout)  # fmt: skip
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", GO_DRIVERS)
+def test_a_built_driver_is_cached_and_says_its_version(name: str, built: dict[str, list[str]], tmp_path: Path) -> None:
+    started = time.monotonic()
+    assert build_go_driver(DRIVERS[name], version=None, path=None, timeout=60) == built[name]
+    assert time.monotonic() - started < 2.0  # a hash of the sources and `go env GOVERSION`
+    with _driver(name, built[name], tmp_path) as driver:
+        hello = driver.start(CLIENT_ROLE, bootstrap="127.0.0.1:1")  # no library call connects before an operation
+    assert (hello["library"], hello["version"], hello["language"]) == (name, DRIVERS[name].pinned, "go")
+    assert {"send", "consume", "offsets-for-times", "earliest", "latest"} <= set(hello["capabilities"])
+
+
+@pytest.mark.e2e
+def test_franz_go_writes_and_reads_every_magic(built: dict[str, list[str]], tmp_path: Path) -> None:
+    """The codec role needs no broker: kgo's producer writes to the driver's own in-memory broker, and kgo's
+    consumer code reads what it wrote."""
+    records = [{"timestamp": 1_764_000_000_000 + d, "key": "aw==", "value": base64.b64encode(b"v" * 200).decode(),
+                "headers": []} for d in (0, -5, 9)]  # fmt: skip
+    with _driver("franz-go", built["franz-go"], tmp_path) as driver:
+        hello = driver.start(CODEC_ROLE)
+        assert hello["build_magics"] == hello["read_magics"] == [0, 1, 2]
+        for magic, codec in [(0, "gzip"), (1, "snappy"), (2, "zstd"), (2, "none")]:
+            data = driver.request("build", magic=magic, codec=codec, timestamp_type="CreateTime", log_append_time=None,
+                                  base_offset=0, records=records)["data"]  # fmt: skip
+            stored = decode_batches(base64.b64decode(data))
+            assert [(b.magic, b.codec.name.lower()) for b in stored] == [(magic, codec)]
+            read = driver.request("read", data=data)["batches"]
+            timestamps = [(r["offset"], r["timestamp"]) for b in read for r in b["records"]]
+            want = -1 if magic == 0 else None
+            assert timestamps == [(i, want or r["timestamp"]) for i, r in enumerate(records)]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReferenceBroker]:
+    with start_reference(tmp_path_factory.mktemp("reference"), profile="kafka-4.0", brokers=1) as broker:
+        ControlClient(broker.control_url).set_clock(0, time.time_ns() // 1_000_000)
+        yield broker
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("name", GO_DRIVERS)
+def test_a_client_driver_sends_consumes_and_looks_up(
+    name: str, built: dict[str, list[str]], reference: ReferenceBroker, tmp_path: Path
+) -> None:
+    """What every library does right against the reference broker: one send of three records (one the producer
+    stamps), the records read back from offset 0, a lookup of a written timestamp, the earliest and latest
+    offsets, and a seek by time; the departures each library has are the suites' business."""
+    topic = f"go-{name}-{uuid.uuid4().hex[:6]}"
+    with WireClient(reference.bootstrap, timeout=10) as wire:
+        assert wire.create_topic(topic).error_code == 0
+    now = time.time_ns() // 1_000_000
+    b64 = lambda raw: base64.b64encode(raw).decode()  # noqa: E731
+    sent = [{"key": b64(b"a"), "value": b64(b"1"), "timestamp": now - 1000},
+            {"key": b64(b"b"), "value": None, "timestamp": None},
+            {"key": b64(b"c"), "value": b64(b"3"), "timestamp": now - 500}]  # fmt: skip
+    with _driver(name, built[name], tmp_path) as driver:
+        driver.start(CLIENT_ROLE, bootstrap=reference.bootstrap)
+        outcomes = driver.request("send", topic=topic, partition=0, codec="gzip", records=sent)["outcomes"]
+        assert [o["offset"] for o in outcomes] == [0, 1, 2]
+        records = driver.request("consume", topic=topic, partition=0, offset=0, until=3)["records"]
+        assert [(r["offset"], r["key"], r["value"]) for r in records] == [(i, s["key"], s["value"]) for i, s in
+                                                                          enumerate(sent)]  # fmt: skip
+        assert [records[0]["timestamp"], records[2]["timestamp"]] == [now - 1000, now - 500]
+        answer = driver.request("offsets_for_times", topic=topic, partition=0, target=now - 1000)["answer"]
+        assert answer is not None and answer["offset"] == 0
+        assert driver.request("list_offsets", topic=topic, partition=0, spec="earliest")["offset"] == 0
+        assert driver.request("list_offsets", topic=topic, partition=0, spec="latest")["offset"] == 3
+        seek = driver.request("seek_by_time", topic=topic, partition=0, target=now - 1000, until=3)
+        assert seek["record"] is not None and seek["record"]["offset"] == seek["answer"]["offset"]

@@ -17,18 +17,15 @@ and -mod=mod.
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
 import os
 import re
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable
+from conformance.targets.drivers.driver_builds import BuildLock, cache_key, sources_digest
 
 GO_FIX = "install Go 1.26+ (https://go.dev/dl/) or put it on PATH"
 KIT = "driverkit"
@@ -59,13 +56,13 @@ def build_go_driver(spec: DriverSpec, *, version: str | None, path: str | None, 
     except _GoFailed as failed:
         raise DriverUnavailable(f"`{go} env GOVERSION` failed ({failed.first_error}): {GO_FIX}") from None
     source = SOURCES / spec.source
-    key = _key(source, spec.package, wanted or "", str(checkout or ""), go_version)
+    key = build_key(source, spec.package, wanted or "", str(checkout or ""), go_version)
     root = CACHE / "go" / f"{spec.name}-{key}"
     binary = root / "bin" / f"kts-{spec.name}-driver"
     if (root / ".complete").exists() and checkout is None:
         return [str(binary)]
     root.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(root.with_suffix(".lock")):
+    with BuildLock(root):
         module_dir = root / source.name
         step = _Steps(go, module_dir, env, deadline, root / "build.log", spec)
         if (root / ".complete").exists():
@@ -201,22 +198,6 @@ def _source_files(folder: Path) -> list[Path]:
     return sorted(f for f in folder.iterdir() if f.is_file() and f.name.endswith(_SOURCE_SUFFIXES))
 
 
-def _key(source: Path, *parts: str) -> str:
-    digest = hashlib.sha256()
-    for folder in (source, source.parent / KIT):
-        for file in _source_files(folder):
-            digest.update(f"{folder.name}/{file.name}\0".encode())
-            digest.update(file.read_bytes())
-    for part in parts:
-        digest.update(f"\0{part}".encode())
-    return digest.hexdigest()[:16]
-
-
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def build_key(source: Path, *parts: str) -> str:
+    """The build folder's key: the driver's sources and driverkit's, then `parts` (module, version, checkout, Go)."""
+    return cache_key(sources_digest(source), sources_digest(source.parent / KIT), *parts)
