@@ -38,10 +38,16 @@ var codecs = map[string]kafka.Compression{
 }
 
 type driver struct {
-	brokers   []string
-	timeout   time.Duration
-	transport *kafka.Transport
-	logger    kafka.Logger
+	brokers []string
+	timeout time.Duration
+	logger  kafka.Logger
+}
+
+// transport is a kafka.Transport for one operation. A Transport answers metadata from a cache it refreshes every
+// MetadataTTL (6 s by default, transport.go connPool.roundTrip), so a long-lived one does not know a topic
+// created since and fails a write to it with UNKNOWN_TOPIC_OR_PARTITION; the suites create a topic per example.
+func (d *driver) transport() *kafka.Transport {
+	return &kafka.Transport{ClientID: "kts-kafka-go", DialTimeout: d.timeout}
 }
 
 func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverkit.HelloOK, error) {
@@ -49,7 +55,6 @@ func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverki
 		return nil, driverkit.NotSupported("kafka-go's record encoding is internal (protocol package, unexported writers)")
 	}
 	d.brokers, d.timeout = strings.Split(bootstrap, ","), timeout
-	d.transport = &kafka.Transport{ClientID: "kts-kafka-go", DialTimeout: timeout}
 	if os.Getenv("KTS_DRIVER_DEBUG") != "" {
 		d.logger = log.New(os.Stderr, "[kafka-go] ", log.LstdFlags)
 	}
@@ -79,12 +84,7 @@ func (d *driver) Handle(ctx context.Context, req *driverkit.Request) (any, error
 	return nil, driverkit.UnknownOp(req)
 }
 
-func (d *driver) Close() error {
-	if d.transport != nil {
-		d.transport.CloseIdleConnections()
-	}
-	return nil
-}
+func (d *driver) Close() error { return nil }
 
 // kind is a failure's name: a kafka.Error's protocol name, else the Go type.
 func kind(err error) string {
@@ -105,6 +105,8 @@ func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) 
 	}
 	var written []kafka.Message
 	partition := int(req.Partition)
+	transport := d.transport()
+	defer transport.CloseIdleConnections()
 	writer := &kafka.Writer{
 		Addr:         kafka.TCP(d.brokers...),
 		Topic:        req.Topic,
@@ -115,7 +117,7 @@ func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) 
 		Compression:  compression,
 		WriteTimeout: d.timeout,
 		ReadTimeout:  d.timeout,
-		Transport:    d.transport,
+		Transport:    transport,
 		Logger:       d.logger,
 		Completion:   func(messages []kafka.Message, _ error) { written = append(written, messages...) },
 	}
@@ -214,7 +216,9 @@ func (d *driver) consume(ctx context.Context, req *driverkit.Request) (any, erro
 // as it is (FirstOffset and LastOffset are -2 and -1).
 func (d *driver) listOffsetsOf(ctx context.Context, topic string, partition int32, timestamp int64,
 ) (kafka.PartitionOffsets, error) {
-	client := &kafka.Client{Addr: kafka.TCP(d.brokers...), Timeout: d.timeout, Transport: d.transport}
+	transport := d.transport()
+	defer transport.CloseIdleConnections()
+	client := &kafka.Client{Addr: kafka.TCP(d.brokers...), Timeout: d.timeout, Transport: transport}
 	resp, err := client.ListOffsets(ctx, &kafka.ListOffsetsRequest{
 		Topics: map[string][]kafka.OffsetRequest{topic: {{Partition: int(partition), Timestamp: timestamp}}},
 	})
