@@ -24,6 +24,7 @@ import (
 	"log"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -40,7 +41,8 @@ var codecs = map[string]kafka.Compression{
 type driver struct {
 	brokers []string
 	timeout time.Duration
-	logger  kafka.Logger
+	logger  kafka.Logger // kafka-go's log, with KTS_DRIVER_DEBUG set
+	errors  kafka.Logger // kafka-go's errors, always: a Reader retries what it cannot read and says so only here
 }
 
 // transport is a kafka.Transport for one operation. A Transport answers metadata from a cache it refreshes every
@@ -55,6 +57,7 @@ func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverki
 		return nil, driverkit.NotSupported("kafka-go's record encoding is internal (protocol package, unexported writers)")
 	}
 	d.brokers, d.timeout = strings.Split(bootstrap, ","), timeout
+	d.errors = log.New(os.Stderr, "[kafka-go error] ", log.LstdFlags)
 	if os.Getenv("KTS_DRIVER_DEBUG") != "" {
 		d.logger = log.New(os.Stderr, "[kafka-go] ", log.LstdFlags)
 	}
@@ -119,6 +122,7 @@ func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) 
 		ReadTimeout:  d.timeout,
 		Transport:    transport,
 		Logger:       d.logger,
+		ErrorLogger:  d.errors,
 		Completion:   func(messages []kafka.Message, _ error) { written = append(written, messages...) },
 	}
 	messages := make([]kafka.Message, len(req.Records))
@@ -159,26 +163,53 @@ func consumerRecord(m kafka.Message) driverkit.ConsumerRecord {
 	return out
 }
 
-func (d *driver) reader(topic string, partition int32) *kafka.Reader {
+// lastError is a Reader's ErrorLogger that also keeps the last line: a Reader that cannot read a batch logs the
+// error and fetches again (reader.go:1427-1433), so a consume that times out says why with it.
+type lastError struct {
+	to   kafka.Logger
+	mu   sync.Mutex
+	line string
+}
+
+func (l *lastError) Printf(format string, args ...any) {
+	l.to.Printf(format, args...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.line = fmt.Sprintf(format, args...)
+}
+
+func (l *lastError) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.line
+}
+
+func (d *driver) reader(topic string, partition int32) (*kafka.Reader, *lastError) {
+	logged := &lastError{to: d.errors}
 	return kafka.NewReader(kafka.ReaderConfig{
-		Brokers:   d.brokers,
-		Topic:     topic,
-		Partition: int(partition),
-		MaxWait:   100 * time.Millisecond,
-		Dialer:    &kafka.Dialer{ClientID: "kts-kafka-go", Timeout: d.timeout},
-		Logger:    d.logger,
-	})
+		Brokers:     d.brokers,
+		Topic:       topic,
+		Partition:   int(partition),
+		MaxWait:     100 * time.Millisecond,
+		Dialer:      &kafka.Dialer{ClientID: "kts-kafka-go", Timeout: d.timeout},
+		Logger:      d.logger,
+		ErrorLogger: logged,
+	}), logged
 }
 
 // read delivers records from the reader's position until one at until-1 or beyond (or the first).
-func (d *driver) read(ctx context.Context, reader *kafka.Reader, until int64, first bool,
+func (d *driver) read(ctx context.Context, reader *kafka.Reader, logged *lastError, until int64, first bool,
 ) ([]driverkit.ConsumerRecord, error) {
 	var out []driverkit.ConsumerRecord
 	for len(out) == 0 || out[len(out)-1].Offset < until-1 {
 		m, err := reader.ReadMessage(ctx)
 		if ctx.Err() != nil {
+			why := ""
+			if line := logged.last(); line != "" {
+				why = "; the Reader's last error: " + line
+			}
 			return nil, driverkit.FailDelivered("timeout", fmt.Sprintf("kafka-go delivered no record at offset %d "+
-				"or beyond within %s", until-1, d.timeout), out)
+				"or beyond within %s%s", until-1, d.timeout, why), out)
 		}
 		if err != nil {
 			return nil, driverkit.FailDelivered(kind(err), err.Error(), out)
@@ -197,12 +228,12 @@ func (d *driver) consume(ctx context.Context, req *driverkit.Request) (any, erro
 	if err := req.Need("topic", "partition", "offset", "until"); err != nil {
 		return nil, err
 	}
-	reader := d.reader(req.Topic, req.Partition)
+	reader, logged := d.reader(req.Topic, req.Partition)
 	defer reader.Close()
 	if err := reader.SetOffset(req.Offset); err != nil {
 		return nil, driverkit.Fail(kind(err), err.Error())
 	}
-	records, err := d.read(ctx, reader, req.Until, false)
+	records, err := d.read(ctx, reader, logged, req.Until, false)
 	if err != nil {
 		return nil, err
 	}
@@ -297,12 +328,12 @@ func (d *driver) seekByTime(ctx context.Context, req *driverkit.Request) (any, e
 	if answer == nil || answer.Offset < 0 || answer.Offset >= req.Until {
 		return map[string]any{"answer": answer, "record": nil}, nil
 	}
-	reader := d.reader(req.Topic, req.Partition)
+	reader, logged := d.reader(req.Topic, req.Partition)
 	defer reader.Close()
 	if err := reader.SetOffsetAt(ctx, time.UnixMilli(req.Target)); err != nil {
 		return nil, driverkit.Fail(kind(err), err.Error())
 	}
-	records, err := d.read(ctx, reader, req.Until, true)
+	records, err := d.read(ctx, reader, logged, req.Until, true)
 	if err != nil {
 		return nil, err
 	}
