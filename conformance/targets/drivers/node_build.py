@@ -89,7 +89,7 @@ def _checkout(spec: DriverSpec, path: str) -> Path:
         name = None
     if name != spec.package:
         raise DriverUnavailable(
-            f"{path!r} is not a checkout of {spec.package}: its package.json does not name {spec.package} "
+            f"{path!r} is not a checkout of {spec.package}: its package.json does not name it "
             f"(=PATH is a local clone of the library, e.g. git clone https://github.com/tulios/kafkajs)"
         )
     return checkout
