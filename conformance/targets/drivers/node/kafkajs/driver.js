@@ -163,13 +163,15 @@ function kindOf(e) {
   return (e && e.name) || 'Error'
 }
 
+// The error's own text (its type is the answer's `kind`), then the causes KafkaJS wrapped it around.
 function messageOf(e) {
-  const parts = []
-  for (let x = e, depth = 0; x && depth < 16; x = x.cause, depth++) {
+  const first = e && e.message !== undefined ? String(e.message) : String(e)
+  const causes = []
+  for (let x = e && e.cause, depth = 0; x && depth < 16; x = x.cause, depth++) {
     const text = `${x.name || 'Error'}: ${x.message}`
-    if (!parts.includes(text)) parts.push(text)
+    if (x.message !== first && !causes.includes(text)) causes.push(text)
   }
-  return parts.join(' <- ')
+  return causes.length ? `${first} (caused by ${causes.join(', caused by ')})` : first
 }
 
 function failed(e, extra = {}) {
