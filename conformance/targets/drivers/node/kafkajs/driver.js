@@ -47,6 +47,7 @@ const PROTOCOL = 1
 const LIBRARY = 'kafkajs'
 const LANGUAGE = 'javascript'
 const POLL_WAIT_MS = 100
+const CLEANUP_MS = 5000 // leaving a consumer group, closing connections: after the request's own deadline
 
 let kafkajs
 try {
@@ -223,6 +224,7 @@ class Driver {
   constructor() {
     this.kafka = null
     this.timeoutMs = 10000
+    this.deadline = Date.now() + this.timeoutMs
     this.capabilities = []
     this.codecs = []
     this.producer = null
@@ -231,12 +233,21 @@ class Driver {
     this.consumerCount = 0
   }
 
-  bounded(promise, what) {
+  // Every library call of a request is bounded by the request's deadline (timeout_ms from its start), so that a
+  // request is answered within timeout_ms plus the clean-up; the suite waits twice that.
+  bounded(promise, what, deadline = this.deadline) {
     let timer
     const limit = new Promise((resolve, reject) => {
-      timer = setTimeout(() => reject(new DriverTimeout(`${what} took longer than ${this.timeoutMs} ms`)), this.timeoutMs)
+      timer = setTimeout(
+        () => reject(new DriverTimeout(`${what} did not finish within timeout_ms (${this.timeoutMs} ms)`)),
+        Math.max(0, deadline - Date.now())
+      )
     })
     return Promise.race([promise, limit]).finally(() => clearTimeout(timer))
+  }
+
+  cleanupDeadline() {
+    return Date.now() + Math.min(this.timeoutMs, CLEANUP_MS)
   }
 
   async hello(req) {
@@ -249,6 +260,7 @@ class Driver {
       throw new ProtocolError('unsupported', `KafkaJS plays the client role only (its record layer is not public), not ${role}`)
     }
     this.timeoutMs = Number(field(req, 'timeout_ms', v => Number.isInteger(v) && v > 0))
+    this.deadline = Date.now() + this.timeoutMs
     const brokers = field(req, 'bootstrap', isString).split(',').map(b => b.trim()).filter(Boolean)
     this.kafka = new Kafka({
       clientId: 'kts-kafkajs',
@@ -432,7 +444,8 @@ class Driver {
       throw new ProtocolError('failed', messageOf(e), kindOf(e), delivered.filter(r => r.offset < until))
     } finally {
       this.consumers.delete(consumer)
-      await this.bounded(consumer.disconnect(), 'consumer.disconnect()').catch(e => log(`disconnect: ${e.message}`))
+      await this.bounded(consumer.disconnect(), 'consumer.disconnect()', this.cleanupDeadline())
+        .catch(e => log(`disconnect: ${e.message}`))
     }
   }
 
@@ -519,7 +532,7 @@ class Driver {
     }
     this.producer = this.admin = null
     this.consumers.clear()
-    const results = await this.bounded(Promise.allSettled(all), 'closing').catch(e => [e])
+    const results = await this.bounded(Promise.allSettled(all), 'closing', this.cleanupDeadline()).catch(e => [e])
     for (const r of results) if (r && r.status === 'rejected') log(`close: ${r.reason && r.reason.message}`)
   }
 
@@ -546,6 +559,7 @@ async function answer(driver, line) {
   if (!OPS.includes(req.op)) {
     return { id: req.id, error: { type: 'bad-request', message: `unknown op ${JSON.stringify(req.op)}` } }
   }
+  driver.deadline = Date.now() + driver.timeoutMs
   try {
     return { id: req.id, ok: await driver[req.op](req) }
   } catch (e) {
