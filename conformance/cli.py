@@ -76,6 +76,12 @@ _COMMANDS: tuple[_Command, ...] = (
         lambda args, out: _check_control().run(args, out),
     ),
     _Command(
+        "check-driver",
+        "check a client or codec driver against the driver protocol (docs/driver-protocol.md), one line per check",
+        lambda parser: _check_driver().add_arguments(parser),
+        lambda args, out: _check_driver().run(args, out),
+    ),
+    _Command(
         "compare",
         "compare a target's clause verdicts with the in-process model's, profile by profile (the reference check)",
         lambda parser: _agreement().add_arguments(parser),
@@ -107,6 +113,12 @@ _COMMANDS: tuple[_Command, ...] = (
         lambda args, out: _broker_differential().run(args, out),
     ),
 )
+
+
+def _check_driver():  # type: ignore[no-untyped-def]
+    from conformance.commands import check_driver as command
+
+    return command
 
 
 def _broker_differential():  # type: ignore[no-untyped-def]

@@ -225,12 +225,15 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"$ {shlex.join(['pytest', *cmd[3:]])}\n{expectations.describe()}\n")
     out.flush()
     finished = run_streaming(cmd, out, forward_stops=True)
-    if finished.exit_messages:
-        # pytest.exit(): the run could not start (e.g. a managed broker that did not come up). Its message
-        # names the cause and the fix; the class that carried it is no news to a user.
-        raise UsageError(finished.exit_messages[0].removeprefix(f"{PROG}: "))
+    # pytest.exit(): the run could not start (e.g. a managed broker that did not come up), or a driver broke
+    # under it (conformance.targets.drivers). Its message names the cause and the fix; the class that carried it
+    # is no news to a user. What ran before a driver broke keeps its report, and the message comes last.
+    stopped_by_message = finished.exit_messages[0].removeprefix(f"{PROG}: ") if finished.exit_messages else None
+    if stopped_by_message is not None and not (verdicts.is_file() and read_results(verdicts).tests):
+        raise UsageError(stopped_by_message)
     code = finished.returncode
-    if code in (3, 4) and finished.stopped_by is None:  # internal error or usage error: pytest has said why
+    if code in (3, 4) and finished.stopped_by is None and stopped_by_message is None:
+        # internal error or usage error: pytest has said why
         return EXIT_USAGE
     # A run stopped early says so wherever its verdicts are shown (they cover only the tests that finished).
     incomplete = read_results(verdicts).incomplete if verdicts.is_file() else None
@@ -258,6 +261,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             write_clause_results(verdicts, results, expectations.path)
         if not args.no_html:
             exit_code = 128 + finished.stopped_by if finished.stopped_by is not None else int(code != 0)
+            if stopped_by_message is not None:
+                exit_code = EXIT_USAGE
             try:
                 index = _build_report(args, results, html, verdicts, expectations, budget, exit_code)
                 out.write(f"report: {index}\n")
@@ -266,6 +271,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
                 code = code or EXIT_CHECK_FAILED
     if finished.stopped_by is not None:
         exit_code = 128 + finished.stopped_by
+    elif stopped_by_message is not None:
+        exit_code = EXIT_USAGE
     else:
         exit_code = EXIT_OK if code == 0 else EXIT_CHECK_FAILED
     if verdicts.is_file():
@@ -280,6 +287,9 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
 
         # Last, as on the report's first page: the verdict as the exit code says it.
         out.write(f"verdict: {headline_of(read_results(verdicts)).with_exit(exit_code)}\n")
+    if stopped_by_message is not None:
+        out.flush()
+        raise UsageError(stopped_by_message)
     return exit_code
 
 

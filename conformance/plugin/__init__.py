@@ -31,6 +31,7 @@ from conformance.plugin.collection import kind_of_test, pytest_collection_modify
 from conformance.plugin.fixtures import (
     impl,
     profile,
+    pytest_exception_interact,
     pytest_runtest_setup,
     reference_factory,
     require,
@@ -54,6 +55,7 @@ __all__ = [
     "pytest_addoption",
     "pytest_collection_modifyitems",
     "pytest_configure",
+    "pytest_exception_interact",
     "pytest_runtest_call",
     "pytest_runtest_makereport",
     "pytest_runtest_setup",

@@ -11,6 +11,7 @@ import pytest
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.plugin.reporting import attach_to_allure
 from conformance.plugin.state import HEALTH, STATE, STOPPED, STOPPED_BY
+from conformance.targets.drivers.driver_process import broken_driver_behind
 from conformance.targets.health import TargetHealth, TargetLost
 from conformance.targets.implementation import Capability, Implementation, ImplementationFactory
 from conformance.targets.model import ModelFactory
@@ -119,3 +120,12 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if missing:
             pytest.skip(UNSUPPORTED_PREFIX + ", ".join(c.value for c in missing))
         raise TargetLost(health.not_run_message())
+
+
+def pytest_exception_interact(node: pytest.Item | pytest.Collector, call: pytest.CallInfo[object]) -> None:
+    """A driver that died, hung or broke the protocol (conformance.targets.drivers) stops the run with exit 2 and
+    its one line: what it answered after that says nothing about the library. The report of what ran is kept."""
+    broken = broken_driver_behind(call.excinfo.value) if call.excinfo is not None else None
+    if broken is not None:
+        pytest.exit(f"kafka-conformance: {broken}", returncode=pytest.ExitCode.USAGE_ERROR)
+

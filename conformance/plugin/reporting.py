@@ -38,6 +38,7 @@ from conformance.plugin.state import (
     STOPPED,
     STOPPED_BY,
 )
+from conformance.targets.drivers.driver_process import broken_driver_behind
 from conformance.targets.health import TargetLost
 from conformance.targets.implementation import UnsupportedOperation
 from models.clauses import get_clause
@@ -227,7 +228,17 @@ def _judged_target_lost(
     NETWORK_EXCEPTION, a timeout) says nothing about its timestamp behaviour; and not PASS either: the
     clauses were not decided. The test itself fails, so the run fails."""
     health = item.config.stash.get(HEALTH, None)
-    if health is None or report.when not in ("setup", "call"):
+    if report.when not in ("setup", "call"):
+        return False
+    broken = broken_driver_behind(call.excinfo.value) if call.excinfo is not None else None
+    if broken is not None:
+        # The driver, not the library, broke: nothing it said is the library's answer (the run stops, fixtures.py).
+        message = f"DRIVER BROKEN: {broken}. This test's clauses are BLOCKED (not decided)."
+        report.outcome = "failed"
+        report.longrepr = message
+        _record(item, report, {cid: Verdict.BLOCKED for cid in clause_ids(item)}, message, target_lost=str(broken))
+        return True
+    if health is None:
         return False
     if call.excinfo is not None and isinstance(call.excinfo.value, TargetLost):
         message = str(call.excinfo.value)

@@ -36,7 +36,10 @@ def open_codec(target: Target, opening: Opening) -> Iterator[Opened]:
     if target.seeded is not None:
         factory = MutantFactory(mutant=target.seeded, profile=opening.profile)
     else:
-        factory = CodecFactory(library=target.library, profile=opening.profile)
+        factory = CodecFactory(
+            library=target.library, profile=opening.profile, version=target.version, path=target.path,
+            log_dir=str(opening.log_dir),
+        )  # fmt: skip
     yield factory, []
 
 

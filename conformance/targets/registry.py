@@ -25,6 +25,8 @@ from conformance.faults import MUTANTS
 from conformance.targets.clients import LIBRARIES as CLIENT_LIBRARIES
 from conformance.targets.clients.client_target import check_client, open_client
 from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
+from conformance.targets.codecs.codec_target import check_codec
+from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, DriverSpec
 from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind
 from conformance.targets.managed.kafka import KAFKA_BROKERS, check_kafka, kafka_profile, open_kafka, release
@@ -125,14 +127,27 @@ class TargetSpec:
     broker_counts: tuple[int, ...] = ()  # the counts it takes where not every one of 1..max_brokers (Kafka: 1 or 3)
 
 
+def _pinned(library: str) -> str:
+    """A library's version where its driver row pins one: " 3.0.12" (for the help texts)."""
+    spec = DRIVERS.get(library)
+    return f" {spec.pinned}" if spec is not None and spec.pinned else ""
+
+
+def _takes_versions(library: str) -> bool:
+    """A library takes NAME==VERSION and NAME=PATH where a driver can build it (conformance.targets.drivers)."""
+    spec = DRIVERS.get(library)
+    return spec is not None and spec.build is not None and spec.pinned is not None
+
+
 def _codec_row(library: str) -> TargetSpec:
     reference = library == MODEL
     return TargetSpec(
         library_name(Kind.CODEC, library), Kind.CODEC, ServedBy.IN_PROCESS,
-        obtained=f"the adapter {CODEC_LIBRARIES[library]}", opener=open_codec,
-        description="the model's record codec" if reference else f"the record layer of {library}",
+        obtained=f"the adapter {CODEC_LIBRARIES[library]}", opener=open_codec, check=check_codec,
+        description="the model's record codec" if reference else f"the record layer of {library}{_pinned(library)}",
         expectations=None if reference else f"codec-{library}.toml",
         mutants=frozenset({MutantForm.SEEDED}) if reference else frozenset(),
+        versions=_takes_versions(library), paths=_takes_versions(library),
     )  # fmt: skip
 
 
@@ -141,11 +156,42 @@ def _client_row(library: str) -> TargetSpec:
     return TargetSpec(
         library_name(Kind.CLIENT, library), Kind.CLIENT, ServedBy.REFERENCE,
         obtained=f"the adapter {CLIENT_LIBRARIES[library]}", opener=open_client, check=check_client,
-        description=("the reference client (the spec's client rules)" if reference else f"the {library} client")
-        + " against the reference broker",
+        description=("the reference client (the spec's client rules)" if reference else
+                     f"the {library}{_pinned(library)} client") + " against the reference broker",
         expectations=None if reference else f"client-{library}.toml",
         mutants=frozenset({MutantForm.SEEDED, MutantForm.SERVED}) if reference else frozenset({MutantForm.SERVED}),
+        versions=_takes_versions(library), paths=_takes_versions(library),
     )  # fmt: skip
+
+
+def _driver_row(driver: DriverSpec, kind: Kind) -> TargetSpec:
+    """A library of another language, through its driver (docs/driver-protocol.md); `driver` itself is a user's
+    own executable (client:driver=PATH)."""
+    own = driver.build is None
+    what = "your own driver's" if own else f"{driver.package} {driver.pinned} ({driver.language})"
+    role = "client" if kind is Kind.CLIENT else "record layer"
+    return TargetSpec(
+        library_name(kind, driver.name), kind, ServedBy.REFERENCE if kind is Kind.CLIENT else ServedBy.IN_PROCESS,
+        obtained=f"{driver.registry}: {driver.package}" + ("" if own else ", built into the cache on first use"),
+        opener=open_client if kind is Kind.CLIENT else open_codec,
+        check=check_client if kind is Kind.CLIENT else check_codec,
+        description=f"{what} {role} through the driver protocol"
+        + (" against the reference broker" if kind is Kind.CLIENT else ""),
+        expectations=None if own else f"{kind.value}-{driver.name}.toml",
+        mutants=frozenset({MutantForm.SERVED}) if kind is Kind.CLIENT else frozenset(),
+        versions=not own, paths=True, in_groups=not own,
+    )  # fmt: skip
+
+
+def _driver_rows() -> tuple[TargetSpec, ...]:
+    """Rows for the drivers' libraries that have no in-process adapter (the other languages' and your own)."""
+    rows = []
+    for driver in DRIVERS.values():
+        if CLIENT_ROLE in driver.roles and driver.name not in CLIENT_LIBRARIES:
+            rows.append(_driver_row(driver, Kind.CLIENT))
+        if CODEC_ROLE in driver.roles and driver.name not in CODEC_LIBRARIES:
+            rows.append(_driver_row(driver, Kind.CODEC))
+    return tuple(rows)
 
 
 TARGETS: tuple[TargetSpec, ...] = (
@@ -187,6 +233,7 @@ TARGETS: tuple[TargetSpec, ...] = (
     ),
     *(_codec_row(library) for library in CODEC_LIBRARIES),
     *(_client_row(library) for library in CLIENT_LIBRARIES),
+    *_driver_rows(),
 )  # fmt: skip
 
 _rows: dict[str, TargetSpec] = {spec.name: spec for spec in TARGETS}
@@ -384,8 +431,9 @@ def default_profile(target: str | Target) -> str:
 
 def expectations_file(target: Target) -> str | None:
     """The file name of `target`'s shipped expectations (under suites/expectations/), or None. They describe the
-    implementation at its pinned version: a mutant, another version or a local checkout has none."""
-    if target.mutant is not None or target.version is not None or target.path is not None:
+    implementation at its pinned version, and apply to another version or a local checkout too: what changed shows
+    as STALE or UNEXPECTED-PASS, a new departure as FAIL. A mutant has none."""
+    if target.mutant is not None:
         return None
     return spec_of(target).expectations
 

@@ -27,6 +27,8 @@ from conformance.faults.client_faults import client_fault
 from conformance.targets.clients import LIBRARIES
 from conformance.targets.clients.client_library import ClientLibrary, ClientUnavailable
 from conformance.targets.clients.tap import WireTap
+from conformance.targets.drivers.driver_builds import driver_command
+from conformance.targets.drivers.driver_client import DriverClient
 from conformance.targets.implementation import Capability, Kind
 from conformance.targets.kafka_wire import WireFactory, WireImplementation, check_control
 from conformance.targets.managed.kafka import check_kafka_line, kafka_on_the_suites_clock
@@ -55,8 +57,18 @@ def _adapter(library: str) -> type[ClientLibrary]:
     return adapter
 
 
-def check_library(library: str) -> None:
-    """The library is known and installed (a TargetError naming the choices or the one-line fix otherwise)."""
+def uses_driver(library: str, version: str | None = None, path: str | None = None) -> bool:
+    """Whether `library` runs through its driver (conformance.targets.drivers): a library of another language, or
+    a Python library at another version or from a checkout; the pinned Python ones run in this process."""
+    return library not in LIBRARIES or version is not None or path is not None
+
+
+def check_library(library: str, version: str | None = None, path: str | None = None) -> None:
+    """The library is known and installed, or its driver built (a TargetError naming the choices or the one-line
+    fix otherwise)."""
+    if uses_driver(library, version, path):
+        driver_command(library, version=version, path=path)
+        return
     adapter = _adapter(library)
     require = getattr(adapter, "require", None)
     if require is not None:
@@ -66,11 +78,25 @@ def check_library(library: str) -> None:
             raise TargetError(str(exc)) from None
 
 
-def open_library(library: str, bootstrap: str, *, timeout: float, fault: str | None = None) -> ClientLibrary:
-    """The adapter of `library` connected to `bootstrap`; with `fault`, the reference client with that client
-    mutant's fault seeded (library "model" only)."""
+def open_library(
+    library: str,
+    bootstrap: str,
+    *,
+    timeout: float,
+    fault: str | None = None,
+    version: str | None = None,
+    path: str | None = None,
+    log_dir: Path = Path("reports/out/logs"),
+    target: str = "",
+) -> ClientLibrary:
+    """The adapter of `library` connected to `bootstrap` (its driver, where it runs through one); with `fault`,
+    the reference client with that client mutant's fault seeded (library "model" only)."""
     if fault is not None:
         return client_fault(fault)(bootstrap, timeout=timeout)
+    if uses_driver(library, version, path):
+        return DriverClient(
+            library, bootstrap, timeout=timeout, version=version, path=path, log_dir=log_dir, target=target
+        )
     try:
         return _adapter(library)(bootstrap, timeout=timeout)  # type: ignore[call-arg]
     except ClientUnavailable as exc:
@@ -78,8 +104,8 @@ def open_library(library: str, bootstrap: str, *, timeout: float, fault: str | N
 
 
 def check_client(target: Target, opening: Opening) -> None:
-    """A usage check before anything starts: the library is installed, and no address is given (the suite starts
-    the reference broker itself)."""
+    """A usage check before anything starts: the library is installed (or its driver built), and no address is
+    given (the suite starts the reference broker itself)."""
     if opening.bootstrap or opening.control_url:
         raise TargetError(
             f"target {str(target)!r} runs against a broker the suite starts: drop --bootstrap-servers and "
@@ -87,7 +113,7 @@ def check_client(target: Target, opening: Opening) -> None:
         )
     if target.against is not None:
         check_kafka_line(target.against, opening)  # the line's profile, Java and Maven
-    check_library(target.library)
+    check_library(target.library, target.version, target.path)
 
 
 class ClientImplementation:
@@ -97,7 +123,17 @@ class ClientImplementation:
 
     kind = Kind.CLIENT
 
-    def __init__(self, broker: WireImplementation, *, library: str, fault: str | None, timeout: float) -> None:
+    def __init__(
+        self,
+        broker: WireImplementation,
+        *,
+        library: str,
+        fault: str | None,
+        timeout: float,
+        version: str | None = None,
+        path: str | None = None,
+        log_dir: Path = Path("reports/out/logs"),
+    ) -> None:
         self.broker = broker
         self.name = broker.name
         self.profile = broker.profile
@@ -107,7 +143,10 @@ class ClientImplementation:
         self.notes = broker.notes
         self.tap = WireTap(broker.client.bootstrap, timeout=timeout).start()
         try:
-            self.client = open_library(library, self.tap.bootstrap, timeout=timeout, fault=fault)
+            self.client = open_library(
+                library, self.tap.bootstrap, timeout=timeout, fault=fault, version=version, path=path,
+                log_dir=log_dir, target=broker.name,
+            )  # fmt: skip
         except BaseException:
             self.tap.stop()
             broker.close()
@@ -177,9 +216,15 @@ class ClientFactory(WireFactory):
 
     library: str = "model"
     fault: str | None = None  # a client mutant seeded into the reference client
+    version: str | None = None  # client:<library>==VERSION
+    path: str | None = None  # client:<library>=PATH
+    log_dir: str = "reports/out/logs"  # where a driver's stderr goes
 
     def build(self) -> ClientImplementation:  # type: ignore[override]
-        return ClientImplementation(super().build(), library=self.library, fault=self.fault, timeout=self.timeout)
+        return ClientImplementation(
+            super().build(), library=self.library, fault=self.fault, timeout=self.timeout, version=self.version,
+            path=self.path, log_dir=Path(self.log_dir),
+        )  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -187,12 +232,13 @@ def open_client(target: Target, opening: Opening) -> Iterator[Opened]:
     """Start the reference broker for client target `target` (serving the model, or the broker mutant it names),
     yield the factory of the client implementation and the broker's log, and stop the broker on the way out (also
     on errors)."""
-    check_library(target.library)
+    check_library(target.library, target.version, target.path)
     if target.against is not None:
         with kafka_on_the_suites_clock(check_kafka_line(target.against, opening), opening) as kafka:
             yield ClientFactory(
                 bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
-                control_url=kafka.control_url, library=target.library, fault=target.seeded,
+                control_url=kafka.control_url, library=target.library, fault=target.seeded, version=target.version,
+                path=target.path, log_dir=str(opening.log_dir),
             ), kafka.log_paths  # fmt: skip
         return
     reference = start_reference(opening.log_dir, profile=opening.profile, target=target.served)
@@ -206,4 +252,7 @@ def open_client(target: Target, opening: Opening) -> Iterator[Opened]:
             control_url=reference.control_url,
             library=target.library,
             fault=target.seeded,
+            version=target.version,
+            path=target.path,
+            log_dir=str(opening.log_dir),
         ), [Path(reference.log_path)]

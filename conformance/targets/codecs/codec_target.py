@@ -10,13 +10,16 @@ from __future__ import annotations
 import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 from conformance.errors import TargetError
 from conformance.targets.codecs import LIBRARIES
 from conformance.targets.codecs.codec_library import CodecUnavailable, RecordCodecLibrary
+from conformance.targets.drivers.driver_builds import driver_command
+from conformance.targets.drivers.driver_codec import DriverCodec
 from conformance.targets.implementation import Capability, Implementation, Kind, UnsupportedOperation
-from conformance.targets.target import library_name
+from conformance.targets.target import Opening, Target, library_name
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
 from models.constants import IsolationLevel
@@ -25,8 +28,24 @@ from models.profiles import Profile, get_profile
 from models.records import AnyBatch
 
 
-def open_library(library: str) -> RecordCodecLibrary:
-    """The adapter of `library`, or TargetError naming the choices (unknown) or the fix (not installed)."""
+def uses_driver(library: str, version: str | None = None, path: str | None = None) -> bool:
+    """Whether `library` runs through its driver (conformance.targets.drivers): a library of another language, or
+    a Python library at another version or from a checkout; the pinned Python ones run in this process."""
+    return library not in LIBRARIES or version is not None or path is not None
+
+
+def open_library(
+    library: str,
+    *,
+    version: str | None = None,
+    path: str | None = None,
+    log_dir: Path = Path("reports/out/logs"),
+    timeout: float = 10.0,
+) -> RecordCodecLibrary:
+    """The adapter of `library` (its driver, where it runs through one), or TargetError naming the choices
+    (unknown) or the fix (not installed, not built)."""
+    if uses_driver(library, version, path):
+        return DriverCodec(library, version=version, path=path, log_dir=log_dir, timeout=timeout)
     try:
         where = LIBRARIES[library]
     except KeyError:
@@ -40,6 +59,13 @@ def open_library(library: str) -> RecordCodecLibrary:
     except CodecUnavailable as exc:
         raise TargetError(str(exc)) from None
     return built
+
+
+def check_codec(target: Target, opening: Opening) -> None:
+    """A usage check before anything starts: a driver-backed codec's driver is built (a TargetError naming the fix
+    otherwise)."""
+    if uses_driver(target.library, target.version, target.path):
+        driver_command(target.library, version=target.version, path=target.path)
 
 
 class CodecImplementation:
@@ -109,11 +135,15 @@ class CodecFactory:
 
     library: str
     profile: str = "kafka-4.0"
+    version: str | None = None  # codec:<library>==VERSION
+    path: str | None = None  # codec:<library>=PATH
+    log_dir: str = "reports/out/logs"  # where a driver's stderr goes
 
     @property
     def name(self) -> str:
         return library_name(Kind.CODEC, self.library)
 
     def build(self) -> Implementation:
-        return CodecImplementation(self.name, get_profile(self.profile), open_library(self.library))
+        codec = open_library(self.library, version=self.version, path=self.path, log_dir=Path(self.log_dir))
+        return CodecImplementation(self.name, get_profile(self.profile), codec)
 
