@@ -15,7 +15,9 @@
  *   logAppendTime where that is not -1, else the timestamp it set itself; a record it gave no timestamp is stamped
  *   with Date.now() inside KafkaJS's encoder, which the application never sees, so the driver reports -1 ("no
  *   timestamp") for it. A rejected send rejects as a whole with one error (KafkaJS speaks Produce v7 at most, which
- *   has no record_errors): every record of the call gets that error.
+ *   has no record_errors): every record of the call gets that error, which is what the broker's answer says of each
+ *   record, so `record-errors` is declared and the suite judges each record's failure against that answer. A codec
+ *   is declared where KafkaJS's CompressionCodecs has one (the pinned install: none and gzip).
  * consume: KafkaJS's consumer has no manual assignment: a consumer with a fresh groupId subscribes to the topic,
  *   run() joins the group (the only member gets every partition) and consumer.seek() moves the partition to the
  *   requested offset; eachBatch collects the partition's messages until the one at until - 1. A broker without group
@@ -33,6 +35,8 @@
  *   max-timestamp spec (KIP-734): not declared.
  * seek_by_time: fetchTopicOffsetsByTimestamp, then the consumer above from the answered offset; an answer at or past
  *   `until` has no record to deliver (record null).
+ * Each request is bounded by timeout_ms from its start (a `failed` answer of kind DriverTimeout past it); a consumer
+ * that fails part-way answers `failed` with the records it delivered before.
  */
 
 const fs = require('fs')
