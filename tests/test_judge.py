@@ -260,7 +260,7 @@ def test_the_shipped_expectations_files_load_and_name_observables() -> None:
     empty = {"client-java.toml", "codec-java.toml"}
     # The drivers' libraries until their first judged runs are written down (every departure FAILs meanwhile).
     empty |= {"client-franz-go.toml", "codec-franz-go.toml", "client-sarama.toml", "codec-sarama.toml",
-              "client-kafka-go.toml", "client-kafkajs.toml"}  # fmt: skip
+              "client-kafka-go.toml"}  # fmt: skip
     for path in sorted(Path(__file__).resolve().parents[1].glob("suites/expectations/*.toml")):
         entries = load_expectations(path)
         assert bool(entries) is (path.name not in empty), path
