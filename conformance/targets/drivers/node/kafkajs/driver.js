@@ -422,6 +422,20 @@ class Driver {
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!payload.restart) settle.reject(payload.error)
     })
+    // run() can resolve before the group is joined (under load, or after a restart), and seek() before that throws
+    // "Consumer group was not initialized": the seek is made on the first join, or right after run() if the group
+    // is there already; never twice, so nothing is delivered twice by the driver's own doing.
+    let sought = false
+    const seekOnce = () => {
+      if (sought) return
+      try {
+        consumer.seek({ topic, partition, offset: offset.toString() })
+        sought = true
+      } catch (e) {
+        log(`seek before the group was joined (${e.message}): seeking on the join`)
+      }
+    }
+    consumer.on(consumer.events.GROUP_JOIN, seekOnce)
     try {
       await this.bounded(consumer.connect(), 'consumer.connect()')
       await consumer.subscribe({ topic, fromBeginning: false })
@@ -441,7 +455,7 @@ class Driver {
         }),
         'consumer.run() (joining the group)'
       )
-      consumer.seek({ topic, partition, offset: offset.toString() })
+      seekOnce()
       await this.bounded(done, `consuming ${topic}-${partition} from ${offset} to ${until}`)
       return delivered.filter(r => r.offset < until)
     } catch (e) {
