@@ -26,13 +26,18 @@ each request with clock readings as on any wall-clock broker (its files' times a
 holds). Retention runs when the suite asks (kfake's ApplyRetention), never on kfake's own ticker, which the
 program puts ten years out (log.cleaner.backoff.ms). Leaders move through kfake's MoveTopicPartition, which bumps
 the leader epoch as a Kafka election does. The control plane (conformance/reference/control_plane.py over
-`KfakeControlled`) offers retention and idempotence (kfake takes an idempotent batch from a producer id it did not
-allocate, as Kafka does) and answers leader reads and moves, but does not declare leader-failover: the suite, given
+`KfakeControlled`) offers retention, and answers leader reads and moves, but does not declare leader-failover: the
+suite, given
 that capability, puts every new partition on the first broker through the control plane, and kfake, which ignores
 a CreateTopics replica assignment and picks a random leader for each new partition, can put it there only by a
 move that bumps the epoch, so most partitions would start one epoch ahead of the model's. The suite's run moves
 leaders instead through the in-process failover hook (conformance/targets/managed/failovers.py, as librdkafka's
-mock cluster does), which leaves a new partition where kfake put it, at epoch 0.
+mock cluster does), which leaves a new partition where kfake put it, at epoch 0. Nor does it declare idempotence
+(that the brokers take idempotent batches from producer ids they did not allocate, as Kafka does): kfake takes the
+first batch of an unknown producer id, but keeps one epoch per producer id for the whole cluster (txns.go,
+pids.getOrCreateNonTx), where Kafka keeps producer state per partition, so a producer id seen on one topic at epoch 3
+is refused at epoch 0 on another with INVALID_PRODUCER_EPOCH (00_produce.go), which the suite's producers, numbered
+afresh for each test, would meet in tests of other clauses.
 
 Measured on the development machine (two cores): the first build takes about 35 s (go's build cache cold; the
 module cache warm), a build of the cached program none; from spawn to the first ApiVersions answer about 10 ms.
@@ -94,8 +99,9 @@ KFAKE_VERSION = "v0.0.0-20260918054303-01f206a7e32c"
 FRANZ_GO_VERSION = "v1.22.3"
 KMSG_VERSION = "v1.15.1"
 KFAKE_BROKERS = 3  # the default and the most: enough for leader moves, as the model's cluster has
-# What the control plane offers (see the module doc for leader-failover and clock-control).
-KFAKE_CONTROL_CAPABILITIES = ("retention", "idempotence")
+# What the control plane offers (see the module doc for what it does not: clock-control, leader-failover,
+# idempotence).
+KFAKE_CONTROL_CAPABILITIES = ("retention",)
 
 SOURCE_DIR = Path(__file__).parent / "go" / "kfake"
 _SOURCES = ("main.go", "go.mod.template", "go.sum")
