@@ -216,7 +216,8 @@ def _go_env() -> dict[str, str]:
     env = dict(os.environ)
     # Never a toolchain download, never a go.work of the user's, a static binary (no C compiler needed), and a
     # go.mod the build may complete (go.sum entries of a version or checkout other than the pinned one).
-    env.update({"GOTOOLCHAIN": "local", "GOWORK": "off", "CGO_ENABLED": "0", "GOFLAGS": "-mod=mod"})
+    env.update({"GOTOOLCHAIN": "local", "GOWORK": "off", "CGO_ENABLED": "0"})
+    env["GOFLAGS"] = f"{env.get('GOFLAGS', '')} -mod=mod".strip()
     return env
 
 

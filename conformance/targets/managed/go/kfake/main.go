@@ -178,7 +178,8 @@ func kfakeVersion() string {
 			continue
 		}
 		if dep.Replace != nil {
-			if dep.Replace.Version == "" {
+			// A directory that replaces the module has no version of its own: the go command writes "(devel)".
+			if dep.Replace.Version == "" || dep.Replace.Version == "(devel)" {
 				return "local:" + dep.Replace.Path
 			}
 			return dep.Replace.Version
