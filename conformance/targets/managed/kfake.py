@@ -367,8 +367,12 @@ class KfakeProcess(ManagedBroker):
         return addresses
 
     @property
-    def cluster_bootstrap(self) -> str:
-        return ",".join(self.addresses.values())
+    def bootstrap(self) -> str:
+        """Every broker's address, the first (the one ManagedBroker probes) first: a run's bootstrap list, and the
+        key under which the run finds this process (process.managed_broker_at, the failover hook)."""
+        if not self.ports:
+            return super().bootstrap
+        return ",".join(f"{LOOPBACK}:{port}" for port in self.ports)
 
     def ask(self, command: str) -> tuple[bool, str]:
         """Send one command line and read its answer: (True, rest) for "OK rest", (False, why) for "ERR why"; a
@@ -479,7 +483,7 @@ class KfakeControlled:
         return self.set_clock(broker, 0)
 
     def _partition(self, topic: str, partition: int) -> PartitionMetadata:
-        client = WireClient(self.process.cluster_bootstrap, timeout=self.timeout)
+        client = WireClient(self.process.bootstrap, timeout=self.timeout)
         try:
             found = client.metadata([topic]).topics.get(topic)
         except WireError as exc:
@@ -518,7 +522,7 @@ class KfakeControlled:
 
     def reset(self) -> None:
         """Every topic deleted (kfake has no clocks to put back)."""
-        client = WireClient(self.process.cluster_bootstrap, timeout=self.timeout)
+        client = WireClient(self.process.bootstrap, timeout=self.timeout)
         try:
             topics = [t for t in client.metadata(None).topics if not t.startswith("__")]
             if topics:
