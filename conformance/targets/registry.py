@@ -263,10 +263,11 @@ TARGETS: tuple[TargetSpec, ...] = (
         description="librdkafka's mock cluster: three brokers in this process, with leader moves",
         expectations="rdkafka-mock.toml", version=_librdkafka_version,
     ),
+    # Not in the campaign's groups: a campaign of `brokers` should not need the go toolchain to build it.
     TargetSpec(
         "kfake", Kind.BROKER, ServedBy.MANAGED,
         obtained=f"the Go module proxy: {KFAKE_MODULE} {KFAKE_VERSION}, built with go on first use",
-        opener=open_kfake, check=check_kfake, versions=True, paths=True, max_brokers=KFAKE_BROKERS,
+        opener=open_kfake, check=check_kfake, versions=True, paths=True, max_brokers=KFAKE_BROKERS, in_groups=False,
         description="franz-go's fake Kafka cluster (kfake): three brokers in one process on free loopback ports, "
         "with leader moves; kfake==VERSION, or kfake=PATH for a franz-go checkout",
         expectations="kfake.toml",
