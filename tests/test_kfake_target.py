@@ -233,6 +233,7 @@ def test_kfake_starts_three_brokers_moves_leaders_runs_retention_and_is_gone_aft
     _need_go()
     with open_target("kfake", "kafka-4.0", log_dir=tmp_path / "logs") as (factory, logs):
         assert isinstance(factory, WireFactory) and factory.control_url is not None and factory.failover is not None
+        assert len(factory.bootstrap.split(",")) == 3  # every broker's address
         control = ControlClient(factory.control_url, timeout=10)
         capabilities, brokers = control.capabilities()
         assert {c.value for c in capabilities} == {"retention"} and brokers == (0, 1, 2)

@@ -2,45 +2,44 @@
 brokers in one process on free loopback ports, run by a small Go program of ours (`go/kfake/main.go`).
 
 Obtaining it: kfake has no tags, so the target is pinned to a pseudo-version the Go module proxy serves
-(`KFAKE_VERSION`). The program is built with the go command on first use into `<cache>/kfake-<key>/` (the cache
-of the Kafka targets: `KTS_CACHE`, default ~/.cache/kafka-timestamp-conformance; `<key>` hashes our Go source, the
-go.mod template and the kfake version) and reused after. Its go.mod requires franz-go and kmsg at the releases the
-pinned kfake builds with (`FRANZ_GO_VERSION`, `KMSG_VERSION`): kfake's own go.mod names older ones, which lack
-functions it calls. `--target kfake==VERSION` builds against another kfake (the same franz-go and kmsg floor, which
-a newer kfake's go.mod raises); `--target kfake=PATH` builds against a local franz-go checkout, its kfake, franz-go,
-kmsg and kadm modules replacing the published ones in go.mod, rebuilt on every run (go's build cache makes that
-quick) so that an edit of the checkout is what runs. The go command runs with GOTOOLCHAIN=local (never a
-toolchain download), GOWORK=off, CGO_ENABLED=0, and reaches the network only through GOPROXY; every call has a
-timeout.
+(`KFAKE_VERSION`). The program is built with the go command on first use into `<cache>/kfake-<version>-<key>/` (the
+cache of the Kafka targets: `KTS_CACHE`, default ~/.cache/kafka-timestamp-conformance; `<key>` hashes our Go source,
+the go.mod template, the go.sum of the pinned build and the version) and reused after. Its go.mod requires franz-go
+and kmsg at the releases the pinned kfake builds with (`FRANZ_GO_VERSION`, `KMSG_VERSION`): kfake's own go.mod names
+older ones, which lack functions it calls. `--target kfake==VERSION` builds against another kfake (with the same
+franz-go and kmsg floor, which a newer kfake's go.mod raises); `--target kfake=PATH` against a local franz-go
+checkout, whose kfake, franz-go, kmsg and kadm modules replace the published ones in go.mod, into
+`<cache>/kfake-local-<key>/` and again on every run (go's build cache makes that quick), so that an edit of the
+checkout is what runs. The go command runs with GOTOOLCHAIN=local (never a toolchain download), GOWORK=off and
+CGO_ENABLED=0, reaches the network only through GOPROXY, and every call of it has a timeout. A build that fails is a
+ManagedProcessError naming the problem and the fix, which the opener turns into a TargetError (the run cannot start).
 
-Starting it: the program listens on the ports it is given (`-ports`: one from ManagedBroker, which retries on a
-fresh port when one was taken, the others fresh free ports), all on 127.0.0.1 (kfake's listeners bind only there),
-prints `READY <node>@<address> ...` and then answers one command line at a time on stdin (its line protocol is in
-main.go: leader moves, retention now). It exits when its stdin closes, so it cannot outlive the suite, and on
-SIGTERM; ManagedBroker stops its process group on every path. Ready once the first broker answers ApiVersions and
-the READY line names the ports asked for.
+Starting it: the program listens on the ports it is given (`-ports`: the first from ManagedBroker, which retries on a
+fresh port when one was taken, the others fresh free ports), on 127.0.0.1 only (kfake's listeners bind nothing
+else), prints `READY <node>@<address> ...` and then answers one command line at a time on its stdin (the protocol is
+in main.go). It exits when its stdin closes, so it cannot outlive the suite, and on SIGTERM; ManagedBroker stops its
+process group on every path. Ready once the first broker answers ApiVersions and the READY line names the ports it
+was given; its bootstrap list names every broker.
 
-What the suite can drive: kfake reads the machine's clock (time.Now) wherever it needs a time, in validation,
-LogAppendTime, segment times and retention, with no way to set it; so there is no clock-control and a run brackets
-each request with clock readings as on any wall-clock broker (its files' times are that clock too, so file-times
-holds). Retention runs when the suite asks (kfake's ApplyRetention), never on kfake's own ticker, which the
-program puts ten years out (log.cleaner.backoff.ms). Leaders move through kfake's MoveTopicPartition, which bumps
-the leader epoch as a Kafka election does. The control plane (conformance/reference/control_plane.py over
-`KfakeControlled`) offers retention, and answers leader reads and moves, but does not declare leader-failover: the
-suite, given
-that capability, puts every new partition on the first broker through the control plane, and kfake, which ignores
-a CreateTopics replica assignment and picks a random leader for each new partition, can put it there only by a
-move that bumps the epoch, so most partitions would start one epoch ahead of the model's. The suite's run moves
-leaders instead through the in-process failover hook (conformance/targets/managed/failovers.py, as librdkafka's
-mock cluster does), which leaves a new partition where kfake put it, at epoch 0. Nor does it declare idempotence
-(that the brokers take idempotent batches from producer ids they did not allocate, as Kafka does): kfake takes the
-first batch of an unknown producer id, but keeps one epoch per producer id for the whole cluster (txns.go,
-pids.getOrCreateNonTx), where Kafka keeps producer state per partition, so a producer id seen on one topic at epoch 3
-is refused at epoch 0 on another with INVALID_PRODUCER_EPOCH (00_produce.go), which the suite's producers, numbered
-afresh for each test, would meet in tests of other clauses.
+What the suite can drive: kfake reads the machine's clock (time.Now) wherever it needs a time (LogAppendTime, segment
+and file times, retention) with no way to set it, so there is no clock-control: a run brackets each request with
+clock readings as on any wall-clock broker. Retention runs when the suite asks (kfake's ApplyRetention), never on
+kfake's own ticker, which the program puts ten years out (log.cleaner.backoff.ms). Leaders move through kfake's
+MoveTopicPartition, which bumps the leader epoch as an election does (also for a move to the current leader, as the
+model's election does). The control plane (conformance/reference/control_plane.py over `KfakeControlled`) declares
+retention only; it answers leader reads and moves all the same. Not leader-failover: given that capability the suite
+starts every new partition on the first broker through the control plane, and kfake, which ignores a CreateTopics
+replica assignment and gives each new partition a random leader, could put it there only by a move, one leader epoch
+ahead of the model's. The suite's run moves leaders through the in-process failover hook instead
+(conformance/targets/managed/failovers.py, as for librdkafka's mock cluster), which leaves a new partition where kfake
+put it, at epoch 0. Not idempotence (the brokers take idempotent batches from producer ids they did not allocate, as
+Kafka does): kfake takes the first batch of an unknown producer id, but keeps one epoch per producer id for the whole
+cluster (txns.go, pids.getOrCreateNonTx) where Kafka keeps producer state per partition, so a producer id seen on one
+topic at epoch 3 is refused at epoch 0 on another with INVALID_PRODUCER_EPOCH (00_produce.go), which the suite's
+producers, numbered afresh for each test, meet in tests of other clauses.
 
-Measured on the development machine (two cores): the first build takes about 35 s (go's build cache cold; the
-module cache warm), a build of the cached program none; from spawn to the first ApiVersions answer about 10 ms.
+Measured on the development machine (two cores): the first build 37 s (go's build cache cold, the module cache warm),
+none once built; from spawn to the first ApiVersions answer 5-7 ms; a stop about 10 ms.
 """
 
 from __future__ import annotations
