@@ -31,7 +31,14 @@ from conformance.targets.managed.kfake import (
     go_mod,
 )
 from conformance.targets.managed.process import ManagedProcessError
-from conformance.targets.registry import check_target, expectations_file, open_target, parse_target, spec_of
+from conformance.targets.registry import (
+    check_target,
+    expectations_file,
+    open_target,
+    parse_target,
+    spec_of,
+    target_version,
+)
 from conformance.targets.target import Opening
 from conformance.wire.client import WireClient
 from models.codec import encode_batches
@@ -80,8 +87,9 @@ def _program(path: Path, script: str) -> Path:
 def test_kfake_takes_a_version_or_a_checkout(name: str, version: str | None, path: str | None) -> None:
     target = parse_target(name)
     assert (target.implementation, target.version, target.path, str(target)) == ("kfake", version, path, name)
-    # The shipped expectations describe the pinned kfake only.
-    assert expectations_file(target) == ("kfake.toml" if version is None and path is None else None)
+    # The shipped expectations describe the pinned kfake; another version or a checkout is judged against them too.
+    assert expectations_file(target) == "kfake.toml"
+    assert target_version(target) == (f"kfake {version or KFAKE_VERSION}" if path is None else f"kfake from {path}")
 
 
 def test_the_row_is_a_managed_broker_of_three_pinned_to_a_pseudo_version() -> None:

@@ -87,6 +87,7 @@ __all__ = [
     "KfakeProcess",
     "check_kfake",
     "kfake_binary",
+    "kfake_version",
     "open_kfake",
     "start_kfake",
 ]
@@ -289,6 +290,13 @@ def build_kfake(home: Path, version: str, replaces: Mapping[str, Path] | None = 
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return home / _BINARY
+
+
+def kfake_version(target: Target) -> str:
+    """What `target` runs, for the report: "kfake <version>", or "kfake from <checkout>"."""
+    if target.path is not None:
+        return f"kfake from {Path(target.path).expanduser().resolve()}"
+    return f"kfake {target.version or KFAKE_VERSION}"
 
 
 def kfake_binary(target: Target, *, cache: Path | None = None) -> Path:
@@ -542,18 +550,12 @@ class RunningKfake:
     failover: str
 
 
-def _version_label(target: Target) -> str:
-    if target.path is not None:
-        return f"kfake from {target.path}"
-    return f"kfake {target.version or KFAKE_VERSION}"
-
-
 @contextlib.contextmanager
 def kfake_cluster(target: Target, opening: Opening, *, err: IO[str] | None = None) -> Iterator[RunningKfake]:
     """A fresh kfake cluster for `target` (`opening.brokers` brokers, default three), built on first use, with the
     control plane over it and its failover hook registered; all stopped on the way out (also on errors). A build
     or start that fails is a TargetError naming the problem and the fix (the run cannot start: exit 2)."""
-    label = _version_label(target)
+    label = kfake_version(target)
     try:
         if target.path is not None or _built(_version_home(target.version or KFAKE_VERSION)) is None:
             (err or sys.stderr).write(f"kafka-conformance: building {label} with go (first use: about a minute)\n")
