@@ -319,10 +319,11 @@ def _module_dir(module: str, version: str) -> Path | None:
 
 
 @pytest.mark.e2e
-def test_a_local_checkout_is_built_with_its_own_modules(tmp_path: Path) -> None:
+def test_a_local_checkout_is_built_with_its_own_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`kfake=PATH`: a checkout laid out from the Go module cache (the root module, kmsg, kadm and kfake at the
     versions the pinned kfake builds with) replaces the published modules; the program says it runs the checkout."""
     _need_go()
+    monkeypatch.setenv("KTS_CACHE", str(tmp_path / "cache"))  # a build of a checkout in a temporary folder
     parts = {"": ("github.com/twmb/franz-go", kfake.FRANZ_GO_VERSION), "pkg/kmsg": ("github.com/twmb/franz-go/pkg/kmsg",
              kfake.KMSG_VERSION), "pkg/kadm": ("github.com/twmb/franz-go/pkg/kadm", "v1.18.0"), "pkg/kfake":
              (KFAKE_MODULE, KFAKE_VERSION)}  # fmt: skip
