@@ -69,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="how many brokers a managed target starts (default the target's own: 3 for reference and "
-        "rdkafka-mock, 1 for kafka, which takes 1 or 3: three for leader moves)",
+        help="how many brokers a managed target starts (default the target's own: 3 for reference, "
+        "rdkafka-mock and kfake, 1 for kafka, which takes 1 or 3: three for leader moves)",
     )
     parser.add_argument(
         "--wire-timeout",

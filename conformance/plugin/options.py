@@ -99,8 +99,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--brokers",
         type=int,
         default=None,
-        help="how many brokers a managed target starts (default the target's own: 3 for reference and "
-        "rdkafka-mock, 1 for kafka, which takes 1 or 3)",
+        help="how many brokers a managed target starts (default the target's own: 3 for reference, "
+        "rdkafka-mock and kfake, 1 for kafka, which takes 1 or 3)",
     )
     group.addoption(
         "--wire-timeout",

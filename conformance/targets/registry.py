@@ -30,6 +30,14 @@ from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, Driver
 from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind, implementation_version, reference_version
 from conformance.targets.managed.kafka import KAFKA_BROKERS, check_kafka, kafka_profile, open_kafka, release
+from conformance.targets.managed.kfake import (
+    KFAKE_BROKERS,
+    KFAKE_MODULE,
+    KFAKE_VERSION,
+    check_kfake,
+    kfake_version,
+    open_kfake,
+)
 from conformance.targets.managed.noida import noida_version, open_noida
 from conformance.targets.managed.rdkafka_mock import (
     MAX_MOCK_BROKERS,
@@ -261,6 +269,15 @@ TARGETS: tuple[TargetSpec, ...] = (
         max_brokers=MAX_MOCK_BROKERS,
         description="librdkafka's mock cluster: three brokers in this process, with leader moves",
         expectations="rdkafka-mock.toml", version=_librdkafka_version,
+    ),
+    # Not in the campaign's groups: a campaign of `brokers` should not need the go toolchain to build it.
+    TargetSpec(
+        "kfake", Kind.BROKER, ServedBy.MANAGED,
+        obtained=f"the Go module proxy: {KFAKE_MODULE} {KFAKE_VERSION}, built with go on first use",
+        opener=open_kfake, check=check_kfake, versions=True, paths=True, max_brokers=KFAKE_BROKERS, in_groups=False,
+        description="franz-go's fake Kafka cluster (kfake): three brokers in one process on free loopback ports, "
+        "with leader moves; kfake==VERSION, or kfake=PATH for a franz-go checkout",
+        expectations="kfake.toml", version=kfake_version,
     ),
     TargetSpec(
         REFERENCE, Kind.BROKER, ServedBy.REFERENCE, obtained="this package (kafka-conformance serve)",
