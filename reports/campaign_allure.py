@@ -224,6 +224,7 @@ def clause_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> d
             {"name": "seed", "value": seed},
             {"name": "examples", "value": str(int(row.get("examples") or 0))},
             {"name": "tests", "value": str(int(row.get("tests") or 0))},
+            *_version_parameter(row),
         ],
         "attachments": attachments,
         "start": start,
@@ -238,6 +239,12 @@ def clause_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> d
     if clause is None:  # an unknown clause has no level and no meaning here: "unknown" rather than a guess
         result["status"] = "unknown"
     return result
+
+
+def _version_parameter(row: dict[str, Any]) -> list[dict[str, str]]:
+    """The implementation's version as the row says it; none for a row of a campaign from before rows carried it."""
+    version = row.get("implementation_version")
+    return [{"name": "implementation version", "value": str(version)}] if version else []
 
 
 def task_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> dict[str, Any]:
@@ -277,7 +284,7 @@ def task_row_result(row: dict[str, Any], results: Path, campaign_id: str) -> dic
         "statusDetails": {"message": f"{word}: {meaning}" + (f"\n{last}" if last else "")},
         "labels": _common_labels(row, campaign_id),
         "links": [],
-        "parameters": [{"name": "seed", "value": seed}],
+        "parameters": [{"name": "seed", "value": seed}, *_version_parameter(row)],
         "attachments": attachments,
         "start": start,
         "stop": stop,

@@ -14,6 +14,7 @@ import html
 import re
 from pathlib import Path
 
+from conformance.judging.results import UNKNOWN_VERSION
 from conformance.judging.verdicts import MEANING, PRECEDENCE, KillStatus, Verdict
 from conformance.spark.aggregate import (
     KIND_TITLE,
@@ -85,8 +86,27 @@ def _css(word: str) -> str:
     return "v-" + re.sub(r"[^A-Za-z]", "", word)
 
 
-def _label(column: Column) -> str:
-    return f"{column[0]} ({column[1]})"
+def column_name(matrix: ImplementationMatrix, column: Column, *, short: bool = False) -> str:
+    """A column's implementation as its header names it: the target (under its kind's heading with `short`: its
+    library) and the version it said it is, `client:sarama v1.61.1` (ImplementationMatrix.shown_version)."""
+    name = short_name(column[0]) if short else column[0]
+    version = matrix.shown_version(column)
+    return f"{name} {version}" if version else name
+
+
+def column_label(matrix: ImplementationMatrix, column: Column) -> str:
+    """`client:sarama v1.61.1 (kafka-4.0)`: the implementation, its version and the profile it ran under."""
+    return f"{column_name(matrix, column)} ({column[1]})"
+
+
+def _version_note(matrix: ImplementationMatrix, column: Column) -> str:
+    """What a header's tooltip says of the column's version."""
+    version = matrix.versions.get(column)
+    if version is None:
+        return "version not recorded (a campaign from before rows carried it)"
+    if version == UNKNOWN_VERSION:
+        return "version unknown (the implementation did not say it)"
+    return f"version {version}"
 
 
 # --- Markdown -------------------------------------------------------------------------------------------------
@@ -103,13 +123,16 @@ def _md_cell(cell: Cell | None) -> str:
 def to_markdown(matrix: ImplementationMatrix) -> str:
     """One table: a bold row per area with each column's verdict counts there, then its clauses."""
     columns = matrix.columns
-    groups = "; ".join(f"{KIND_TITLE[g.kind]}: {', '.join(t for t, _ in g.columns)}" for g in matrix.groups)
+    groups = "; ".join(
+        f"{KIND_TITLE[g.kind]}: {', '.join(column_name(matrix, c) for c in g.columns)}"
+        for g in matrix.groups
+    )
     lines = [
         f"Columns: {groups}. Profiles: {', '.join(matrix.profiles)}. `{NOT_CHECKED}`: no test of the column's kind "
         "checks the clause (or this campaign did not run one); N/A and UNSUPPORTED are verdicts. Mutants: "
         "mutants.md.",
         "",
-        "| Clause | " + " | ".join(_label(c) for c in columns) + " |",
+        "| Clause | " + " | ".join(column_label(matrix, c) for c in columns) + " |",
         "|---|" + "---|" * len(columns),
     ]
     for area in matrix.areas:
@@ -117,7 +140,11 @@ def to_markdown(matrix: ImplementationMatrix) -> str:
         lines.append(f"| **{area.title}** ({len(area.clauses)}) | " + " | ".join(f"**{t}**" for t in tallies) + " |")
         for clause in area.clauses:
             lines.append(f"| `{clause}` | " + " | ".join(_md_cell(matrix.cell(clause, c)) for c in columns) + " |")
-    lines += ["", "Per column: " + "; ".join(f"{_label(c)}: {matrix.tally(c, matrix.clauses).line()}" for c in columns)]
+    lines += [
+        "",
+        "Per column: "
+        + "; ".join(f"{column_label(matrix, c)}: {matrix.tally(c, matrix.clauses).line()}" for c in columns),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -141,6 +168,7 @@ table.m{border-collapse:separate;border-spacing:0}
 .m thead{position:sticky;top:0;z-index:2}
 .m thead tr.kind th{border-bottom:2px solid #333;font-size:12px;letter-spacing:.04em;text-transform:uppercase}
 .m thead tr.profile th{font-weight:400;color:#555;font-size:11px}
+.m thead small.ver{font-weight:400;color:#555;font-size:10px}
 .m th.c{text-align:left;white-space:nowrap;font-weight:400;position:sticky;left:0;background:#fff;z-index:1;
   padding-right:10px}
 .m th.c code{font-size:11.5px}.m th.c small{color:#8a5a00;font-size:9px;margin-left:4px}
@@ -222,9 +250,15 @@ def _head(matrix: ImplementationMatrix) -> str:
     for group in matrix.groups:
         for i, column in enumerate(group.columns):
             cls = ' class="g"' if i == 0 else ""
-            title = html.escape(f"{column[0]} under {column[1]}: {matrix.tally(column, matrix.clauses).line()}")
+            title = html.escape(
+                f"{column[0]} under {column[1]}, {_version_note(matrix, column)}: "
+                f"{matrix.tally(column, matrix.clauses).line()}"
+            )
             # A hyphen is where a long name wraps (confluent-kafka, rdkafka-mock).
             name = html.escape(short_name(column[0])).replace("-", "-<wbr>").replace("@", "<wbr>@")
+            version = matrix.shown_version(column)
+            if version:  # under the name, small: a version string may be long (a checkout's pseudo-version)
+                name += f'<br><small class="ver">{html.escape(version).replace(" ", "<wbr> ")}</small>'
             names.append(f'<th{cls} title="{title}">{name}</th>')
             profiles.append(f"<th{cls}>{html.escape(column[1])}</th>")
     rows = [f'<tr class="kind"><th class="c"></th>{kinds}</tr>', f'<tr><th class="c">Clause</th>{"".join(names)}</tr>']
@@ -380,7 +414,7 @@ def to_png(matrix: ImplementationMatrix, path: Path, title: str) -> tuple[int, i
         ax.add_patch(patch)
     # The column names lean over the grid; each kind's name above its columns.
     for x0, column in zip(xs, matrix.columns, strict=True):
-        name = short_name(column[0]) + (f" ({column[1]})" if len(matrix.profiles) > 1 else "")
+        name = column_name(matrix, column, short=True) + (f" ({column[1]})" if len(matrix.profiles) > 1 else "")
         ax.text(x0 + 0.35, -0.25, name, ha="left", va="bottom", rotation=50, rotation_mode="anchor", fontsize=7.2)
     kinds_y = 1 - (title_h + kinds_h * 0.55) / fig_h
     for group in matrix.groups:

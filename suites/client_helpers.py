@@ -290,6 +290,20 @@ def check_seek(
                 None if want is None else (want.key, want.value), where)
 
 
+def check_failed_seek(
+    failure: str, tapped: Sequence[TappedLookup], target: int, stored: Sequence[AnyBatch], context: str
+) -> None:
+    """LO.client-seek-by-time for a library whose seek failed: the record at the offset the broker answered its
+    lookup with (none where it answered none) against the failure, so that the departure is judged, and covered by
+    an expectation as narrow as any other, instead of ending the test."""
+    asked = _asked(tapped, target)
+    answer = rules.lookup_answer(asked[-1].error_code, asked[-1].offset, asked[-1].timestamp) if asked else None
+    by_offset = {r.offset: r for batch in stored for r in batch.records()}
+    want = by_offset.get(answer.offset) if answer is not None else None
+    where = f"{context} seek to {answer.offset if answer is not None else None} (the broker's answer)"
+    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, f"the client failed: {failure}", _read(want), where)
+
+
 # ------------------------------------------------------------------------------------ the broker's side
 
 

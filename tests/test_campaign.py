@@ -39,6 +39,77 @@ def test_a_kafka_line_runs_under_its_own_profile_only() -> None:
     ]
 
 
+def test_another_version_of_a_library_is_a_campaign_target_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`client:kafka-python==3.0.11` stands for itself beside the pinned `client:kafka-python` (and beside the
+    `clients` group that names the pinned one): its own tasks, so its own column of the matrix."""
+    from conformance.commands.campaign import expand_targets
+    from conformance.targets.clients import client_target
+
+    built: list[tuple[str, str | None]] = []
+    # Planning checks that the driver of that version can be built; this test does not build one.
+    monkeypatch.setattr(client_target, "driver_command",
+                        lambda library, *, version=None, path=None: built.append((library, version)) or ["driver"])
+    targets = expand_targets(["client:kafka-python", "client:kafka-python==3.0.11", "clients"])
+    assert targets[:2] == ["client:kafka-python", "client:kafka-python==3.0.11"]
+    assert targets.count("client:kafka-python") == 1
+    tasks = task_table(targets[:2], ["client_lookups"], ["kafka-4.0"], 1, 60.0, suites=SUITES)
+    assert [t.target for t in tasks] == targets[:2] and len({t.task_id for t in tasks}) == 2
+    assert ("kafka-python", "3.0.11") in built
+
+
+def test_a_tasks_rows_carry_the_version_its_implementation_said() -> None:
+    from conformance.judging.results import RunResults, TestResult
+    from conformance.judging.verdicts import TaskStatus, Verdict
+    from conformance.spark.rows import ROW_FIELDS
+    from conformance.spark.worker import _rows
+
+    task = CampaignTask("client:kafka-python==3.0.11", "client_lookups", "kafka-4.0", 1, 60.0)
+    test = TestResult("suites/test_client_lookups.py::test_x", "passed", ("LO.first-ge-target",),
+                      {"LO.first-ge-target": Verdict.PASS}, examples=3)  # fmt: skip
+    results = RunResults(target=task.target, implementation_version="3.0.11", clauses=dict(test.verdicts),
+                         tests=(test,))  # fmt: skip
+    (row,) = _rows(task, "c0ffee01", results, TaskStatus.OK, 2.0, 0.0)
+    assert set(row) == set(ROW_FIELDS) and row["implementation_version"] == "3.0.11"
+    older = RunResults(target=task.target, clauses=dict(test.verdicts), tests=(test,))  # a verdicts file of before
+    assert _rows(task, "c0ffee01", older, TaskStatus.OK, 2.0, 0.0)[0]["implementation_version"] is None
+
+
+@pytest.mark.e2e
+def test_rows_of_an_older_campaign_without_the_version_aggregate_beside_new_ones(tmp_path: Path) -> None:
+    """Parquet files written before rows carried implementation_version (a campaign resumed with this version)
+    read beside new ones: Spark merges the schemas, the old rows read null, their column has no version."""
+    pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from conformance.spark.aggregate import aggregate, implementation_matrix
+    from conformance.spark.engine import rows_dir, spark_session, write_rows
+    from conformance.spark.rows import ROW_FIELDS
+    from reports.matrix import column_label
+
+    def row(task: CampaignTask, version: str | None) -> dict[str, object]:
+        return {"campaign_id": "c", "task_id": task.task_id, "target": task.target, "machine": task.machine,
+                "profile": task.profile, "seed": 1, "clause": "LO.first-ge-target", "verdict": "PASS", "status": "ok",
+                "tests": 1, "examples": 5, "task_examples": 5, "counterexample": "", "replay": "",
+                "first_failure_s": None, "task_seconds": 1.0, "finished_at": 1.0, "implementation_version": version}
+
+    old, new = (CampaignTask(t, "list_offsets", "kafka-4.0", 1, 60.0) for t in ("tansu", "model"))
+    write_rows(tmp_path, old, [row(old, None)])
+    path = rows_dir(tmp_path) / f"{old.task_id}.parquet"
+    # An older file: the same rows without the field (the first file Spark reads, as names sort).
+    pq.write_table(pq.read_table(path).drop(["implementation_version"]), rows_dir(tmp_path) / "a-older.parquet")
+    path.unlink()
+    write_rows(tmp_path, new, [row(new, "0.1.0")])
+    assert "implementation_version" in ROW_FIELDS
+    spark = spark_session("local[1]", app="kafka-conformance test")
+    try:
+        matrix = aggregate(spark, rows_dir(tmp_path))
+    finally:
+        spark.stop()
+    assert matrix.columns == [("model", "kafka-4.0"), ("tansu", "kafka-4.0")]
+    assert matrix.versions == {("model", "kafka-4.0"): "0.1.0"}
+    shown = implementation_matrix(matrix)
+    assert [column_label(shown, c) for c in shown.columns] == ["model 0.1.0 (kafka-4.0)", "tansu (kafka-4.0)"]
+
+
 @pytest.mark.parametrize(
     ("targets", "machines", "profiles", "seeds", "budget", "message"),
     [

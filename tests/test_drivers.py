@@ -231,3 +231,13 @@ def test_a_driver_that_dies_mid_run_stops_the_run_with_exit_2_and_its_clauses_bl
     verdicts = json.loads((tmp_path / "out" / "verdicts.json").read_text())
     assert "BLOCKED" in json.dumps(verdicts) and '"FAIL"' not in json.dumps(verdicts)
     assert (tmp_path / "out" / "allure-report").is_dir()
+
+
+@pytest.mark.e2e
+def test_a_python_library_at_another_version_runs_through_the_python_driver(tmp_path: Path) -> None:
+    """client:kafka-python==3.0.11: pip installs it into the cache once, and the driver's hello says that version."""
+    done = _cli("check-driver", "--target", "client:kafka-python==3.0.11", "--log-dir", str(tmp_path), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "kafka-python 3.0.11 (python)" in done.stdout.splitlines()[0]
+    refused = _cli("check-driver", "--target", "client:kafka-python==0.0.0.404", "--log-dir", str(tmp_path))
+    assert refused.returncode == 2 and "is not served by PyPI" in refused.stderr

@@ -20,6 +20,7 @@ from conformance.spark.aggregate import (
     Cell,
     Matrix,
     campaign_outcome,
+    column_versions,
     grade,
     implementation_matrix,
     kill_table,
@@ -34,6 +35,7 @@ from reports.matrix import (
     NOT_CHECKED,
     PALETTE,
     area_summary,
+    column_label,
     kill_html,
     kill_markdown,
     to_html,
@@ -204,6 +206,62 @@ def test_a_mutant_is_graded_each_way_it_ran() -> None:
 )
 def test_grading_a_mutant(cells: dict[str, Verdict], status: str) -> None:
     assert grade(["A"], {c: cell(v, 1.0 if v in DEPARTS else None) for c, v in cells.items()}).status == status
+
+
+# --- each column's implementation version -----------------------------------------------------------------------
+
+PINNED, OLDER = "client:kafka-python", "client:kafka-python==3.0.11"
+
+
+def _versioned(versions: dict[tuple[str, str], str]) -> Matrix:
+    """Two clients (the pinned kafka-python and another version of it), the model and Kafka 4.0, with `versions`
+    as their rows said them."""
+    clients = (PINNED, OLDER, "client:model")
+    cells = {(clause, (t, P)): cell(Verdict.PASS) for t in clients for clause in LIBRARY_CLAUSES}
+    cells |= {("LO.first-ge-target", (t, p)): cell(Verdict.PASS) for t, p in (("model", P), ("kafka:4.0", P))}
+    return Matrix(sorted({c for c, _ in cells}), sorted({col for _, col in cells}), cells, [], versions)
+
+
+def test_a_rows_version_reaches_the_column_header() -> None:
+    matrix = implementation_matrix(_versioned({(PINNED, P): "3.0.12", (OLDER, P): "3.0.11", ("kafka:4.0", P): "4.0.2",
+                                               ("model", P): "0.1.0"}))  # fmt: skip
+    assert column_label(matrix, (PINNED, P)) == f"client:kafka-python 3.0.12 ({P})"
+    assert column_label(matrix, ("kafka:4.0", P)) == f"kafka:4.0 4.0.2 ({P})"
+    # A name that says the version already does not say it twice.
+    assert column_label(matrix, (OLDER, P)) == f"client:kafka-python==3.0.11 ({P})"
+    markdown = to_markdown(matrix)
+    header = next(line for line in markdown.splitlines() if line.startswith("| Clause |"))
+    assert f"| kafka:4.0 4.0.2 ({P}) |" in header and f"| client:kafka-python 3.0.12 ({P}) |" in header
+    assert f"| model 0.1.0 ({P}) |" in header
+    page = to_html(matrix, "t")
+    assert '<small class="ver">3.0.12</small>' in page and '<small class="ver">4.0.2</small>' in page
+    assert f'title="client:kafka-python under {P}, version 3.0.12: ' in page
+
+
+def test_another_version_of_a_library_is_a_column_of_its_own_beside_the_pinned_one() -> None:
+    matrix = implementation_matrix(_versioned({(PINNED, P): "3.0.12", (OLDER, P): "3.0.11"}))
+    clients = next(g for g in matrix.groups if g.kind is Kind.CLIENT)
+    assert [t for t, _ in clients.columns] == ["client:model", PINNED, OLDER]  # side by side, the reference first
+    assert matrix.versions == {(PINNED, P): "3.0.12", (OLDER, P): "3.0.11"}
+
+
+def test_a_column_whose_rows_never_said_a_version_has_a_header_without_one() -> None:
+    """Rows of a campaign from before rows carried the version (null) aggregate as before; a column whose
+    implementation said it did not know shows no version either, and its tooltip says which it was."""
+    checkout = "client:franz-go=/src/franz-go"
+    said = [("tansu", P, None), (PINNED, P, None), (PINNED, P, "3.0.12"), ("broker", P, "unknown"),
+            (checkout, P, "v1.22.3"), (checkout, P, "v1.22.4-dev")]  # fmt: skip
+    assert column_versions(said) == {
+        (PINNED, P): "3.0.12", ("broker", P): "unknown", (checkout, P): "v1.22.3 / v1.22.4-dev"
+    }  # fmt: skip
+    matrix = implementation_matrix(_versioned({("kafka:4.0", P): "unknown"}))
+    assert column_label(matrix, ("model", P)) == f"model ({P})"
+    assert column_label(matrix, ("kafka:4.0", P)) == f"kafka:4.0 ({P})"
+    page = to_html(matrix, "t")
+    assert 'class="ver"' not in page
+    assert "version not recorded (a campaign from before rows carried it)" in page
+    assert "version unknown (the implementation did not say it)" in page
+    assert f"| model ({P}) |" in to_markdown(matrix)
 
 
 def test_the_heatmap_stays_readable_for_fifteen_implementations(tmp_path: Path) -> None:

@@ -174,6 +174,70 @@ def test_verdicts_are_aggregated_across_xdist_workers(pytester: pytest.Pytester)
     }
 
 
+VERSIONED_TARGET = """
+import contextlib
+from dataclasses import dataclass
+
+from conformance.targets.implementation import Kind
+from conformance.targets.model import ModelFactory, ModelImplementation
+from conformance.targets.registry import TargetSpec, register_target
+from conformance.targets.target import ServedBy
+
+
+class SaysItsVersion(ModelImplementation):
+    implementation_version = "9.9.9 (built)"
+
+
+@dataclass(frozen=True)
+class SaysItsVersionFactory(ModelFactory):
+    def build(self):
+        return SaysItsVersion(super().build().cluster)
+
+
+@contextlib.contextmanager
+def open_it(target, opening):
+    yield SaysItsVersionFactory(profile=opening.profile), []
+
+
+register_target(TargetSpec(
+    "says-its-version", Kind.BROKER, ServedBy.IN_PROCESS, obtained="this test", opener=open_it,
+    description="a target whose built implementation says its version", version=lambda target: "1.0 (row)",
+))
+"""
+
+VERSIONED_SUITE = """
+import pytest
+
+@pytest.mark.clause("LO.first-ge-target")
+def test_builds_it(impl):
+    pass
+
+@pytest.mark.clause("LO.first-ge-target")
+def test_never_builds_it():
+    pass
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "version"),
+    [
+        (("-n", "2"), "9.9.9 (built)"),  # what a built implementation says, carried from each xdist worker
+        (("-k", "never_builds"), "1.0 (row)"),  # no test built one: what the target's row knows
+        (("--target", "model", "-k", "never_builds"), None),  # the reference's: this package's version
+    ],
+)
+def test_verdicts_json_records_the_version_the_implementation_says(
+    pytester: pytest.Pytester, args: tuple[str, ...], version: str | None
+) -> None:
+    from conformance.targets.implementation import reference_version
+
+    pytester.makeconftest(VERSIONED_TARGET)
+    pytester.makepyfile(test_suite=VERSIONED_SUITE)
+    result = run(pytester, "--target", "says-its-version", "--verdicts-json", "v.json", *args)
+    assert result.ret == 0, result.stdout.str()
+    assert read_results(pytester.path / "v.json").implementation_version == (version or reference_version())
+
+
 def test_a_failing_suite_prints_the_entry_that_pins_it_and_the_pin_reproduces_it(pytester: pytest.Pytester) -> None:
     """The whole expectations loop on a real suite test and a seeded mutant: the failure prints a
     `[[expected]]` entry with `data=Replay([...])`; pasted into a file, the same failure is KNOWN on the

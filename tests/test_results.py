@@ -11,11 +11,13 @@ import pytest
 
 from conformance.judging.results import (
     SCHEMA_VERSION,
+    UNKNOWN_VERSION,
     ExpectationOutcome,
     ResultsError,
     RunResults,
     TestResult,
     ViolationRecord,
+    one_version,
     read_results,
     write_results,
 )
@@ -51,6 +53,7 @@ def _run() -> RunResults:
     entry = ExpectationOutcome(1, LATEST, ("list-offsets.leader-epoch",), None, EntryStatus.STALE, "entry 1: ...")
     return RunResults(
         target="mutant:lookup-last-match",
+        implementation_version="0.1.0",
         profile="kafka-4.0",
         hypothesis_profile="ci",
         seed=None,
@@ -76,9 +79,10 @@ def test_the_file_keeps_the_keys_and_words_its_readers_use(tmp_path: Path) -> No
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["schema_version"] == SCHEMA_VERSION
     assert list(data) == [
-        "schema_version", "target", "profile", "hypothesis_profile", "seed", "exit_status", "target_lost",
-        "clauses", "expectations", "tests",
+        "schema_version", "target", "implementation_version", "profile", "hypothesis_profile", "seed", "exit_status",
+        "target_lost", "clauses", "expectations", "tests",
     ]  # fmt: skip
+    assert data["implementation_version"] == "0.1.0"
     assert data["clauses"] == {FIRST: "FAIL", LATEST: "BLOCKED"}  # sorted by clause, verdict words
     assert data["target_lost"] == ["tansu exited with signal 9"]
     assert data["expectations"] == [
@@ -98,6 +102,32 @@ def test_the_file_keeps_the_keys_and_words_its_readers_use(tmp_path: Path) -> No
     ]  # fmt: skip
     # Only a test the target was lost in says so.
     assert "target_lost" not in failed and lost["target_lost"] == "tansu exited with signal 9"
+
+
+def test_a_file_written_before_runs_recorded_the_version_reads_and_writes_back_without_it(tmp_path: Path) -> None:
+    """implementation_version is a key a reader may ignore: the schema stays, an older file reads (None: not
+    recorded, which is not UNKNOWN_VERSION: recorded, and the implementation said none)."""
+    data = _run().to_json()
+    del data["implementation_version"]
+    path = tmp_path / "verdicts.json"
+    path.write_text(json.dumps(data))
+    older = read_results(path)
+    assert older.implementation_version is None
+    assert older.to_json() == data
+
+
+@pytest.mark.parametrize(
+    ("said", "version"),
+    [
+        (["3.0.12", "3.0.12"], "3.0.12"),  # each xdist worker, or each task of a column, says the same
+        (["v1.22.3", "v1.22.4-0.20250101"], "v1.22.3 / v1.22.4-0.20250101"),  # a checkout rebuilt between tasks
+        ([UNKNOWN_VERSION, "4.4.0", None], "4.4.0"),  # one that did not know, one row from before rows said it
+        ([], UNKNOWN_VERSION),
+        ([None, UNKNOWN_VERSION], UNKNOWN_VERSION),
+    ],
+)
+def test_one_version_is_what_they_agree_on_or_each_in_order(said: list[str | None], version: str) -> None:
+    assert one_version(said) == version
 
 
 def test_a_file_of_another_schema_is_refused_with_the_fix(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conformance.judging.results import read_results
+from conformance.targets.implementation import reference_version
 from tests.test_broker_dies import _gone
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,6 +100,10 @@ def test_a_run_stopped_midway_keeps_its_report_and_leaves_no_process(
     assert [pid for pid in running if not _gone(pid)] == [], output
     environment = (out / "allure-results" / "environment.properties").read_text(encoding="utf-8")
     assert f"incomplete={results.incomplete}" in environment
+    # What the implementation said it is: the reference broker is this package.
+    assert f"implementation_version={reference_version()}" in environment.splitlines()
+    assert results.implementation_version == reference_version()
     if "report not built" in output:  # no npm or no registry offline: the rest was checked
         pytest.skip(next(line for line in output.splitlines() if line.startswith("report not built")))
     assert (out / "allure-report" / "index.html").is_file(), output
+    assert f"version {reference_version()}" in (out / "allure-report" / "index.html").read_text(encoding="utf-8")

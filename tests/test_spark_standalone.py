@@ -39,10 +39,11 @@ CAMPAIGN_TIMEOUT = 600  # seconds; each takes under a minute
 
 # The columns that are a function of the work (the task and what its suites found), which must not depend on where
 # the task ran: the task's identity, each clause's verdict, how many tests and Hypothesis examples decided it (the
-# fast budget is derandomized), and a failure's counterexample and replay command (empty here: Kafka 4.0.2 passes
-# these suites; a task that crashed or timed out would name its scratch directory there).
+# fast budget is derandomized), a failure's counterexample and replay command (empty here: Kafka 4.0.2 passes
+# these suites; a task that crashed or timed out would name its scratch directory there), and the version the
+# implementation said it is.
 COMPARED = ("task_id", "target", "machine", "profile", "seed", "clause", "verdict", "status", "tests", "examples",
-            "task_examples", "counterexample", "replay")  # fmt: skip
+            "task_examples", "counterexample", "replay", "implementation_version")  # fmt: skip
 # Left out: the campaign's id (a fresh one per campaign) and the timings (when and how long), which differ from one
 # run to the next wherever it runs. No column holds a host name or a PID.
 LEFT_OUT = ("campaign_id", "first_failure_s", "task_seconds", "finished_at")

@@ -17,7 +17,7 @@ from conformance.commands.campaign import expand_targets
 from conformance.errors import TargetError
 from conformance.faults import MUTANTS
 from conformance.spark.tasks import task_table
-from conformance.targets.implementation import Kind
+from conformance.targets.implementation import Kind, implementation_version, reference_version
 from conformance.targets.model import ModelFactory
 from conformance.targets.registry import (
     MutantForm,
@@ -29,8 +29,10 @@ from conformance.targets.registry import (
     parse_target,
     register_target,
     resolve_target,
+    said_version,
     table,
     target_kind,
+    target_version,
     targets_help,
 )
 from conformance.targets.target import Opened, Opening, ServedBy, Target, read_name
@@ -195,6 +197,41 @@ def test_the_help_texts_are_the_table_s() -> None:
     campaign = _option_help("campaign", "--targets")
     assert "codec:java" in campaign and "served-mutants" in campaign
     assert "broker" not in campaign.split(";")[0].split(", ")  # a campaign starts its own targets
+
+
+# ------------------------------------------------------------------------------------ versions
+
+
+def test_a_row_says_the_version_it_runs_where_it_knows_it_without_building_one() -> None:
+    """A managed Kafka line runs its pinned release; the reference implementations are this package; a user's
+    cluster says nothing over the Kafka protocol; a library says its own version once built."""
+    assert target_version("kafka:4.0") == "4.0.2" and target_version("kafka:3.9") == "3.9.1"
+    assert target_version("model") == target_version("reference") == reference_version()
+    assert target_version(f"mutant:{BROKER_MUTANT}") == reference_version()  # seeded into the model
+    assert target_version("broker") is None
+    assert target_version("client:kafka-python") is None and target_version("codec:java") is None
+
+
+def test_what_a_built_implementation_says_wins_over_its_row() -> None:
+    class Says:
+        implementation_version = "3.0.11"
+
+    assert implementation_version(Says()) == "3.0.11" and implementation_version(object()) is None
+    assert said_version("client:kafka-python==3.0.11", Says()) == "3.0.11"
+    assert said_version("kafka:4.0", object()) == "4.0.2"  # a broker over the wire says nothing itself
+    assert said_version("broker", object()) is None
+
+
+def test_the_reference_client_and_codec_say_the_reference_version() -> None:
+    from conformance.targets.clients.model_client import ReferenceClient
+    from conformance.targets.codecs.codec_target import CodecFactory
+
+    assert ReferenceClient.version == reference_version()
+    built = CodecFactory("model").build()
+    try:
+        assert implementation_version(built) == reference_version()
+    finally:
+        built.close()
 
 
 # ------------------------------------------------------------------------------------ a row registered at run time

@@ -32,6 +32,7 @@ from conformance.targets.registry import (
     check_target,
     default_profile,
     open_target,
+    said_version,
     targets_help,
 )
 from conformance.targets.target import ServedBy
@@ -195,6 +196,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
 
                 factory = dataclasses.replace(factory, topic_prefix="")  # the user's topic, as named
             impl = build(factory)
+            version = said_version(target, impl)
             try:
                 if args.topic is not None:
                     results = [
@@ -213,7 +215,8 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
                 impl.close()
         write_report(results, out)
         task = AuditTask(args.target, impl.profile.name)
-        write_rows(out, task, audit_rows(results, task, campaign_id=campaign_id, seed=args.seed))
+        rows = audit_rows(results, task, campaign_id=campaign_id, seed=args.seed, implementation_version=version)
+        write_rows(out, task, rows)
     except (AuditError, TargetError) as exc:
         raise CampaignError(str(exc)) from None
     finally:

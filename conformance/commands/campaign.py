@@ -35,6 +35,7 @@ from conformance.targets.registry import (
     MutantForm,
     TargetSpec,
     open_target,
+    said_version,
     table,
     target_kind,
     targets_help,
@@ -108,7 +109,8 @@ def targets_argument_help() -> str:
         f"comma-separated: {startable}; or a group: {MUTANTS_GROUP} (every mutant:<id>), {SERVED_MUTANTS_GROUP} "
         "(every mutant the reference broker serves, but those whose fault is only in a consumer's reading), "
         f"{groups}; X{SERVED_AT}{SERVED_MUTANTS_GROUP} for a target or group X that runs against the reference "
-        f"broker, each against every served mutant (e.g. {examples})"
+        f"broker, each against every served mutant (e.g. {examples}); a library at another version or from a "
+        "checkout (NAME==VERSION, NAME=PATH) is a target, and a matrix column, of its own"
     )
 
 
@@ -357,6 +359,7 @@ def audit_targets(
             try:
                 with open_target(target, profile, log_dir=out / "logs") as (factory, _logs):
                     impl = build(factory)
+                    version = said_version(target, impl)
                     try:
                         found = audit_generated(spark, impl, Workload(seed=1), out=out / "audit", target_name=target,
                                                 expectations=entries)  # fmt: skip
@@ -366,7 +369,8 @@ def audit_targets(
                 write_rows(out, task, [crash_row(task, campaign_id, 1, f"{type(exc).__name__}: {exc}")])
                 log.write(f"audit {target} ({profile}): CRASHED: {exc}\n")
                 continue
-            write_rows(out, task, audit_rows(found, task, campaign_id=campaign_id, seed=1))
+            rows = audit_rows(found, task, campaign_id=campaign_id, seed=1, implementation_version=version)
+            write_rows(out, task, rows)
             results += found
             wrong = sum(len(r.disagreements) for r in found)
             log.write(f"audit {target} ({profile}): {wrong} disagreement(s) in {time.monotonic() - began:.1f} s\n")
@@ -383,7 +387,7 @@ def write_outputs(
     the same rows."""
     from conformance.spark.aggregate import aggregate, campaign_outcome, implementation_matrix, kill_table
     from conformance.spark.engine import rows_dir
-    from reports.matrix import kill_html, kill_markdown, summary_counts, to_html, to_markdown, to_png
+    from reports.matrix import column_label, kill_html, kill_markdown, summary_counts, to_html, to_markdown, to_png
 
     everything = aggregate(spark, rows_dir(out))
     matrix, kills = implementation_matrix(everything), kill_table(everything)
@@ -400,7 +404,7 @@ def write_outputs(
             f"{out / 'matrix.html'}, {out / 'matrix.png'} ({width} x {height} px)\n"
         )
         for column, counts in summary_counts(matrix).items():
-            log.write(f"  {column[0]} ({column[1]}): {counts}\n")
+            log.write(f"  {column_label(matrix, column)}: {counts}\n")
     lines = [
         "| Task | Target | Suite | Profile | Seed | Status | Seconds | Examples |",
         "|---|---|---|---|---|---|---|---|",

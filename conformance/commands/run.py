@@ -19,7 +19,7 @@ from conformance.commands.usage import (
     sigterm_as_interrupt,
 )
 from conformance.judging.harness import HARNESS_ERROR_PREFIX
-from conformance.judging.results import RunResults, read_results
+from conformance.judging.results import UNKNOWN_VERSION, RunResults, read_results
 from conformance.targets.fault_hook import fault_options
 from conformance.targets.registry import (
     PROFILE_DEFAULT,
@@ -69,8 +69,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="how many brokers a managed target starts (default the target's own: 3 for reference and "
-        "rdkafka-mock, 1 for kafka, which takes 1 or 3: three for leader moves)",
+        help="how many brokers a managed target starts (default the target's own: 3 for reference, "
+        "rdkafka-mock and kfake, 1 for kafka, which takes 1 or 3: three for leader moves)",
     )
     parser.add_argument(
         "--wire-timeout",
@@ -242,10 +242,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     if results.is_dir():
         from reports.allure import ReportError, write_categories, write_environment
 
-        counts = _verdict_counts(read_results(verdicts)) if verdicts.is_file() else ""
+        said = read_results(verdicts) if verdicts.is_file() else None
+        counts = _verdict_counts(said) if said is not None else ""
         # The clause verdicts at a glance: Allure's own summary counts KNOWN, UNSUPPORTED and N/A all as skipped.
         environment = {
             "target": args.target,
+            "implementation_version": (said and said.implementation_version) or UNKNOWN_VERSION,
             "profile": args.profile,
             "hypothesis_profile": budget,
             "clause_verdicts": counts or "none",
@@ -317,6 +319,7 @@ def _build_report(
     gate, _, words = (html / QUALITY_GATE_FILE).read_text(encoding="utf-8").partition("\n")
     settings = (
         ("target", args.target),
+        ("version", run.implementation_version or UNKNOWN_VERSION),
         ("profile", args.profile),
         ("budget", budget),
         *((("seed", str(run.seed)),) if run.seed is not None else ()),

@@ -63,8 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--brokers",
         type=int,
         default=None,
-        help="how many brokers (default the target's own: 3 for reference and rdkafka-mock, 1 for kafka, which "
-        "takes 1 or 3, and for the others, which run one)",
+        help="how many brokers (default the target's own: 3 for reference, rdkafka-mock and kfake, 1 for kafka, "
+        "which takes 1 or 3, and for the others, which run one)",
     )
     parser.add_argument(
         "--log-dir", default=DEFAULT_LOG_DIR, help=f"where the broker's log goes (default {DEFAULT_LOG_DIR})"

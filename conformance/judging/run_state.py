@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from conformance.judging.expectations import Expectation
 from conformance.judging.judge import RunRecord, clause_verdicts, entry_statuses
-from conformance.judging.results import ExpectationOutcome, RunResults, TestResult
+from conformance.judging.results import ExpectationOutcome, RunResults, TestResult, one_version
 from conformance.judging.verdicts import EntryStatus, Verdict
 
 
@@ -24,6 +24,11 @@ class RunState:
     # Hypothesis examples per test node id (--count-examples), and the test running now.
     examples: dict[str, int] = field(default_factory=dict)
     running: str | None = None
+    # The version of the implementation that the target's row knows without building it (a managed broker's, the
+    # model's: conformance.targets.registry.target_version), and what built implementations said, each once: what
+    # they said wins (a library's adapter or driver says its own).
+    declared_version: str | None = None
+    versions: list[str] = field(default_factory=list)
     complete: bool = True  # false once the run was stopped early (Ctrl-C, SIGTERM): see entry_statuses
     _by_clause: dict[str, list[Verdict]] = field(default_factory=lambda: defaultdict(list))
 
@@ -35,6 +40,11 @@ class RunState:
         lost = result.target_lost
         if lost and lost not in self.lost:
             self.lost.append(lost)
+
+    def add_version(self, version: str) -> None:
+        """A version the implementation said (each process that opened it says it with its tests' results)."""
+        if version not in self.versions:
+            self.versions.append(version)
 
     def count_example(self) -> None:
         if self.running is not None:
@@ -65,6 +75,7 @@ class RunState:
         """The run's results, as verdicts.json holds them (conformance.judging.results)."""
         return RunResults(
             target=self.target,
+            implementation_version=one_version(self.versions or [self.declared_version]),
             profile=self.profile,
             hypothesis_profile=self.hypothesis_profile,
             seed=self.seed,

@@ -1,5 +1,6 @@
 """The fixtures the suites use (`profile`, `target_factory`, `impl`, `reference_factory`), `require` for a
-capability a test needs mid-way, and the target's health between tests (a lost target is not asked again)."""
+capability a test needs mid-way, the target's health between tests (a lost target is not asked again), and the
+version a built implementation says it is."""
 
 from __future__ import annotations
 
@@ -10,10 +11,15 @@ import pytest
 
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.plugin.reporting import attach_to_allure
-from conformance.plugin.state import HEALTH, STATE, STOPPED, STOPPED_BY
+from conformance.plugin.state import HEALTH, SAID_VERSION, STATE, STOPPED, STOPPED_BY
 from conformance.targets.drivers.driver_process import broken_driver_behind
 from conformance.targets.health import TargetHealth, TargetLost
-from conformance.targets.implementation import Capability, Implementation, ImplementationFactory
+from conformance.targets.implementation import (
+    Capability,
+    Implementation,
+    ImplementationFactory,
+    implementation_version,
+)
 from conformance.targets.model import ModelFactory
 from conformance.targets.registry import TargetError, open_target
 from models.profiles import Profile, get_profile, narrow_versions
@@ -68,6 +74,9 @@ def reference_factory(pytestconfig: pytest.Config) -> ModelFactory:
 @pytest.fixture
 def impl(request: pytest.FixtureRequest, target_factory: ImplementationFactory) -> Iterator[Implementation]:
     implementation = target_factory.build()
+    said = implementation_version(implementation)
+    if said is not None:  # it travels with each test's result to the run's state (reporting.py, state.py)
+        request.config.stash[SAID_VERSION] = said
     health = request.config.stash.get(HEALTH, None)
     if health is not None:
         health.capabilities = implementation.capabilities

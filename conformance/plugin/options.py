@@ -21,7 +21,14 @@ from conformance.plugin.hypothesis_profiles import PROFILE_NAMES, register_profi
 from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
 from conformance.plugin.state import EXPECTATIONS_IN_FORCE, STATE, STOPPED, STOPPED_BY, ResultCollector
 from conformance.targets.fault_hook import fault_options
-from conformance.targets.registry import PROFILE_DEFAULT, TARGETS_HELP, TargetError, check_target, default_profile
+from conformance.targets.registry import (
+    PROFILE_DEFAULT,
+    TARGETS_HELP,
+    TargetError,
+    check_target,
+    default_profile,
+    target_version,
+)
 from models.clauses import get_clause
 from models.profiles import DEFAULT_PROFILE
 
@@ -92,8 +99,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--brokers",
         type=int,
         default=None,
-        help="how many brokers a managed target starts (default the target's own: 3 for reference and "
-        "rdkafka-mock, 1 for kafka, which takes 1 or 3)",
+        help="how many brokers a managed target starts (default the target's own: 3 for reference, "
+        "rdkafka-mock and kfake, 1 for kafka, which takes 1 or 3)",
     )
     group.addoption(
         "--wire-timeout",
@@ -187,6 +194,15 @@ def _default_profile(config: pytest.Config) -> None:
             config.option.profile = DEFAULT_PROFILE.name
 
 
+def _row_version(target: str) -> str | None:
+    """What the target's row knows of its version (None for a name the table does not know: the target fixture
+    reports that as a usage error)."""
+    try:
+        return target_version(target)
+    except TargetError:
+        return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _default_profile(config)
     _stop_on_signals(config)
@@ -220,6 +236,7 @@ def pytest_configure(config: pytest.Config) -> None:
         hypothesis_profile=profile_name,
         seed=int(seed) if seed is not None else None,
         expectations=expectations,
+        declared_version=_row_version(config.getoption("--target")),
     )
     config.stash[STATE] = state
     config.pluginmanager.register(ResultCollector(state), "kafka-conformance-collector")

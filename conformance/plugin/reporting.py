@@ -34,9 +34,11 @@ from conformance.plugin.state import (
     INCOMPLETE,
     RECORD,
     RESULT_PROPERTY,
+    SAID_VERSION,
     STATE,
     STOPPED,
     STOPPED_BY,
+    VERSION_PROPERTY,
 )
 from conformance.targets.drivers.driver_process import broken_driver_behind
 from conformance.targets.health import TargetLost
@@ -340,6 +342,9 @@ def _record(
     # The result travels on the report, so that with pytest-xdist the controller aggregates what the
     # workers found (pytest_runtest_logreport runs where the reports are collected: state.ResultCollector).
     report.user_properties.append((RESULT_PROPERTY, json.dumps(result.to_json())))
+    said = item.config.stash.get(SAID_VERSION, None)
+    if said is not None:
+        report.user_properties.append((VERSION_PROPERTY, said))
 
 
 def _pin_entry(item: pytest.Item, violations: list[ClauseViolation], ids: tuple[str, ...]) -> str:

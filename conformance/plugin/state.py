@@ -1,7 +1,7 @@
 """Where the plugin keeps the run's state between hooks: keys into pytest's stashes (the run's RunState on the
-config, each test's check record and draws on its item, the target's health, the expectations in force and the
-signal that stopped the run on the config) and the collector that hands each test's result to the RunState
-(with pytest-xdist: in the controller)."""
+config, each test's check record and draws on its item, the target's health, the version the implementation said,
+the expectations in force and the signal that stopped the run on the config) and the collector that hands each
+test's result and the implementation's version to the RunState (with pytest-xdist: in the controller)."""
 
 from __future__ import annotations
 
@@ -26,13 +26,19 @@ STOPPED = "the run was stopped"  # what a stop signal's KeyboardInterrupt and py
 INCOMPLETE = pytest.StashKey[str]()
 # The expectations in force, as the summary names them (conformance.plugin.launcher.ExpectationsChoice).
 EXPECTATIONS_IN_FORCE = pytest.StashKey[str]()
+# The version a built implementation under test said it is, in the process that built it (with pytest-xdist: each
+# worker); the run records it, else what the target's row knows (RunState.declared_version).
+SAID_VERSION = pytest.StashKey[str]()
 
 # The user property a test's result travels in on its report (conformance.plugin.reporting writes it).
 RESULT_PROPERTY = "kafka-conformance-result"
+# ... and the one the implementation's version travels in beside it, once its process knows it.
+VERSION_PROPERTY = "kafka-conformance-implementation-version"
 
 
 class ResultCollector:
-    """Gathers each test's result into the run's state (with pytest-xdist: in the controller)."""
+    """Gathers each test's result, and the version the implementation said, into the run's state (with
+    pytest-xdist: in the controller)."""
 
     def __init__(self, state: RunState) -> None:
         self.state = state
@@ -41,3 +47,5 @@ class ResultCollector:
         for name, value in report.user_properties:
             if name == RESULT_PROPERTY:
                 self.state.add_result(TestResult.from_json(json.loads(str(value))))
+            elif name == VERSION_PROPERTY:
+                self.state.add_version(str(value))

@@ -1,7 +1,8 @@
 """The conformance matrix and the mutant kill table: Spark SQL over the campaign's Parquet rows
 gives one cell per clause x (target, profile), holding the verdict over all seeds (the most severe wins), the
-seeds run and the time to the first failure (`aggregate`). That raw table is then split in two views, pure
-functions of it (tests build them from synthetic cells):
+seeds run and the time to the first failure, and each column's implementation version, as its tasks' rows say it
+(`aggregate`). That raw table is then split in two views, pure functions of it (tests build them from synthetic
+cells):
 
 - `implementation_matrix`: the real implementations as columns (brokers, codecs, clients, grouped by kind) and
   the clauses as rows, grouped by area; a clause no target of a column's kind checks is a cell of its own
@@ -17,10 +18,11 @@ reports/matrix.py writes them as Markdown, HTML and a PNG heatmap.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.judging.results import UNKNOWN_VERSION, one_version
 from conformance.judging.verdicts import (
     DEPARTS,
     FAILS_RUN,
@@ -65,11 +67,29 @@ class Matrix:
     columns: list[Column]
     cells: dict[tuple[str, Column], Cell]
     tasks: list[dict[str, Any]]  # one per task: id, target, machine, profile, seed, status, seconds
+    # What each column's implementation said its version is (`column_versions`); a column whose rows never said
+    # (a campaign from before rows carried it) has none.
+    versions: dict[Column, str] = field(default_factory=dict)
+
+
+VERSION_FIELD = "implementation_version"  # the row field (conformance.spark.rows.ROW_FIELDS)
+
+
+def column_versions(said: Iterable[tuple[str, str, str | None]]) -> dict[Column, str]:
+    """Each column's implementation version from (target, profile, version) as its rows say it, in the order
+    said: `one_version` of them (several joined, UNKNOWN_VERSION when every row said it did not know). A column
+    whose rows all say nothing (null: rows from before they carried it) is left out."""
+    by_column: dict[Column, list[str]] = {}
+    for target, profile, version in said:
+        if version is not None:
+            by_column.setdefault((target, profile), []).append(version)
+    return {column: one_version(versions) for column, versions in by_column.items()}
 
 
 def aggregate(spark: Any, rows: Path) -> Matrix:
-    """The matrix from every Parquet file under `rows`, computed with Spark SQL."""
-    frame = spark.read.parquet(str(rows))
+    """The matrix from every Parquet file under `rows`, computed with Spark SQL. Files of an older campaign may
+    lack a field a newer one has (implementation_version): the schemas are merged, its rows read it as null."""
+    frame = spark.read.option("mergeSchema", "true").parquet(str(rows))
     frame.createOrReplaceTempView("campaign_rows")
     rank = f"CASE verdict {' '.join(f'WHEN {w!r} THEN {i}' for i, w in enumerate(_RANKED))} ELSE {len(_RANKED)} END"
     # The replay command and message of the cell's most severe failure (rows without one rank last).
@@ -117,7 +137,17 @@ def aggregate(spark: Any, rows: Path) -> Matrix:
     for r in broken:
         for clause in clauses:
             out.setdefault((clause, (r["target"], r["profile"])), Cell(_RANKED[r["rank"]], 0, None))
-    return Matrix(clauses, columns, out, tasks)
+    said = []
+    if VERSION_FIELD in frame.columns:
+        said = spark.sql(
+            f"""
+            SELECT target, profile, {VERSION_FIELD} AS version, MIN(finished_at) AS first_said
+            FROM campaign_rows WHERE {VERSION_FIELD} IS NOT NULL
+            GROUP BY target, profile, {VERSION_FIELD} ORDER BY first_said
+            """
+        ).collect()
+    versions = column_versions((r["target"], r["profile"], r["version"]) for r in said)
+    return Matrix(clauses, columns, out, tasks, versions)
 
 
 # --- which columns are implementations, which are mutants ------------------------------------------------------
@@ -203,6 +233,7 @@ class ImplementationMatrix:
     areas: tuple[AreaGroup, ...]
     groups: tuple[ColumnGroup, ...]
     cells: dict[tuple[str, Column], Cell]
+    versions: dict[Column, str] = field(default_factory=dict)  # as Matrix.versions
 
     @property
     def columns(self) -> tuple[Column, ...]:
@@ -218,6 +249,15 @@ class ImplementationMatrix:
 
     def cell(self, clause: str, column: Column) -> Cell | None:
         return self.cells.get((clause, column))
+
+    def shown_version(self, column: Column) -> str | None:
+        """The version a column's header shows after its target's name: what the implementation said, unless it
+        said none (UNKNOWN_VERSION), its rows never said (an older campaign), or the name already says it
+        (`client:kafka-python==3.0.11` that said 3.0.11)."""
+        version = self.versions.get(column)
+        if version is None or version == UNKNOWN_VERSION or read_name(column[0]).version == version:
+            return None
+        return version
 
     def kinds_checking(self, clause: str) -> frozenset[Kind]:
         """The kinds of implementation some column of which has a verdict for `clause` in this campaign."""
@@ -288,13 +328,14 @@ def implementation_matrix(matrix: Matrix) -> ImplementationMatrix:
     )
     kept = {col for g in groups for col in g.columns}
     cells = {key: cell for key, cell in matrix.cells.items() if key[1] in kept}
+    versions = {col: version for col, version in matrix.versions.items() if col in kept}
     clauses = {clause for clause, _ in cells}
     by_area: dict[Area | None, list[str]] = {}
     for clause in sorted(clauses, key=lambda c: (_CLAUSE_ORDER.get(c, len(_CLAUSE_ORDER)), c)):
         found = _catalogue(clause)
         by_area.setdefault(found.area if found is not None else None, []).append(clause)
     areas = tuple(AreaGroup(a, tuple(by_area[a])) for a in (*Area, None) if a in by_area)
-    return ImplementationMatrix(areas, groups, cells)
+    return ImplementationMatrix(areas, groups, cells, versions)
 
 
 # --- the kill table -----------------------------------------------------------------------------------------

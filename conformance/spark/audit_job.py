@@ -978,10 +978,14 @@ def _row(task: AuditTask, campaign_id: str, seed: int, **fields: Any) -> dict[st
     return base | fields
 
 
-def audit_rows(results: Sequence[AuditResult], task: AuditTask, *, campaign_id: str, seed: int) -> list[dict[str, Any]]:
+def audit_rows(
+    results: Sequence[AuditResult], task: AuditTask, *, campaign_id: str, seed: int,
+    implementation_version: str | None = None,
+) -> list[dict[str, Any]]:
     """The audits of one target as campaign rows (conformance.spark.rows.ROW_FIELDS), one per clause
     and topic: the matrix and the Allure results show audits beside the Hypothesis tasks (suite "audit").
-    A row's counterexample lists its disagreements, those no entry covers first, each with its observables."""
+    A row's counterexample lists its disagreements, those no entry covers first, each with its observables.
+    `implementation_version`: the version the audited implementation said it is."""
     rows = []
     for result in results:
         for clause, verdict in result.verdicts().items():
@@ -996,6 +1000,7 @@ def audit_rows(results: Sequence[AuditResult], task: AuditTask, *, campaign_id: 
                 examples=result.questions.get(clause, 0), task_examples=sum(result.questions.values()),
                 counterexample=f"topic {result.topic}\n{text}"[:20_000],
                 first_failure_s=result.seconds if wrong else None, task_seconds=result.seconds,
+                implementation_version=implementation_version,
             ))  # fmt: skip
     return rows
 

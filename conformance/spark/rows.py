@@ -21,4 +21,7 @@ ROW_FIELDS = (
     "first_failure_s",  # seconds from the task's start to the end of the first test failing the clause
     "task_seconds",
     "finished_at",
+    # The version the implementation said it is (verdicts.json's implementation_version); null in the rows of a
+    # campaign from before rows carried it, and where a task wrote no verdicts.
+    "implementation_version",
 )

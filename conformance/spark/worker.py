@@ -54,15 +54,15 @@ def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: di
         env["HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER"] = "1"
         status, tail = _run_bounded(cmd, task.budget_s, env)
         seconds = time.time() - started
-        rows = []
-        if verdicts.is_file():
-            rows = _rows(task, campaign_id, read_results(verdicts), status, seconds, started)
+        results = read_results(verdicts) if verdicts.is_file() else None
+        rows = _rows(task, campaign_id, results, status, seconds, started) if results is not None else []
         if rows:
             return rows
     return [
         _row(task, campaign_id, clause="*", verdict=status.upper(), status=status, tests=0, examples=0,
              task_examples=0, counterexample=f"{shlex.join(cmd)}\n{tail}", replay=shlex.join(cmd[2:]),
-             first_failure_s=None, seconds=seconds)
+             first_failure_s=None, seconds=seconds,
+             implementation_version=results.implementation_version if results is not None else None)
     ]  # fmt: skip
 
 
@@ -126,6 +126,7 @@ def _rows(
                 replay=first.replay or "" if first else "",
                 first_failure_s=max(0.0, first.finished_at - started) if first else None,
                 seconds=seconds,
+                implementation_version=results.implementation_version,
             )
         )
     return rows
@@ -145,6 +146,7 @@ def _row(
     replay: str,
     first_failure_s: float | None,
     seconds: float,
+    implementation_version: str | None,
 ) -> dict[str, Any]:
     return {
         "campaign_id": campaign_id,
@@ -164,4 +166,5 @@ def _row(
         "first_failure_s": first_failure_s,
         "task_seconds": round(seconds, 3),
         "finished_at": time.time(),
+        "implementation_version": implementation_version,
     }

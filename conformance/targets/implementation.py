@@ -6,12 +6,16 @@ report UNSUPPORTED where one is missing, never FAIL (test262's feature flags).
 
 Implementations are built by factories that must be picklable (the Spark engine builds them
 inside Spark tasks): a factory is a frozen dataclass with a `build()` method, never a lambda.
+
+An implementation may say which version of itself runs (`implementation_version`): a run records it beside its
+verdicts, and the campaign's matrix shows it in the column's header.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
+from importlib import metadata
 from typing import Protocol, runtime_checkable
 
 from models.cluster import FetchResponse, ProduceResponse
@@ -130,6 +134,24 @@ class Implementation(Protocol):
     def retention_tick(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+def implementation_version(implementation: object) -> str | None:
+    """The version `implementation` says it is, as it says it (its `implementation_version`: a library's own version
+    string, "2.16.1 (librdkafka 2.16.0)"), or None where it says nothing: a broker over the wire does not (the Kafka
+    protocol has no field for it), so a managed broker's version comes from its row of the targets table
+    (conformance.targets.registry.target_version)."""
+    said = getattr(implementation, "implementation_version", None)
+    return str(said) if said else None
+
+
+def reference_version() -> str:
+    """The version of the reference implementations (the model, the reference broker, codec:model, client:model):
+    this package's, as installed; "source" for a source tree that was not installed."""
+    try:
+        return metadata.version("kafka-timestamp-conformance")
+    except metadata.PackageNotFoundError:
+        return "source"
 
 
 class ImplementationFactory(Protocol):

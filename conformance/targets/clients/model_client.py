@@ -35,6 +35,7 @@ from conformance.targets.clients.client_library import (
     SendOutcome,
     java_refusal_text,
 )
+from conformance.targets.implementation import reference_version
 from conformance.wire.client import FETCH, LIST_OFFSETS, PRODUCE, ListOffsetsResult, ProduceResult, WireClient
 from conformance.wire.connection import WireError
 from models.codec import decode_batches, encode_batches
@@ -54,7 +55,7 @@ class ReferenceClient:
     """The reference client over one WireClient (see the module doc)."""
 
     name = "model"
-    version = "reference"
+    version = reference_version()  # the reference implementations' version: this package's
     capabilities = frozenset(ClientCapability)
     codecs = frozenset(Codec)
 

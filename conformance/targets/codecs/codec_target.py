@@ -79,6 +79,11 @@ class CodecImplementation:
         self.profile = profile
         self.codec = codec
 
+    @property
+    def implementation_version(self) -> str:
+        """The record library's version, as its adapter or driver reports it."""
+        return self.codec.version
+
     def _not_a_broker(self, operation: str) -> NoReturn:
         raise UnsupportedOperation(Capability.PRODUCE_V2, f"{self.name} is a codec, not a broker ({operation})")
 

@@ -17,21 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from importlib import metadata
 
 from conformance.targets.codecs.codec_library import BatchRequest, CodecCapability, CodecRefused, ReadBatch
+from conformance.targets.implementation import reference_version
 from models.codec import decode_batches, encode_batches
 from models.constants import MAGIC_V1, MAGICS, Codec, TimestampType
 from models.conversion import DownConversionError, check_buildable, down_convert
 from models.errors import BuildError, CodecError
 from models.records import AnyBatch, ConsumerRecord, DefaultBatch, RecordSpec, build_batches, java_long
-
-
-def _version() -> str:
-    try:
-        return metadata.version("kafka-timestamp-conformance")
-    except metadata.PackageNotFoundError:  # a source tree that was not installed
-        return "source"
 
 
 class ModelCodec:
@@ -45,7 +38,7 @@ class ModelCodec:
     codecs = frozenset(Codec)
 
     def __init__(self) -> None:
-        self.version = _version()
+        self.version = reference_version()
 
     # -- building
 

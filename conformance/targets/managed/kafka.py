@@ -34,6 +34,7 @@ import base64
 import contextlib
 import fcntl
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -98,18 +99,43 @@ class KafkaRelease:
         return f"kafka:{self.line}"
 
 
+# The oldest line a profile describes exactly: kafka-3.9 is 3.9's behaviour, not 3.6-3.8's. 3.8.1 ran (82 PASS)
+# but answers MAX_TIMESTAMP at ListOffsets v1 where 3.9 refuses it: the special targets' version floors came in
+# 3.9 (KAFKA-17331, KafkaApis.scala 3.9:1166-1198; 3.8.0 has none), and 3.6-3.7 also predate the exact
+# MAX_TIMESTAMP of 3.8 (KAFKA-16310). Those lines need a profile of their own before they can be targets.
+OLDEST_RELEASE = (3, 9)
+_EXACT = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def profile_of_release(major: int, minor: int) -> str:
+    """The behaviour profile of a release by its line (models.profiles): 3.9, 4.0, then 4.1 and after."""
+    if (major, minor) >= (4, 1):
+        return "kafka-4.1"
+    return "kafka-4.0" if (major, minor) == (4, 0) else "kafka-3.9"
+
+
 def release(version: str | None) -> KafkaRelease:
     """The release `--target kafka[:VERSION]` names: the newest line without one; a line ("4.0") or its pinned
-    release ("4.0.2"); anything else a TargetError listing the supported ones."""
+    release ("4.0.2"); any other exact release from 3.9.0 on (`kafka==4.1.1`: Maven Central must serve it) under its
+    line's profile; anything else a TargetError listing the choices."""
     if version is None:
         line = NEWEST_LINE
     else:
         line = next((ln for ln, (exact, _) in KAFKA_LINES.items() if version in (ln, exact)), "")
-    if not line:
-        supported = ", ".join(f"kafka:{ln} ({exact})" for ln, (exact, _) in KAFKA_LINES.items())
-        raise TargetError(f"Apache Kafka {version} is not a supported target: choose one of {supported}")
-    exact, profile = KAFKA_LINES[line]
-    return KafkaRelease(line, exact, profile)
+    if line:
+        exact, profile = KAFKA_LINES[line]
+        return KafkaRelease(line, exact, profile)
+    matched = _EXACT.match(version or "")
+    if matched is not None and tuple(int(g) for g in matched.groups()[:2]) >= OLDEST_RELEASE:
+        major, minor = int(matched.group(1)), int(matched.group(2))
+        return KafkaRelease(str(version), str(version), profile_of_release(major, minor))
+    supported = ", ".join(f"kafka:{ln} ({exact})" for ln, (exact, _) in KAFKA_LINES.items())
+    oldest = ".".join(str(n) for n in OLDEST_RELEASE)
+    raise TargetError(
+        f"Apache Kafka {version} is not a supported target: choose one of {supported}, or an exact release from "
+        f"{oldest}.0 on "
+        "(kafka==4.1.1)"
+    )
 
 
 def kafka_profile(target: Target) -> str:

@@ -46,7 +46,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 from conformance.wire.framing import FrameSizeError, StreamEnded, read_frame, write_frame
 
@@ -409,9 +409,7 @@ class ManagedBroker:
                 try:
                     self._proc = subprocess.Popen(
                         argv,
-                        stdin=subprocess.DEVNULL,
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
+                        **self._child_streams(log),
                         env=self._env,
                         cwd=self._cwd,
                         start_new_session=True,
@@ -423,6 +421,11 @@ class ManagedBroker:
                     ) from exc
                 atexit.register(self._stop_at_exit)
         return time.monotonic()
+
+    def _child_streams(self, log: BinaryIO) -> dict[str, Any]:
+        """Where the child's standard streams go: no input, its output and errors in the log. A child driven
+        through its stdin and stdout (conformance/targets/managed/kfake.py) takes pipes instead."""
+        return {"stdin": subprocess.DEVNULL, "stdout": log, "stderr": subprocess.STDOUT}
 
     def _fresh_log_path(self, port: int) -> Path:
         return unused_log_path(self._log_dir, f"{self.name}-{port}")
