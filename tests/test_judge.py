@@ -258,8 +258,6 @@ def test_entry_statuses_name_stale_entries_and_say_nothing_of_unexercised_ones()
 def test_the_shipped_expectations_files_load_and_name_observables() -> None:
     # Apache Kafka's own Java client and record layer depart from nothing: their files hold no entry.
     empty = {"client-java.toml", "codec-java.toml"}
-    # Sarama plays no codec role (its record layer's encode and decode are unexported): its file stays empty.
-    empty |= {"codec-sarama.toml"}
     for path in sorted(Path(__file__).resolve().parents[1].glob("suites/expectations/*.toml")):
         entries = load_expectations(path)
         assert bool(entries) is (path.name not in empty), path
