@@ -54,7 +54,11 @@ def test_legacy_entries(suite: Suite, data: Draws) -> None:
     plain = forms(twin, (MAGIC_V1, MAGIC_V0), (Codec.NONE,), building=True)
     v0_wrappers = tuple(f for f in forms(twin, (MAGIC_V0,), LEGACY_CODECS, building=True) if f[1] is not Codec.NONE)
     magic, codec = data.draw(st.sampled_from(plain + v0_wrappers), label="form")
-    records = data.draw(producer_records(magic), label="records")
+    records = tuple(data.draw(producer_records(magic), label="records"))
+    if codec is not Codec.NONE:
+        # As for v1 and v2: values compression shrinks, so that a builder which skips a useless compression (as
+        # Kafka's clients may) is not read as writing the wrong form.
+        records = compressible(records)
     check_build(twin, BatchRequest(magic, tuple(records), codec), f"magic {magic} {codec.name.lower()}")
 
 
