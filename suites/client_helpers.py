@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pytest
 
 from conformance.judging.checks import check_equal, check_true
-from conformance.judging.observables import Obs
+from conformance.judging.observables import Obs, nanosecond_wrapped
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.targets.clients import client_rules as rules
 from conformance.targets.clients.client_library import (
@@ -194,7 +194,9 @@ def check_consumed(
         payloads: object = [(r.key, r.value) for r in got]
         if failure and len(got) < len(want):
             read = payloads = f"the consumer failed: {failure}"
-        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r) for r in want], where)
+        wrapped = [(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want]
+        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r) for r in want], where,
+                    facts={"nanosecond-wrapped": wrapped})
         check_equal(clause, Obs.RECORD_PAYLOADS, payloads, [(r.key, r.value) for r in want], where)
 
 

@@ -97,4 +97,15 @@ FACTS: dict[str, str] = {
     "high watermark is one past its last offset)",
     "batch-first-create-time": "the create time the producer wrote for the first record of the same batch (a "
     "client's RecordMetadata)",
+    "nanosecond-wrapped": "each record's timestamp as a reader that holds it in int64 nanoseconds reads it (ms x 10^6 "
+    "wrapped to 64 bits, then floor-divided by 10^6: Go's time.Unix(0, ms*1e6)); the timestamp itself within about "
+    "292 years of 1970",
 }
+
+
+def nanosecond_wrapped(ms: int) -> int:
+    """A timestamp in ms as a reader holding it in int64 nanoseconds gets it back (FACTS "nanosecond-wrapped")."""
+    ns = (ms * 1_000_000) % (1 << 64)
+    if ns >= 1 << 63:
+        ns -= 1 << 64
+    return ns // 1_000_000
