@@ -37,6 +37,26 @@ from conformance.targets.managed.process import LOOPBACK, ManagedProcessError
 from conformance.wire.client import ApiResult, PartitionMetadata, WireClient, error_name
 from conformance.wire.connection import WireError
 
+
+def partition_metadata(client: WireClient, topic: str, partition: int) -> PartitionMetadata:
+    """A partition as Metadata through `client` (closed after) shows it, for a control plane over a real cluster: a
+    ControlError 404 naming the field for an unknown topic or partition, or a Metadata request that failed."""
+    try:
+        found = client.metadata([topic]).topics.get(topic)
+    except WireError as exc:
+        raise ControlError(404, "path.topic", f"Metadata for {topic!r} failed ({exc})") from None
+    finally:
+        client.close()
+    if found is None or not found.partitions:
+        raise ControlError(404, "path.topic", f"no topic {topic!r}: create it over the Kafka protocol first")
+    part = found.partitions.get(partition)
+    if part is None:
+        raise ControlError(
+            404, "path.partition", f"topic {topic!r} has partitions 0..{len(found.partitions) - 1}, not {partition}"
+        )
+    return part
+
+
 LAUNCHER_SOURCE = Path(__file__).parent / "java" / "kts" / "kafka" / "ClockedKafka.java"
 LAUNCHER_CLASS = "kts.kafka.ClockedKafka"
 _COMPILE_TIMEOUT = 180.0
@@ -184,21 +204,7 @@ class KafkaControlled:
 
     def _partition(self, topic: str, partition: int, bootstrap: str | None = None) -> PartitionMetadata:
         """The partition as Metadata (from `bootstrap`, default any node) shows it; 404 for an unknown one."""
-        client = self._client(bootstrap)
-        try:
-            found = client.metadata([topic]).topics.get(topic)
-        except WireError as exc:
-            raise ControlError(404, "path.topic", f"Metadata for {topic!r} failed ({exc})") from None
-        finally:
-            client.close()
-        if found is None or not found.partitions:
-            raise ControlError(404, "path.topic", f"no topic {topic!r}: create it over the Kafka protocol first")
-        part = found.partitions.get(partition)
-        if part is None:
-            raise ControlError(
-                404, "path.partition", f"topic {topic!r} has partitions 0..{len(found.partitions) - 1}, not {partition}"
-            )
-        return part
+        return partition_metadata(self._client(bootstrap), topic, partition)
 
     def leader(self, topic: str, partition: int) -> tuple[int, int]:
         part = self._partition(topic, partition)

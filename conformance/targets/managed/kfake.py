@@ -67,6 +67,7 @@ from conformance.reference.control_plane import ControlPlane
 from conformance.reference.served import ControlError
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.failovers import register_failover, unregister_failover
+from conformance.targets.managed.kafka_control import partition_metadata
 from conformance.targets.managed.process import (
     LOOPBACK,
     ManagedBroker,
@@ -75,7 +76,6 @@ from conformance.targets.managed.process import (
 )
 from conformance.targets.target import Opened, Opening, Target
 from conformance.wire.client import PartitionMetadata, WireClient
-from conformance.wire.connection import WireError
 
 __all__ = [
     "FRANZ_GO_VERSION",
@@ -490,21 +490,7 @@ class KfakeControlled:
         return self.set_clock(broker, 0)
 
     def _partition(self, topic: str, partition: int) -> PartitionMetadata:
-        client = WireClient(self.process.bootstrap, timeout=self.timeout)
-        try:
-            found = client.metadata([topic]).topics.get(topic)
-        except WireError as exc:
-            raise ControlError(404, "path.topic", f"Metadata for {topic!r} failed ({exc})") from None
-        finally:
-            client.close()
-        if found is None or not found.partitions:
-            raise ControlError(404, "path.topic", f"no topic {topic!r}: create it over the Kafka protocol first")
-        part = found.partitions.get(partition)
-        if part is None:
-            raise ControlError(
-                404, "path.partition", f"topic {topic!r} has partitions 0..{len(found.partitions) - 1}, not {partition}"
-            )
-        return part
+        return partition_metadata(WireClient(self.process.bootstrap, timeout=self.timeout), topic, partition)
 
     def leader(self, topic: str, partition: int) -> tuple[int, int]:
         part = self._partition(topic, partition)
