@@ -194,10 +194,16 @@ def check_consumed(
         payloads: object = [(r.key, r.value) for r in got]
         if failure and len(got) < len(want):
             read = payloads = f"the consumer failed: {failure}"
-        wrapped = [(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want]
-        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r) for r in want], where,
-                    facts={"nanosecond-wrapped": wrapped})
+        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r) for r in want], where, facts=_read_facts(want))
         check_equal(clause, Obs.RECORD_PAYLOADS, payloads, [(r.key, r.value) for r in want], where)
+
+
+def _read_facts(want: Sequence[ConsumerRecord]) -> dict[str, object]:
+    """What known departures of readers make of `want` (conformance.judging.observables.FACTS)."""
+    return {
+        "nanosecond-wrapped": [(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want],
+        "type-not-exposed": [(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want],
+    }
 
 
 def _read(record: ConsumerRecord | None) -> tuple[int, int, TimestampType] | None:
@@ -287,7 +293,8 @@ def check_seek(
     by_offset = {r.offset: r for batch in stored for r in batch.records()}
     want = by_offset.get(found.offset) if found is not None else None
     where = f"{context} seek to {found.offset if found is not None else None}"
-    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, _read(first), _read(want), where)
+    facts = {k: v[0] for k, v in _read_facts([want]).items()} if want is not None else None
+    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, _read(first), _read(want), where, facts=facts)
     check_equal("LO.client-seek-by-time", Obs.RECORD_PAYLOADS, None if first is None else (first.key, first.value),
                 None if want is None else (want.key, want.value), where)
 

@@ -97,6 +97,8 @@ FACTS: dict[str, str] = {
     "high watermark is one past its last offset)",
     "batch-first-create-time": "the create time the producer wrote for the first record of the same batch (a "
     "client's RecordMetadata)",
+    "type-not-exposed": "each record read right but with type CreateTime: what the driver of a consumer that "
+    "exposes no timestamp type reports (Sarama's ConsumerMessage)",
     "nanosecond-wrapped": "each record's timestamp as a reader that holds it in int64 nanoseconds reads it (ms x 10^6 "
     "wrapped to 64 bits, then floor-divided by 10^6: Go's time.Unix(0, ms*1e6)); the timestamp itself within about "
     "292 years of 1970",
