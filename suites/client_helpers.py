@@ -203,6 +203,10 @@ def _read_facts(want: Sequence[ConsumerRecord]) -> dict[str, object]:
     return {
         "nanosecond-wrapped": [(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want],
         "type-not-exposed": [(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want],
+        "nonpositive-as-none": [
+            (r.offset, -1, TimestampType.NO_TIMESTAMP_TYPE) if r.timestamp <= 0
+            else (r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want
+        ],
     }
 
 
