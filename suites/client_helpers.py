@@ -195,7 +195,9 @@ def check_consumed(
         if failure and len(got) < len(want):
             read = payloads = f"the consumer failed: {failure}"
         check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r) for r in want], where, facts=_read_facts(want))
-        check_equal(clause, Obs.RECORD_PAYLOADS, payloads, [(r.key, r.value) for r in want], where)
+        nulled = [(r.key or None, r.value or None) for r in want]
+        check_equal(clause, Obs.RECORD_PAYLOADS, payloads, [(r.key, r.value) for r in want], where,
+                    facts={"empty-as-null": nulled})
 
 
 def _read_facts(want: Sequence[ConsumerRecord]) -> dict[str, object]:

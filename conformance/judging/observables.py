@@ -101,6 +101,8 @@ FACTS: dict[str, str] = {
     "exposes no timestamp type reports (Sarama's ConsumerMessage)",
     "nonpositive-as-none": "as type-not-exposed, and a record whose timestamp is 0 or negative read as no timestamp "
     "(-1, NoTimestampType): a reader that turns such a timestamp into Go's zero time (kafka-go's makeTime)",
+    "empty-as-null": "each record's key and value as a reader that delivers an empty one as null reads them "
+    "(kafka-go's readNewBytes)",
     "nanosecond-wrapped": "each record's timestamp as a reader that holds it in int64 nanoseconds reads it (ms x 10^6 "
     "wrapped to 64 bits, then floor-divided by 10^6: Go's time.Unix(0, ms*1e6)); the timestamp itself within about "
     "292 years of 1970",
