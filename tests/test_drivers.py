@@ -179,7 +179,7 @@ def test_a_driver_client_maps_refusals_and_failures(tmp_path: Path, monkeypatch:
             say({"id": r["id"], "ok": {}})
             break
     """)
-    monkeypatch.setattr("conformance.targets.drivers.driver_client.driver_command", lambda *a, **k: argv)
+    monkeypatch.setattr("conformance.targets.drivers.driver_process.driver_command", lambda *a, **k: argv)
     client = DriverClient("driver", "127.0.0.1:9", timeout=5, log_dir=tmp_path)
     try:
         with pytest.raises(ClientRefused) as refused:

@@ -27,6 +27,7 @@ from conformance.faults.client_faults import client_fault
 from conformance.targets.clients import LIBRARIES
 from conformance.targets.clients.client_library import ClientLibrary, ClientUnavailable
 from conformance.targets.clients.tap import WireTap
+from conformance.targets.drivers import uses_driver
 from conformance.targets.drivers.driver_builds import driver_command
 from conformance.targets.drivers.driver_client import DriverClient
 from conformance.targets.implementation import Capability, Kind
@@ -57,16 +58,10 @@ def _adapter(library: str) -> type[ClientLibrary]:
     return adapter
 
 
-def uses_driver(library: str, version: str | None = None, path: str | None = None) -> bool:
-    """Whether `library` runs through its driver (conformance.targets.drivers): a library of another language, or
-    a Python library at another version or from a checkout; the pinned Python ones run in this process."""
-    return library not in LIBRARIES or version is not None or path is not None
-
-
 def check_library(library: str, version: str | None = None, path: str | None = None) -> None:
     """The library is known and installed, or its driver built (a TargetError naming the choices or the one-line
     fix otherwise)."""
-    if uses_driver(library, version, path):
+    if uses_driver(library, LIBRARIES, version, path):
         driver_command(library, version=version, path=path)
         return
     adapter = _adapter(library)
@@ -93,7 +88,7 @@ def open_library(
     the reference client with that client mutant's fault seeded (library "model" only)."""
     if fault is not None:
         return client_fault(fault)(bootstrap, timeout=timeout)
-    if uses_driver(library, version, path):
+    if uses_driver(library, LIBRARIES, version, path):
         return DriverClient(
             library, bootstrap, timeout=timeout, version=version, path=path, log_dir=log_dir, target=target
         )

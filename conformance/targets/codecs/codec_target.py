@@ -16,6 +16,7 @@ from typing import NoReturn
 from conformance.errors import TargetError
 from conformance.targets.codecs import LIBRARIES
 from conformance.targets.codecs.codec_library import CodecUnavailable, RecordCodecLibrary
+from conformance.targets.drivers import uses_driver
 from conformance.targets.drivers.driver_builds import driver_command
 from conformance.targets.drivers.driver_codec import DriverCodec
 from conformance.targets.implementation import Capability, Implementation, Kind, UnsupportedOperation
@@ -28,12 +29,6 @@ from models.profiles import Profile, get_profile
 from models.records import AnyBatch
 
 
-def uses_driver(library: str, version: str | None = None, path: str | None = None) -> bool:
-    """Whether `library` runs through its driver (conformance.targets.drivers): a library of another language, or
-    a Python library at another version or from a checkout; the pinned Python ones run in this process."""
-    return library not in LIBRARIES or version is not None or path is not None
-
-
 def open_library(
     library: str,
     *,
@@ -44,7 +39,7 @@ def open_library(
 ) -> RecordCodecLibrary:
     """The adapter of `library` (its driver, where it runs through one), or TargetError naming the choices
     (unknown) or the fix (not installed, not built)."""
-    if uses_driver(library, version, path):
+    if uses_driver(library, LIBRARIES, version, path):
         return DriverCodec(library, version=version, path=path, log_dir=log_dir, timeout=timeout)
     try:
         where = LIBRARIES[library]
@@ -64,7 +59,7 @@ def open_library(
 def check_codec(target: Target, opening: Opening) -> None:
     """A usage check before anything starts: a driver-backed codec's driver is built (a TargetError naming the fix
     otherwise)."""
-    if uses_driver(target.library, target.version, target.path):
+    if uses_driver(target.library, LIBRARIES, target.version, target.path):
         driver_command(target.library, version=target.version, path=target.path)
 
 

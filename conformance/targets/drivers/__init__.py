@@ -17,7 +17,7 @@ client).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +48,12 @@ class DriverSpec:
     # "module:function" of its Build (None: a user's executable, run as it is)
     build: str | None
     source: str = ""  # its folder under conformance/targets/drivers/ (go/franzgo, node/kafkajs)
+
+
+def uses_driver(library: str, in_process: Collection[str], version: str | None, path: str | None) -> bool:
+    """Whether `library` runs through its driver: a library with no adapter in `in_process` (another language's),
+    or a Python library at another version or from a checkout; the pinned Python ones run in this process."""
+    return library not in in_process or version is not None or path is not None
 
 
 Build = Callable[..., list[str]]

@@ -21,8 +21,13 @@ from typing import Any, TextIO
 
 from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS
 from conformance.targets.drivers.driver_builds import driver_title
-from conformance.targets.drivers.driver_client import driver_log
-from conformance.targets.drivers.driver_process import DriverAnswered, DriverBroken, DriverProcess, schema_problem
+from conformance.targets.drivers.driver_process import (
+    DriverAnswered,
+    DriverBroken,
+    DriverProcess,
+    driver_log,
+    schema_problem,
+)
 from conformance.targets.drivers.driver_values import b64
 
 EXIT_WAIT = 5.0  # seconds a driver has to exit after close or end of input

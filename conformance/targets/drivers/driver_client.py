@@ -7,8 +7,6 @@ What a driver's error values become: `failed` a ClientFailed (the records a fail
 
 from __future__ import annotations
 
-import itertools
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -22,8 +20,7 @@ from conformance.targets.clients.client_library import (
     SendOutcome,
 )
 from conformance.targets.drivers import CLIENT_ROLE
-from conformance.targets.drivers.driver_builds import driver_command, driver_title
-from conformance.targets.drivers.driver_process import DriverAnswered, DriverProcess
+from conformance.targets.drivers.driver_process import DriverAnswered, start_driver
 from conformance.targets.drivers.driver_values import (
     CODEC_OF,
     CODECS,
@@ -36,13 +33,6 @@ from conformance.targets.drivers.driver_values import (
 from conformance.targets.implementation import Capability, UnsupportedOperation
 from models.constants import Codec, SpecialTarget
 from models.records import ConsumerRecord
-
-_serial = itertools.count()
-
-
-def driver_log(log_dir: Path, library: str, role: str) -> Path:
-    """A log file of its own for each driver process this one starts."""
-    return log_dir / f"driver-{role}-{library}-{os.getpid()}-{next(_serial)}.log"
 
 
 class DriverClient:
@@ -61,12 +51,10 @@ class DriverClient:
     ) -> None:
         self.name = library
         self.timeout = timeout
-        argv = driver_command(library, version=version, path=path)
-        self.process = DriverProcess(
-            driver_title(library), argv, target=target or f"client:{library}", timeout=timeout,
-            log_path=driver_log(log_dir, library, CLIENT_ROLE),
+        self.process, hello = start_driver(
+            library, CLIENT_ROLE, timeout=timeout, version=version, path=path, log_dir=log_dir,
+            target=target or f"client:{library}", bootstrap=bootstrap,
         )  # fmt: skip
-        hello = self.process.start(CLIENT_ROLE, bootstrap=bootstrap)
         self.version = str(hello["version"])
         self.language = str(hello["language"])
         known = {c.value: c for c in ClientCapability}

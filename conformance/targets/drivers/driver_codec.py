@@ -10,9 +10,7 @@ from typing import Any, NoReturn
 
 from conformance.targets.codecs.codec_library import BatchRequest, CodecCapability, CodecRefused, ReadBatch
 from conformance.targets.drivers import CODEC_ROLE
-from conformance.targets.drivers.driver_builds import driver_command, driver_title
-from conformance.targets.drivers.driver_client import driver_log
-from conformance.targets.drivers.driver_process import DriverAnswered, DriverProcess
+from conformance.targets.drivers.driver_process import DriverAnswered, start_driver
 from conformance.targets.drivers.driver_values import CODEC_OF, b64, batch_request_json, read_batch_of, unb64
 from conformance.targets.implementation import Capability, UnsupportedOperation
 
@@ -35,12 +33,10 @@ class DriverCodec:
         target: str = "",
     ) -> None:
         self.name = library
-        argv = driver_command(library, version=version, path=path)
-        self.process = DriverProcess(
-            driver_title(library), argv, target=target or f"codec:{library}", timeout=timeout,
-            log_path=driver_log(log_dir, library, CODEC_ROLE),
+        self.process, hello = start_driver(
+            library, CODEC_ROLE, timeout=timeout, version=version, path=path, log_dir=log_dir,
+            target=target or f"codec:{library}",
         )  # fmt: skip
-        hello = self.process.start(CODEC_ROLE)
         self.version = str(hello["version"])
         known = {c.value: c for c in CodecCapability}
         self.capabilities = frozenset(known[c] for c in hello["capabilities"] if c in known)

@@ -12,6 +12,7 @@ Two failures, kept apart because they mean different things:
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import queue
@@ -26,6 +27,7 @@ from typing import Any
 
 from conformance.errors import TargetError
 from conformance.targets.drivers import PROTOCOL_VERSION, SCHEMA_PATH
+from conformance.targets.drivers.driver_builds import driver_command, driver_title
 
 # How long a driver has beyond the protocol's bound (twice timeout_ms) to answer: a driver's own start-up (a JVM,
 # node loading a library) and the suite's scheduling on a busy machine.
@@ -336,3 +338,30 @@ class DriverProcess:
 def _clip(value: Any) -> str:
     text = json.dumps(value, separators=(",", ":"))
     return text if len(text) <= 300 else text[:300] + "..."
+
+
+_serial = itertools.count()
+
+
+def driver_log(log_dir: Path, library: str, role: str) -> Path:
+    """A log file of its own for each driver process this one starts."""
+    return log_dir / f"driver-{role}-{library}-{os.getpid()}-{next(_serial)}.log"
+
+
+def start_driver(
+    library: str,
+    role: str,
+    *,
+    timeout: float,
+    version: str | None,
+    path: str | None,
+    log_dir: Path,
+    target: str,
+    bootstrap: str | None = None,
+) -> tuple[DriverProcess, dict[str, Any]]:
+    """The driver of `library` (built first if it is not in the cache) started in `role`, and its hello answer."""
+    process = DriverProcess(
+        driver_title(library), driver_command(library, version=version, path=path), target=target,
+        timeout=timeout, log_path=driver_log(log_dir, library, role),
+    )  # fmt: skip
+    return process, process.start(role, bootstrap=bootstrap)
