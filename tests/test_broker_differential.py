@@ -171,9 +171,14 @@ def test_the_reference_broker_agrees_and_a_served_mutant_is_caught_with_a_reprod
     bad = tmp_path / "bad"
     argv = ["broker-differential", "--target", "reference:mutant:lat-ignored", "--ops", "60", "--inline",
             "--out", str(bad), "--programs-per-task", "10", "--shrink-seconds", "60"]  # fmt: skip
+    capsys.readouterr()
     assert main(argv) == 1
     summary = json.loads((bad / "summary.json").read_text())
     assert summary["outcomes"][UNEXPLAINED] >= 1 and summary["reproducers"]
+    printed = capsys.readouterr().out  # what disagreed is on the terminal too: a CI log keeps it
+    first = summary["reproducers"][0]
+    assert f"{first}: replay with --replay {first}" in printed
+    assert all(f"  {line}" in printed for line in summary["differences"][first])
     reproducer = bad / summary["reproducers"][0]
     program = program_from_json(json.loads(reproducer.read_text())["program"])
     assert sum(1 for op in program.ops if not isinstance(op, MoveClock)) <= 3  # shrunk to a few operations

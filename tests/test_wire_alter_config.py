@@ -26,12 +26,14 @@ from suites.helpers import Twin
 from suites.machine import machine_for
 
 PROFILE = "kafka-4.1"
+MARK = "applied-mark"
 LAT = TimestampType.LOG_APPEND_TIME
 KAFKA_4_DEFAULTS = {
     "message.timestamp.type": "CreateTime",
     "message.timestamp.before.max.ms": "9223372036854775807",
     "message.timestamp.after.max.ms": "3600000",
     "segment.bytes": "1073741824",
+    "retention.ms": "-1",
 }
 
 Refusal = Callable[[Mapping[str, str | None]], str | None]
@@ -61,9 +63,12 @@ class StubKafka:
         self.overrides: dict[str, dict[str, str]] = {}  # what the broker applied, by topic
         self.shown: dict[str, dict[str, str]] = {}  # what DescribeConfigs shows until the lag runs out
         self.behind: dict[int, int] = {}  # polls each broker still shows `shown` for
-        self.alters: list[dict[str, str | None]] = []
+        self.alters: list[dict[str, str | None]] = []  # of the topics under test (the mark's go to `marks`)
         self.describes = 0
         self.polled: list[int] = []  # the broker each DescribeConfigs went to
+        self.marks: list[str] = []  # the mark topic's retention.ms, alter by alter
+        self.mark_polled: list[int] = []
+        self.refuse_mark = False
 
     @property
     def lag(self) -> int:
@@ -95,13 +100,18 @@ class StubKafka:
         self, name: str, partitions: int = 1, replication_factor: int = 1, configs: Mapping[str, str] | None = None
     ) -> ApiResult:
         reason = self.refuse(configs or {})
+        if self.refuse_mark and name.endswith(MARK):
+            reason = "Authorization failed."
         if reason is not None:
             return ApiResult(ErrorCode.INVALID_CONFIG, reason)
         self.overrides[name] = dict(configs or {})
         return ApiResult(0, None)
 
     def alter_configs(self, topic: str, configs: Mapping[str, str | None]) -> ApiResult:
-        self.alters.append(dict(configs))
+        if topic.endswith(MARK):
+            self.marks.append(str(configs["retention.ms"]))
+        else:
+            self.alters.append(dict(configs))
         reason = self.refuse(configs)
         if reason is not None:
             return ApiResult(ErrorCode.INVALID_CONFIG, reason)
@@ -120,14 +130,18 @@ class StubKafka:
 
     def describe_configs(self, topic: str, *, node: int | None = None) -> dict[str, str]:
         node = self.home if node is None else node
-        self.describes += 1
-        self.polled.append(node)
+        if topic.endswith(MARK):
+            self.mark_polled.append(node)
+        else:
+            self.describes += 1
+            self.polled.append(node)
         if self.behind.get(node, 0) > 0:
             self.behind[node] -= 1
             return self.shown[topic]
         return self.describe_now(topic)
 
     def delete_topics(self, names: list[str]) -> dict[str, ApiResult]:
+        self.deleted = list(names)
         return {}
 
     def close(self) -> None:
@@ -236,6 +250,49 @@ def test_a_broker_that_never_shows_the_change_is_named_in_the_error() -> None:
         impl.alter_config("t", TopicConfig(compression_type="gzip"))
     assert "'compression.type': 'lz4'" in str(raised.value)
     assert "--wire-timeout SECONDS" in str(raised.value)
+
+
+def test_an_alter_shown_everywhere_returns_only_once_a_later_mark_is_shown_everywhere() -> None:
+    # Kafka 4.0: DescribeConfigs reads the metadata image, which a broker sets before it applies the image's
+    # topic configs to its logs; a later change seen on a broker means the earlier one was applied there.
+    stub = StubKafka(lags={1: 0, 2: 0, 3: 0})
+    impl, name = created(stub)
+    stub.lags = {1: 0, 2: 0, 3: 3}  # the mark alter is shown by broker 3 after three more polls
+    impl.alter_config("t", TopicConfig(timestamp_type=LAT))
+    assert len(stub.marks) == 1 and int(stub.marks[0]) > 10**12
+    assert stub.behind == {1: 0, 2: 0, 3: 0}
+    assert stub.mark_polled.count(3) == 4 and set(stub.mark_polled) == {1, 2, 3}
+    impl.alter_config("t", TopicConfig())
+    assert len(stub.marks) == 2 and stub.marks[0] != stub.marks[1]  # each alter gets a mark of its own
+    impl.close()
+    assert any(topic.endswith(MARK) for topic in stub.deleted) and name in stub.deleted
+
+
+def test_a_mark_never_shown_is_an_error_naming_the_mark_topic() -> None:
+    stub = StubKafka(lags={1: 0})
+    impl, _ = created(stub)
+    stub.lags = {1: 1}  # the alter is shown after one poll, the mark never
+    original = stub.describe_now
+
+    def mark_stuck(topic: str) -> dict[str, str]:
+        return original(topic) | ({"retention.ms": "-1"} if topic.endswith(MARK) else {})
+
+    stub.describe_now = mark_stuck  # type: ignore[method-assign]
+    with pytest.raises(ConfigNotInForce, match=f"{MARK}: broker 1 still shows retention.ms=-1"):
+        impl.alter_config("t", TopicConfig(timestamp_type=LAT))
+
+
+def test_a_broker_that_refuses_the_mark_topic_gets_alters_awaited_as_shown_and_a_note() -> None:
+    stub = StubKafka()
+    stub.refuse_mark = True
+    impl, _ = created(stub)
+    impl.alter_config("t", TopicConfig(timestamp_type=LAT))
+    impl.alter_config("t", TopicConfig())
+    assert stub.marks == []
+    assert [n for n in impl.notes if "no later mark" in n] == [
+        f"an alter counts as applied once DescribeConfigs shows it (no later mark: CreateTopics "
+        f"{impl.topic_prefix}{MARK} failed: INVALID_CONFIG (40) Authorization failed.)"
+    ]
 
 
 def test_without_describe_configs_the_alter_is_not_awaited() -> None:

@@ -67,6 +67,7 @@ from conformance.targets.registry import check_target, default_profile, open_tar
 from conformance.targets.target import ServedBy, Target
 
 EXPLAINED_FILE = "broker-differential.json"
+SHOWN_DIFFERENCES = 5  # of each reproducer, on the terminal and in summary.json
 FIRST_GUESS_OPS_PER_PROGRAM = 10  # to plan the first wave; later waves use what the earlier ones measured
 
 
@@ -255,6 +256,8 @@ def _run(args: argparse.Namespace, factory: WireFactory, target: str, explanatio
     (folder / "summary.md").write_text(summary_markdown(summary))
     failed = summary["outcomes"].get(UNEXPLAINED, 0) or summary["task_errors"]
     out.write(verdict_line(summary) + f" ({folder / 'summary.md'})\n")
+    if failed:
+        out.writelines(line + "\n" for line in difference_lines(summary))
     return EXIT_CHECK_FAILED if failed else EXIT_OK
 
 
@@ -279,7 +282,22 @@ def summarize(results: Sequence[TaskResult], explanations: Sequence[Explanation]
         "explained_by": dict(used.most_common()),
         "explanations_unused": [e.id for e in explanations if e.id not in used],
         "reproducers": [f"{REPRODUCERS_DIR}/{p['id']}.json" for r in results for p in r.reproducers],
+        "differences": {
+            f"{REPRODUCERS_DIR}/{p['id']}.json": p["differences"][:SHOWN_DIFFERENCES]
+            for r in results
+            for p in r.reproducers
+        },
     }
+
+
+def difference_lines(summary: dict[str, Any]) -> list[str]:
+    """The first differences of each shrunk reproducer, for the terminal: a run whose folder is gone (a CI
+    machine) still tells what disagreed."""
+    lines = []
+    for path, differences in summary["differences"].items():
+        lines.append(f"{path}: replay with --replay {path}")
+        lines += [f"  {d}" for d in differences]
+    return lines
 
 
 def _op_order(key: str) -> tuple[str, int]:

@@ -130,6 +130,8 @@ def kafka_configs(config: TopicConfig) -> dict[str, str]:
 # Configs a broker may refuse for its own limits (Kafka 4.1 raised segment.bytes' minimum to 1 MiB, KIP-1030):
 # they shape segments, so the topic is created without them, the difference is noted, and the model's topic
 # gets the broker's values (`config_in_force`): retention and roll comparisons then see the same segments.
+_MARK_TOPIC = "applied-mark"  # the topic whose changes tell that a broker applied earlier ones (_await_applied)
+_MARK_BASE = 10**12  # retention.ms of the mark topic, plus the mark's number: over 31 years (it holds no records)
 _SHAPING = ("segment.bytes", "segment.ms", "segment.jitter.ms", "index.interval.bytes", "segment.index.bytes")
 _SHAPING_FIELDS = {
     "segment.bytes": "segment_bytes",
@@ -320,6 +322,7 @@ class WireImplementation(Implementation):
         self.control = control
         self.created: list[str] = []
         self.topic_configs: dict[str, dict[str, str]] = {}  # what this adapter set on each topic it created
+        self.marks: int | None = 0  # changes made to the mark topic (_await_applied); None: no mark here
         self.notes: list[str] = []
         self.probe = self._probe()
         self.offered_versions = self.probe.api_versions
@@ -606,6 +609,7 @@ class WireImplementation(Implementation):
                 if behind:
                     pending[node] = behind
             if not pending:
+                self._await_applied()
                 return
             if time.monotonic() >= deadline:
                 node, behind = next(iter(pending.items()))
@@ -618,6 +622,55 @@ class WireImplementation(Implementation):
             waiting = list(pending)
             time.sleep(pause)
             pause = min(2 * pause, 0.1)
+
+    def _await_applied(self) -> None:
+        """Return once every broker has applied, to its logs too, the metadata its DescribeConfigs showed.
+        DescribeConfigs reads a broker's metadata image, and Kafka (KRaft) sets the image before it applies the
+        image's topic configs to the logs (BrokerMetadataPublisher.onMetadataUpdate: metadataCache.setImage
+        first, the DynamicConfigPublisher's TopicConfigHandler later), so a Produce right after the change is
+        seen can still be validated under the old config: Kafka 4.0, 3 produces in 400 right after
+        message.timestamp.type was seen altered were stamped under the old type. A broker's loader publishes
+        one image after another, so a later change seen there means the earlier image was applied in full.
+        The later change is a mark on a topic of this adapter's own (its retention.ms: it holds no records); a
+        broker that refuses the mark topic, or does not show its retention.ms, gets no mark, and the run's notes
+        say so."""
+        if self.marks is None:
+            return
+        name = self._name(_MARK_TOPIC)
+        if self.marks == 0:
+            error, message = self.client.create_topic(name, partitions=1, replication_factor=1)
+            if error != 0:
+                self._no_marks(f"CreateTopics {name} failed: {error_name(error)} {message}")
+                return
+            self.created.append(name)
+        self.marks += 1
+        value = str(_MARK_BASE + self.marks)
+        error, message = self.client.alter_configs(name, {"retention.ms": value})
+        if error != 0:
+            self._no_marks(f"altering {name}'s retention.ms failed: {error_name(error)} {message}")
+            return
+        deadline = time.monotonic() + self.client.timeout
+        waiting = list(self.probe.broker_ids)
+        pause = 0.005
+        while waiting:
+            shown = {node: self.client.describe_configs(name, node=node).get("retention.ms") for node in waiting}
+            if any(v is None for v in shown.values()):
+                self._no_marks(f"DescribeConfigs of {name} shows no retention.ms")
+                return
+            waiting = [node for node, v in shown.items() if v != value]
+            if waiting and time.monotonic() >= deadline:
+                raise ConfigNotInForce(
+                    f"{name}: broker {waiting[0]} still shows retention.ms={shown[waiting[0]]} after the alter "
+                    f"to {value} ({self.client.timeout:g} s): check that broker's log (it may not be replaying the "
+                    "metadata log), or allow it longer with --wire-timeout SECONDS"
+                )
+            if waiting:
+                time.sleep(pause)
+                pause = min(2 * pause, 0.1)
+
+    def _no_marks(self, why: str) -> None:
+        self.marks = None
+        self.notes.append(f"an alter counts as applied once DescribeConfigs shows it (no later mark: {why})")
 
     def _delete(self, names: Sequence[str]) -> None:
         # Best effort on the way out; the topics carry the run's prefix. (Also called while probing,
