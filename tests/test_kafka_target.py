@@ -17,6 +17,9 @@ from conformance.targets.managed.kafka import (
     KAFKA_LINES,
     NEWEST_LINE,
     KafkaNode,
+    local_build,
+    local_jars,
+    local_runtime,
     quorum_voters,
     release,
     server_properties,
@@ -58,6 +61,57 @@ def test_any_exact_release_from_3_9_on_runs_under_its_line_s_profile() -> None:
     for older in ("3.8.1", "3.6.0", "4.1", "4.x"):
         with pytest.raises(TargetError, match=r"or an exact release from 3\.9\.0 on"):
             release(older)
+
+
+def _jar(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"PK")
+    return path
+
+
+def test_a_local_distribution_runs_its_libs_under_its_lines_profile(tmp_path: Path) -> None:
+    dist = tmp_path / "kafka_2.13-4.1.0"
+    for name in ("kafka_2.13-4.1.0.jar", "kafka-clients-4.1.0.jar", "zstd-jni-1.5.6-6.jar",
+                 "kafka_2.13-4.1.0-test.jar"):  # fmt: skip
+        _jar(dist / "libs" / name)
+    version, jars = local_jars(str(dist))
+    assert version == "4.1.0" and [j.name for j in jars] == [
+        "kafka-clients-4.1.0.jar", "kafka_2.13-4.1.0.jar", "zstd-jni-1.5.6-6.jar"]  # fmt: skip
+    found = local_build(str(dist))
+    assert (found.line, found.version, found.profile, found.target) == ("4.1", "4.1.0", "kafka-4.1", f"kafka={dist}")
+    target = parse_target(f"kafka={dist}")
+    assert (target.path, default_profile(target)) == (str(dist), "kafka-4.1")
+
+
+def test_a_built_checkout_runs_every_modules_jars_and_cores_dependencies(tmp_path: Path) -> None:
+    # As bin/kafka-run-class.sh puts a checkout on the classpath after ./gradlew jar.
+    for name in ("core/build/libs/kafka_2.13-4.2.0-SNAPSHOT.jar", "clients/build/libs/kafka-clients-4.2.0-SNAPSHOT.jar",
+                 "clients/build/libs/kafka-clients-4.2.0-SNAPSHOT-test.jar",
+                 "group-coordinator/group-coordinator-api/build/libs/kafka-group-coordinator-api-4.2.0-SNAPSHOT.jar",
+                 "core/build/dependant-libs-2.13.16/scala-library-2.13.16.jar"):  # fmt: skip
+        _jar(tmp_path / name)
+    version, jars = local_jars(str(tmp_path))
+    assert version == "4.2.0-SNAPSHOT" and len(jars) == 4
+    assert local_build(str(tmp_path)).profile == "kafka-4.1"
+    home = local_runtime(jars, cache=tmp_path / "cache")
+    assert sorted(p.resolve() for p in (home / "lib").iterdir()) == sorted(j.resolve() for j in jars)
+    assert local_runtime(jars, cache=tmp_path / "cache") == home  # kept while the jars are unchanged
+    (tmp_path / "core/build/libs/kafka_2.13-4.2.0-SNAPSHOT.jar").write_bytes(b"PK rebuilt")
+    assert local_runtime(jars, cache=tmp_path / "cache") != home  # a rebuild gets its own launcher
+
+
+def test_a_path_that_is_no_kafka_build_or_too_old_is_one_line_naming_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(TargetError, match=r"is not a folder: give an unpacked Kafka distribution or a built checkout"):
+        local_build(str(tmp_path / "missing"))
+    with pytest.raises(TargetError, match=r"has neither libs/kafka_2\.13-\*\.jar .* run `\./gradlew jar`"):
+        check_target(f"kafka={tmp_path}", "kafka-4.1")
+    _jar(tmp_path / "old" / "libs" / "kafka_2.13-3.8.1.jar")
+    with pytest.raises(TargetError, match=r"is Apache Kafka 3\.8\.1: a local build must be 3\.9 or newer"):
+        local_build(str(tmp_path / "old"))
+    _jar(tmp_path / "two" / "libs" / "kafka_2.13-4.0.0.jar")
+    _jar(tmp_path / "two" / "libs" / "kafka_2.13-4.1.0.jar")
+    with pytest.raises(TargetError, match=r"jars of 4\.0\.0, 4\.1\.0 in one build: run `\./gradlew clean jar`"):
+        local_build(str(tmp_path / "two"))
 
 
 def test_an_unsupported_version_and_a_wrong_profile_are_one_line_naming_the_fix() -> None:

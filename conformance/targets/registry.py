@@ -29,7 +29,14 @@ from conformance.targets.codecs.codec_target import check_codec
 from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, DriverSpec
 from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind, implementation_version, reference_version
-from conformance.targets.managed.kafka import KAFKA_BROKERS, check_kafka, kafka_profile, open_kafka, release
+from conformance.targets.managed.kafka import (
+    KAFKA_BROKERS,
+    check_kafka,
+    kafka_profile,
+    kafka_release,
+    open_kafka,
+    release,
+)
 from conformance.targets.managed.kfake import (
     KFAKE_BROKERS,
     KFAKE_MODULE,
@@ -153,7 +160,7 @@ def _reference_version(target: Target) -> str:
 
 def _kafka_version(target: Target) -> str:
     """The release the opener resolves from Maven Central and starts (conformance.targets.managed.kafka)."""
-    return release(target.version).version
+    return kafka_release(target).version
 
 
 def _tansu_version(target: Target) -> str | None:
@@ -253,10 +260,11 @@ TARGETS: tuple[TargetSpec, ...] = (
     TargetSpec(
         "kafka", Kind.BROKER, ServedBy.MANAGED,
         obtained="Maven Central: org.apache.kafka:kafka_2.13 (fetched with Maven; needs Java 17+)",
-        opener=open_kafka, check=check_kafka, versions=True, in_groups=False, profile=kafka_profile,
+        opener=open_kafka, check=check_kafka, versions=True, paths=True, in_groups=False, profile=kafka_profile,
         max_brokers=max(KAFKA_BROKERS), broker_counts=KAFKA_BROKERS, version=_kafka_version,
         description="Apache Kafka in KRaft mode, one node on free loopback ports (three with --brokers 3, with "
-        "leader moves): kafka (the newest line, 4.4), kafka:4.0, kafka:3.9",
+        "leader moves): kafka (the newest line, 4.4), kafka:4.0, kafka:3.9, kafka==<release> from 3.9.0, or "
+        "kafka=PATH (a local build: an unpacked distribution or a checkout after ./gradlew jar)",
     ),
     TargetSpec(
         "noida", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: noida-db (the targets extra)", opener=open_noida,

@@ -33,6 +33,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import fcntl
+import hashlib
 import os
 import re
 import shlex
@@ -88,15 +89,17 @@ _NEVER_MS = 10 * 365 * 24 * 3600 * 1000  # ten years: "not on its own"
 
 @dataclass(frozen=True)
 class KafkaRelease:
-    """One supported line: `line` as a target names it ("4.0"), the exact `version`, its behaviour `profile`."""
+    """One supported line: `line` as a target names it ("4.0"), the exact `version`, its behaviour `profile`;
+    `path` a local build's folder (`kafka=PATH`) whose jars run instead of Maven Central's."""
 
     line: str
     version: str
     profile: str
+    path: str | None = None
 
     @property
     def target(self) -> str:
-        return f"kafka:{self.line}"
+        return f"kafka={self.path}" if self.path is not None else f"kafka:{self.line}"
 
 
 # The oldest line a profile describes exactly: kafka-3.9 is 3.9's behaviour, not 3.6-3.8's. 3.8.1 ran (82 PASS)
@@ -138,21 +141,92 @@ def release(version: str | None) -> KafkaRelease:
     )
 
 
+def kafka_release(target: Target) -> KafkaRelease:
+    """The release a `kafka` target names: `kafka[:VERSION]` (release) or a local build, `kafka=PATH` (local_build)."""
+    return local_build(target.path) if target.path is not None else release(target.version)
+
+
 def kafka_profile(target: Target) -> str:
-    """The behaviour profile of the line `target` names (its default --profile)."""
-    return release(target.version).profile
+    """The behaviour profile of the Kafka `target` names (its default --profile)."""
+    return kafka_release(target).profile
+
+
+# --- a local build (kafka=PATH) -------------------------------------------------------------------------------
+
+_KAFKA_JAR = re.compile(r"^kafka_2\.13-((\d+)\.(\d+)\.\d+(?:-SNAPSHOT)?)\.jar$")
+_NOT_RUNTIME = re.compile(r"-(test|tests|sources|javadoc|scaladoc|test-sources)\.jar$")
+
+
+def local_jars(path: str) -> tuple[str, list[Path]]:
+    """The Kafka version and the runtime jars of a local build at `path`: an unpacked distribution (its `libs/`,
+    as `./gradlew releaseTarGz` makes it) or a source checkout after `./gradlew jar` (every module's
+    `build/libs/` and core's `build/dependant-libs-*`, as bin/kafka-run-class.sh puts them on the classpath); a
+    TargetError naming the fix otherwise."""
+    root = Path(path).expanduser().resolve()
+    if not root.is_dir():
+        raise TargetError(
+            f"kafka={path}: {root} is not a folder: give an unpacked Kafka distribution or a built checkout"
+        )
+    if any(_KAFKA_JAR.match(j.name) for j in (root / "libs").glob("kafka_2.13-*.jar")):
+        jars = sorted((root / "libs").glob("*.jar"))
+    elif any(_KAFKA_JAR.match(j.name) for j in (root / "core" / "build" / "libs").glob("kafka_2.13-*.jar")):
+        built = [*root.glob("*/build/libs/*.jar"), *root.glob("*/*/build/libs/*.jar")]
+        jars = sorted({*built, *root.glob("core/build/dependant-libs-*/*.jar")})
+    else:
+        raise TargetError(
+            f"kafka={path}: {root} has neither libs/kafka_2.13-*.jar (an unpacked distribution) nor "
+            "core/build/libs/kafka_2.13-*.jar (a built checkout): run `./gradlew jar` in the checkout first"
+        )
+    jars = [j for j in jars if not _NOT_RUNTIME.search(j.name)]
+    versions = sorted({m.group(1) for j in jars if (m := _KAFKA_JAR.match(j.name))})
+    if len(versions) > 1:
+        raise TargetError(
+            f"kafka={path}: kafka_2.13 jars of {', '.join(versions)} in one build: run `./gradlew clean jar` there"
+        )
+    return versions[0], jars
+
+
+def local_build(path: str) -> KafkaRelease:
+    """`kafka=PATH`: the local build's version (from its kafka_2.13 jar) under its line's profile; a line older
+    than OLDEST_RELEASE is refused as a release of it would be."""
+    version, _ = local_jars(path)
+    major, minor = (int(n) for n in version.split(".")[:2])
+    if (major, minor) < OLDEST_RELEASE:
+        oldest = ".".join(str(n) for n in OLDEST_RELEASE)
+        raise TargetError(f"kafka={path} is Apache Kafka {version}: a local build must be {oldest} or newer")
+    return KafkaRelease(f"{major}.{minor}", version, profile_of_release(major, minor), path=path)
+
+
+def local_runtime(jars: Sequence[Path], cache: Path = _CACHE) -> Path:
+    """A folder of links to `jars` (the classpath is `lib/*`), keyed by their paths, sizes and times, so a
+    rebuild gets a launcher compiled anew; under `<cache>/kafka-local-<key>/`."""
+    digest = hashlib.sha256()
+    for jar in jars:
+        stat = jar.stat()
+        digest.update(f"{jar}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    home = cache / f"kafka-local-{digest.hexdigest()[:12]}"
+    lib = home / "lib"
+    if not (home / ".complete").is_file():
+        home.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
+        for n, jar in enumerate(jars):  # two modules may build jars of one name: numbered, never overwritten
+            (staging / f"{n:03d}-{jar.name}").symlink_to(jar)
+        shutil.rmtree(lib, ignore_errors=True)
+        staging.rename(lib)
+        (home / ".complete").write_text("\n".join(str(j) for j in jars) + "\n", encoding="utf-8")
+    return home
 
 
 def check_kafka(target: Target, opening: Opening) -> None:
     """Before anything starts: a supported version, the profile it behaves as, and Java and Maven on PATH."""
-    found = release(target.version)
+    found = kafka_release(target)
     if opening.profile != found.profile:
         raise TargetError(
             f"Apache Kafka {found.version} behaves as profile {found.profile}, not {opening.profile}: pass --profile "
             f"{found.profile} or none (env KTS_PROFILE)"
         )
     _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
-    if not _runtime_complete(found.version):
+    if found.path is None and not _runtime_complete(found.version):
         _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central once")
 
 
@@ -361,6 +435,9 @@ def _java_and_launcher(found: KafkaRelease) -> tuple[str, Path, Path]:
         javac = _tool("javac", "a JDK 17 or newer with javac (apt-get install openjdk-17-jdk-headless)")
     except TargetError as exc:
         raise ManagedProcessError(str(exc)) from None
+    if found.path is not None:
+        home = local_runtime(local_jars(found.path)[1])
+        return java, home / "lib", launcher_classes(javac, home / "lib", home)
     lib = resolve_runtime(found.version)
     return java, lib, launcher_classes(javac, lib, runtime_dir(found.version))
 
@@ -506,7 +583,7 @@ def check_kafka_line(line: str, opening: Opening) -> KafkaRelease:
 def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
     """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run on the suite's clock (`opening.brokers` nodes,
     default one), stopped on the way out (also on errors)."""
-    with kafka_on_the_suites_clock(release(target.version), opening) as kafka:
+    with kafka_on_the_suites_clock(kafka_release(target), opening) as kafka:
         factory = WireFactory(
             bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
             control_url=kafka.control_url,
