@@ -165,8 +165,9 @@ def _libraries(version: str, *, own_jar: bool, deadline: float) -> Path:
             return lib
         mvn = shutil.which("mvn")
         if mvn is None:
-            raise DriverUnavailable(f"the java driver fetches {GROUP}:{ARTIFACT} with Maven and `mvn` is not on PATH: "
-                                    f"{MAVEN_FIX}")
+            raise DriverUnavailable(
+                f"the java driver fetches {GROUP}:{ARTIFACT} with Maven and `mvn` is not on PATH: {MAVEN_FIX}"
+            )
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         (folder / "pom.xml").write_text(text, encoding="utf-8")
@@ -185,12 +186,10 @@ def _libraries(version: str, *, own_jar: bool, deadline: float) -> Path:
 def explain_maven(output: str, version: str, log: Path) -> str:
     """One line for a failed `mvn dependency:copy-dependencies`: a version Maven Central does not serve, a registry
     it cannot reach, or Maven's first error."""
-    if f"{ARTIFACT}:jar:{version}" in output and _NOT_SERVED.search(output) or (
-        f"{ARTIFACT}:pom:{version}" in output and _NOT_SERVED.search(output)
-    ):
+    if _NOT_SERVED.search(output) and re.search(rf"{ARTIFACT}:(jar|pom):{re.escape(version)}\b", output):
         return (
-            f"{GROUP}:{ARTIFACT}:{version} is not served by Maven Central: give a released version (3.7.2, 3.9.1, "
-            f"4.1.1, ...), --target client:java==V (Maven's log: {log})"
+            f"{GROUP}:{ARTIFACT}:{version} is not served by Maven Central: give a released version, e.g. "
+            f"client:java==3.9.1 or codec:java==4.1.1 (Maven's log: {log})"
         )
     if _UNREACHABLE.search(output):
         return (f"Maven could not reach Maven Central for {GROUP}:{ARTIFACT}:{version}: is it reachable (a proxy or "
