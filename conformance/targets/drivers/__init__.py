@@ -1,15 +1,16 @@
 """Client and codec libraries in any language, driven through the driver protocol (docs/driver-protocol.md,
 protocol.schema.json beside this module).
 
-A driver is a small program of ours in the library's language (go/<driver>/, node/<driver>/), built or installed on
-first use from the library's registry into the user cache, or a user's own executable (`client:driver=PATH`).
+A driver is a small program of ours in the library's language (go/<driver>/, node/<driver>/, java/<driver>/), built
+or installed on first use from the library's registry into the user cache, or a user's own executable
+(`client:driver=PATH`).
 `DRIVERS` is the one table of them: the library, its language, where it comes from, the version its expectations
 file describes, the roles it plays and how it is built (a "module:function" imported only when it is asked for,
 so a missing toolchain costs nothing until then). The targets table (conformance.targets.registry) has a
 `client:<name>` row for every driver playing the client role and a `codec:<name>` row for the codec role.
 
-The parts: building (go_build.py, node_build.py: one function per language, `Build` below), the process and its
-JSON lines (driver_process.py), the two adapters that make a driver a client library or a codec library
+The parts: building (go_build.py, node_build.py, java_build.py: one function per language, `Build` below), the
+process and its JSON lines (driver_process.py), the two adapters that make a driver a client library or a codec library
 (driver_client.py, driver_codec.py), and the self-test (driver_check.py: a broken driver told apart from a broken
 client).
 """
@@ -40,8 +41,9 @@ class DriverSpec:
     """One driver of the table."""
 
     name: str  # the library's name in targets: client:<name>, codec:<name>
-    language: str  # "go", "node", "python", or "any" for a user's own executable
-    package: str  # what the registry calls the library: a Go module path, an npm package, a PyPI distribution
+    language: str  # "go", "node", "python", "java", or "any" for a user's own executable
+    # what the registry calls the library: a Go module path, an npm package, a PyPI distribution, a Maven artifact
+    package: str
     registry: str  # how it is obtained, for help texts and the README: "the Go module proxy", "npm", "PyPI"
     pinned: str | None  # the version its shipped expectations files describe; None for a user's driver
     roles: frozenset[str]
@@ -52,7 +54,8 @@ class DriverSpec:
 
 def uses_driver(library: str, in_process: Collection[str], version: str | None, path: str | None) -> bool:
     """Whether `library` runs through its driver: a library with no adapter in `in_process` (another language's),
-    or a Python library at another version or from a checkout; the pinned Python ones run in this process."""
+    or a library that has one (Python's, Java's in Spark's JVM) at another version or from a checkout; the pinned
+    ones run in this process."""
     return library not in in_process or version is not None or path is not None
 
 
@@ -81,6 +84,13 @@ DRIVERS: dict[str, DriverSpec] = {
         DriverSpec(
             "kafkajs", "node", "kafkajs", "npm", "2.2.4",
             frozenset({CLIENT_ROLE}), "conformance.targets.drivers.node_build:install_node_driver", "node/kafkajs",
+        ),
+        # Apache Kafka's Java client: its pinned version runs in Spark's JVM (conformance.targets.clients.java_client,
+        # .codecs.java_records); another release, or a jar or checkout of the user's, runs through the Java driver.
+        DriverSpec(
+            "java", "java", "org.apache.kafka:kafka-clients", "Maven Central", "3.9.1",
+            frozenset({CLIENT_ROLE, CODEC_ROLE}), "conformance.targets.drivers.java_build:build_java_driver",
+            "java/kafkaclients",
         ),
         # The Python libraries: their pinned versions run in process (conformance.targets.clients, .codecs); another
         # version or a local checkout runs through the Python driver with that version installed into the cache.
