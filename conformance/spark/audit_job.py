@@ -174,6 +174,18 @@ def _observed(batch: AnyBatch) -> ObservedBatch:
     )
 
 
+def _log_start_by_fetch(impl: Implementation, topic: str, partition: int, fetch_version: int) -> int:
+    """The log start offset a Fetch at the latest offset reports (Fetch v5+), or -1. For a broker whose EARLIEST
+    names an offset below its log start (what the audit is there to find), whose Fetch there answers
+    OFFSET_OUT_OF_RANGE, and Kafka's answer to a failed read carries no log start (ReplicaManager's
+    LogReadResult for an error: leaderLogStartOffset -1)."""
+    latest = impl.list_offsets(topic, partition, LATEST, version=1)
+    if latest.error is not ErrorCode.NONE:
+        return -1
+    response = impl.fetch(topic, partition, latest.offset, fetch_version=fetch_version)
+    return response.log_start_offset if response.error is ErrorCode.NONE else -1
+
+
 def read_log(impl: Implementation, topic: str, *, partition: int = PARTITION, fetch_version: int) -> ObservedLog:
     """Every batch from the log start offset to the high watermark, through the implementation's Fetch."""
     start = impl.list_offsets(topic, partition, EARLIEST, version=1)
@@ -184,6 +196,11 @@ def read_log(impl: Implementation, topic: str, *, partition: int = PARTITION, fe
     empty = 0
     while log is None or offset < log.high_watermark:
         response = impl.fetch(topic, partition, offset, fetch_version=fetch_version)
+        if response.error is ErrorCode.OFFSET_OUT_OF_RANGE and log is None:
+            start_of_log = _log_start_by_fetch(impl, topic, partition, fetch_version)
+            if start_of_log > offset:
+                offset = start_of_log
+                continue
         if response.error is not ErrorCode.NONE:
             raise AuditError(f"Fetch {topic}-{partition} at offset {offset} answered {response.error.name}")
         if log is None:
