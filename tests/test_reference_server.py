@@ -337,7 +337,7 @@ def test_malformed_requests_close_the_connection_and_the_server_goes_on(caplog: 
             "absurd size": b"HTTP/1.1 200 OK\r\n",
             "short header": struct.pack(">i", 3) + b"\x00\x03\x00",
             "unknown api key": _request(9999, 0),
-            "api not served": _request(11, 5),  # JoinGroup: no groups here
+            "api not served": _request(26, 3),  # EndTxn: no transactions here
             "version not offered": _request(FETCH, 3),  # Fetch v0-v3 are gone from kafka-4.0
             "undecodable body": _request(METADATA, 12, b"\xff\xff\xff\xff\xff"),
         }
@@ -603,7 +603,7 @@ def test_offset_for_leader_epoch_and_epoch_fencing() -> None:
         assert ask(0, 1)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
-def test_init_producer_id_and_no_coordinators() -> None:
+def test_init_producer_id_and_no_transaction_coordinator() -> None:
     with serving() as (_, server), KafkaConnection(*server.addresses[0], timeout=TIMEOUT) as conn:
         first = conn.send(InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000), 4)
         second = conn.send(InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000), 4)
@@ -617,8 +617,8 @@ def test_init_producer_id_and_no_coordinators() -> None:
         assert (bumped.producer_id, bumped.producer_epoch) == (first.producer_id, 1)  # KIP-360
         transactional = conn.send(InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=60_000), 4)
         assert transactional.error_code == ErrorCode.INVALID_REQUEST  # no transactions here
-        coordinator = conn.send(FindCoordinatorRequest(key="g", key_type=0), 3)
-        assert coordinator.error_code == 15  # COORDINATOR_NOT_AVAILABLE
+        coordinator = conn.send(FindCoordinatorRequest(key="tx", key_type=1), 3)
+        assert coordinator.error_code == 15  # COORDINATOR_NOT_AVAILABLE: no transactions
 
 
 def test_stop_does_not_wait_for_clients() -> None:
