@@ -132,7 +132,7 @@ class KafkaState:
             self.appended.notify_all()
 
     def stop(self) -> None:
-        """Shutdown: wake every Fetch waiting for data (and keep new ones from waiting) and every waiting group request."""
+        """Shutdown: wake every Fetch waiting for data (keep new ones from waiting) and every waiting group request."""
         self.stopping.set()
         with self.appended:
             self.appended.notify_all()
