@@ -195,8 +195,10 @@ def test_the_kafkajs_driver_speaks_the_protocol_against_the_reference_broker(ins
     hello = by_id[0]["ok"]
     assert (hello["library"], hello["version"], hello["language"]) == ("kafkajs", KAFKAJS.pinned, "javascript")
     assert hello["codecs"] == ["none", "gzip"]  # KafkaJS ships gzip; the others need codec packages
-    # The reference broker has no group coordinator, and KafkaJS's consumer needs one.
-    assert set(hello["capabilities"]) == {"send", "record-errors", "offsets-for-times", "earliest", "latest"}
+    # KafkaJS's consumer needs a group coordinator: the reference broker has one.
+    assert set(hello["capabilities"]) == {
+        "send", "record-errors", "offsets-for-times", "earliest", "latest", "consume", "seek-by-time"
+    }  # fmt: skip
     # CreateTime: the timestamp the application set, and -1 for the one KafkaJS stamped itself (it does not say).
     assert by_id[1]["ok"]["outcomes"] == [{"offset": 0, "timestamp": now - 10}, {"offset": 1, "timestamp": -1}]
     appended = by_id[2]["ok"]["outcomes"]
@@ -205,7 +207,8 @@ def test_the_kafkajs_driver_speaks_the_protocol_against_the_reference_broker(ins
     # No record at or after the target: KafkaJS answers the high watermark, not "none".
     assert by_id[4]["ok"] == {"answer": {"offset": 2, "timestamp": None}}
     assert by_id[5]["ok"] == {"offset": 2, "timestamp": None}
-    assert [by_id[i]["error"]["type"] for i in (6, 7, 8)] == ["unsupported"] * 3
+    assert [r["offset"] for r in by_id[7]["ok"]["records"]] == [0, 1]  # through a fresh group, after a seek
+    assert [by_id[i]["error"]["type"] for i in (6, 8)] == ["unsupported"] * 2
     malformed = answers[lines.index("this is not JSON")]
     assert (malformed["id"], malformed["error"]["type"]) == (0, "bad-request")
     assert by_id[9]["error"]["type"] == "bad-request" and by_id[10] == {"id": 10, "ok": {}}

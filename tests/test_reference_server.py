@@ -337,7 +337,7 @@ def test_malformed_requests_close_the_connection_and_the_server_goes_on(caplog: 
             "absurd size": b"HTTP/1.1 200 OK\r\n",
             "short header": struct.pack(">i", 3) + b"\x00\x03\x00",
             "unknown api key": _request(9999, 0),
-            "api not served": _request(11, 5),  # JoinGroup: no groups here
+            "api not served": _request(26, 3),  # EndTxn: no transactions here
             "version not offered": _request(FETCH, 3),  # Fetch v0-v3 are gone from kafka-4.0
             "undecodable body": _request(METADATA, 12, b"\xff\xff\xff\xff\xff"),
         }
@@ -603,7 +603,7 @@ def test_offset_for_leader_epoch_and_epoch_fencing() -> None:
         assert ask(0, 1)[0] == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
-def test_init_producer_id_and_no_coordinators() -> None:
+def test_init_producer_id_and_no_transaction_coordinator() -> None:
     with serving() as (_, server), KafkaConnection(*server.addresses[0], timeout=TIMEOUT) as conn:
         first = conn.send(InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000), 4)
         second = conn.send(InitProducerIdRequest(transactional_id=None, transaction_timeout_ms=60_000), 4)
@@ -617,8 +617,8 @@ def test_init_producer_id_and_no_coordinators() -> None:
         assert (bumped.producer_id, bumped.producer_epoch) == (first.producer_id, 1)  # KIP-360
         transactional = conn.send(InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=60_000), 4)
         assert transactional.error_code == ErrorCode.INVALID_REQUEST  # no transactions here
-        coordinator = conn.send(FindCoordinatorRequest(key="g", key_type=0), 3)
-        assert coordinator.error_code == 15  # COORDINATOR_NOT_AVAILABLE
+        coordinator = conn.send(FindCoordinatorRequest(key="tx", key_type=1), 3)
+        assert coordinator.error_code == 15  # COORDINATOR_NOT_AVAILABLE: no transactions
 
 
 def test_stop_does_not_wait_for_clients() -> None:
@@ -646,3 +646,104 @@ def test_stop_does_not_wait_for_clients() -> None:
         assert _closed_by_server(idle)
         idle.close()
     assert stopped_in < 1.0 and not fetcher.is_alive() and len(outcome) == 1
+
+
+# ------------------------------------------------------------------------------------------------
+# Consumer groups (conformance/reference/groups.py behind the wire)
+
+
+def _group_consumer(kafka: object, bootstrap: str, **extra: object) -> object:
+    options: dict[str, object] = {
+        "bootstrap_servers": bootstrap,
+        "group_id": "g",
+        "auto_offset_reset": "earliest",
+        "enable_auto_commit": False,
+        "heartbeat_interval_ms": 100,
+        "session_timeout_ms": 6_000,
+        "consumer_timeout_ms": 5_000,
+    }
+    options.update(extra)
+    return kafka.KafkaConsumer(**options)  # type: ignore[attr-defined]
+
+
+def test_kafka_python_consumer_group_subscribe_poll_commit_committed() -> None:
+    kafka = pytest.importorskip("kafka")
+    with serving() as (served, server):
+        _created(server)
+        now = served.impl.clock(0)
+        producer = kafka.KafkaProducer(bootstrap_servers=server.bootstrap, request_timeout_ms=5000)
+        try:
+            for i in range(3):
+                producer.send("t", b"v%d" % i, timestamp_ms=now).get(timeout=TIMEOUT)
+        finally:
+            producer.close(timeout=TIMEOUT)
+        tp = kafka.TopicPartition("t", 0)
+        consumer = _group_consumer(kafka, server.bootstrap)
+        try:
+            consumer.subscribe(["t"])
+            got = [m.value for _, m in zip(range(3), consumer, strict=False)]
+            consumer.commit()
+            committed = consumer.committed(tp)
+            assignment = consumer.assignment()
+        finally:
+            consumer.close()
+        # A second consumer of the group starts from the committed offset.
+        again = _group_consumer(kafka, server.bootstrap, consumer_timeout_ms=500)
+        try:
+            again.subscribe(["t"])
+            rest = [m.value for m in again]
+            position = again.committed(tp)
+        finally:
+            again.close()
+    assert got == [b"v0", b"v1", b"v2"] and committed == 3 and assignment == {tp}
+    assert rest == [] and position == 3
+
+
+def test_two_kafka_python_consumers_rebalance_the_partitions() -> None:
+    kafka = pytest.importorskip("kafka")
+    with serving() as (_, server):
+        with client(server.bootstrap) as wire:
+            assert wire.create_topic("two", partitions=2, replication_factor=1) == (0, None)
+        first = _group_consumer(kafka, server.bootstrap, group_id="pair")
+        second = _group_consumer(kafka, server.bootstrap, group_id="pair")
+        try:
+            first.subscribe(["two"])
+            first.poll(timeout_ms=1000)
+            assert len(first.assignment()) == 2  # alone: both partitions
+            second.subscribe(["two"])
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not (len(first.assignment()) == len(second.assignment()) == 1):
+                first.poll(timeout_ms=100)
+                second.poll(timeout_ms=100)
+            assert len(first.assignment()) == len(second.assignment()) == 1
+            assert first.assignment() | second.assignment() == {kafka.TopicPartition("two", p) for p in (0, 1)}
+        finally:
+            second.close()
+            first.close()
+
+
+def test_group_requests_to_another_broker_are_not_coordinator_and_reset_forgets_groups() -> None:
+    from kafka.protocol.consumer import HeartbeatRequest, OffsetCommitRequest, OffsetFetchRequest
+
+    topic_class = OffsetCommitRequest.OffsetCommitRequestTopic
+    commit = OffsetCommitRequest(
+        group_id="simple", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+        topics=[topic_class(name="t", partitions=[topic_class.OffsetCommitRequestPartition(
+            partition_index=0, committed_offset=7, committed_leader_epoch=-1, committed_metadata="")])],
+    )  # fmt: skip
+    fetch = OffsetFetchRequest(group_id="simple", topics=None)
+    with serving() as (served, server):
+        _created(server)
+        with KafkaConnection(*server.addresses[0], timeout=TIMEOUT) as conn:
+            found = conn.send(FindCoordinatorRequest(key="simple", key_type=0), 3)
+            assert (found.error_code, found.node_id) == (0, 0)
+            assert conn.send(commit, 8).topics[0].partitions[0].error_code == 0
+            assert conn.send(fetch, 7).topics[0].partitions[0].committed_offset == 7
+            beat = conn.send(HeartbeatRequest(group_id="simple", generation_id=0, member_id="nobody"), 4)
+            assert beat.error_code == 25  # UNKNOWN_MEMBER_ID
+        with KafkaConnection(*server.addresses[1], timeout=TIMEOUT) as conn:
+            assert conn.send(fetch, 7).error_code == 16  # NOT_COORDINATOR
+        served.reset()
+        _created(server)
+        with KafkaConnection(*server.addresses[0], timeout=TIMEOUT) as conn:
+            assert conn.send(fetch, 7).topics == []  # a reset forgets every group and offset

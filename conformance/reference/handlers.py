@@ -8,10 +8,11 @@ partition's leader gets NOT_LEADER_OR_FOLLOWER for that partition, with the curr
 version carries it (KIP-951). Topic administration is in `topics.py`.
 
 Beyond the spec's APIs, the brokers answer what real clients need to produce (acks=0/1/all, idempotent
-producers: InitProducerId), consume with manual assignment (assign + seek, no group; OffsetForLeaderEpoch
-validates positions after a leader change) and call offsetsForTimes. There are no groups and no
-transactions: FindCoordinator answers COORDINATOR_NOT_AVAILABLE, a transactional InitProducerId
-INVALID_REQUEST.
+producers: InitProducerId), consume with manual assignment (assign + seek; OffsetForLeaderEpoch validates
+positions after a leader change) or in a consumer group (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
+LeaveGroup, OffsetCommit, OffsetFetch: group_apis.py and groups.py, kept out of the model) and call
+offsetsForTimes. There are no transactions: FindCoordinator for a transactional id answers
+COORDINATOR_NOT_AVAILABLE, a transactional InitProducerId INVALID_REQUEST.
 """
 
 from __future__ import annotations
@@ -31,16 +32,21 @@ from kafka.protocol.admin import (
 from kafka.protocol.consumer import (
     FetchRequest,
     FetchResponse,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
     ListOffsetsRequest,
     ListOffsetsResponse,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
+    SyncGroupRequest,
 )
 from kafka.protocol.metadata import (
     ApiVersionsRequest,
     ApiVersionsResponse,
     FindCoordinatorRequest,
-    FindCoordinatorResponse,
     MetadataRequest,
     MetadataResponse,
 )
@@ -51,9 +57,8 @@ from kafka.protocol.producer import (
     ProduceResponse,
 )
 
-from conformance.reference import topics
+from conformance.reference import group_apis, topics
 from conformance.reference.request_context import (
-    COORDINATOR_NOT_AVAILABLE,
     FETCH_SESSION_ID_NOT_FOUND,
     INVALID_REQUIRED_ACKS,
     NO_TOPIC_ID,
@@ -71,7 +76,8 @@ from models.profiles import Profile
 
 # API keys (the protocol guide's numbering).
 PRODUCE, FETCH, LIST_OFFSETS, METADATA = 0, 1, 2, 3
-FIND_COORDINATOR, API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS = 10, 18, 19, 20
+OFFSET_COMMIT, OFFSET_FETCH, FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 8, 9, 10, 11, 12, 13, 14
+API_VERSIONS, CREATE_TOPICS, DELETE_TOPICS = 18, 19, 20
 INIT_PRODUCER_ID, OFFSET_FOR_LEADER_EPOCH = 22, 23
 DESCRIBE_CONFIGS, ALTER_CONFIGS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 44
 
@@ -546,31 +552,6 @@ def end_offset_for_epoch(log: PartitionLog, requested: int) -> tuple[int, int]:
     return (floor[-1][0] if floor else requested), higher[1]
 
 
-def handle_find_coordinator(req: Request) -> Any:
-    """No groups and no transactions: every coordinator is unavailable (librdkafka asks for its group's
-    coordinator even when the consumer only assigns partitions)."""
-    body, version = req.body, req.version
-    message = "the reference broker has no group or transaction coordinator"
-    req.note("COORDINATOR_NOT_AVAILABLE")
-    if version >= 4:
-        coordinators = [
-            FindCoordinatorResponse.Coordinator(
-                key=key, node_id=-1, host="", port=-1, error_code=COORDINATOR_NOT_AVAILABLE, error_message=message
-            )
-            for key in body.coordinator_keys
-        ]
-        return FindCoordinatorResponse(throttle_time_ms=0, coordinators=coordinators, version=version)
-    return FindCoordinatorResponse(
-        throttle_time_ms=0,
-        error_code=COORDINATOR_NOT_AVAILABLE,
-        error_message=message,
-        node_id=-1,
-        host="",
-        port=-1,
-        version=version,
-    )
-
-
 # ------------------------------------------------------------------------------------------------
 # The table
 
@@ -593,7 +574,13 @@ APIS: dict[int, Api] = {
         Api(FetchRequest, handle_fetch, _profile_range(FetchRequest, "fetch_versions")),
         Api(ListOffsetsRequest, handle_list_offsets, _profile_range(ListOffsetsRequest, "list_offsets_versions")),
         Api(MetadataRequest, handle_metadata, _fixed(0, 12)),
-        Api(FindCoordinatorRequest, handle_find_coordinator, _fixed(0, 4)),
+        Api(OffsetCommitRequest, group_apis.handle_offset_commit, _fixed(2, 8)),
+        Api(OffsetFetchRequest, group_apis.handle_offset_fetch, _fixed(1, 8)),
+        Api(FindCoordinatorRequest, group_apis.handle_find_coordinator, _fixed(0, 4)),
+        Api(JoinGroupRequest, group_apis.handle_join_group, _fixed(0, 9)),
+        Api(HeartbeatRequest, group_apis.handle_heartbeat, _fixed(0, 4)),
+        Api(LeaveGroupRequest, group_apis.handle_leave_group, _fixed(0, 5)),
+        Api(SyncGroupRequest, group_apis.handle_sync_group, _fixed(0, 5)),
         Api(ApiVersionsRequest, handle_api_versions, _fixed(0, 4)),
         Api(CreateTopicsRequest, topics.handle_create_topics, _fixed(0, 7)),
         Api(DeleteTopicsRequest, topics.handle_delete_topics, _fixed(0, 6)),

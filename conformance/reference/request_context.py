@@ -1,6 +1,7 @@
 """What every Kafka request handler of the reference broker works with: the cluster-wide state of the
 Kafka side (`KafkaState`: the served implementation, the brokers' addresses, topic ids, producer ids) and
 one request (`Request`: which broker it reached, from whom, its decoded body and the summary it logs).
+The group coordinator (groups.py) is kept here too, one per served cluster: a reset gives a fresh one.
 
 Every read or write of the model holds `served.lock` (the model is not thread-safe); `KafkaState` keeps
 its own few fields under the same lock.
@@ -14,6 +15,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.reference.groups import GroupCoordinator
 from conformance.reference.served import ServedCluster
 from models.cluster import Partition
 from models.constants import ErrorCode
@@ -47,6 +49,8 @@ class KafkaState:
         self._topic_ids: dict[str, uuid.UUID] = {}
         self._ids_of: object = served.impl
         self._producer_ids = itertools.count(FIRST_PRODUCER_ID)
+        self._groups = GroupCoordinator()
+        self._groups_of: object = served.impl
         # Notified after every append, so that a Fetch with nothing to answer waits for data (max_wait_ms).
         self.appended = threading.Condition()
         self.appends = 0
@@ -85,6 +89,7 @@ class KafkaState:
 
     def forget(self, name: str) -> None:
         self._topic_ids.pop(name, None)
+        self.groups().forget_topic(name)
 
     def partitions(self, name: str) -> list[Partition]:
         """The topic's partitions in index order ([] for an unknown topic)."""
@@ -97,6 +102,28 @@ class KafkaState:
     def next_producer_id(self) -> int:
         return next(self._producer_ids)
 
+    # -- groups (no lock needed: the coordinator has its own)
+
+    def groups(self) -> GroupCoordinator:
+        """The group coordinator of the cluster served now: after a reset by the control plane the old one is
+        closed (its waiting requests answered NOT_COORDINATOR) and a fresh one, with no group, takes over."""
+        with self.lock:
+            if self._groups_of is not self.served.impl:
+                self._groups.close()
+                self._groups = GroupCoordinator()
+                self._groups_of = self.served.impl
+            return self._groups
+
+    def serves(self, coordinator: GroupCoordinator) -> bool:
+        """Whether `coordinator` is still the cluster's (no reset since, no shutdown): a waiting JoinGroup or
+        SyncGroup asks this while it waits."""
+        return not self.stopping.is_set() and coordinator is self._groups and self._groups_of is self.served.impl
+
+    def group_coordinator_broker(self) -> int | None:
+        """The broker that coordinates every group: the lowest-numbered live broker (None: no broker is up)."""
+        brokers = self.served.cluster.brokers
+        return min((b for b in sorted(brokers) if brokers[b].alive), default=None)
+
     # -- appends
 
     def note_append(self) -> None:
@@ -105,10 +132,11 @@ class KafkaState:
             self.appended.notify_all()
 
     def stop(self) -> None:
-        """Shutdown: wake every Fetch waiting for data, and keep new ones from waiting."""
+        """Shutdown: wake every Fetch waiting for data (keep new ones from waiting) and every waiting group request."""
         self.stopping.set()
         with self.appended:
             self.appended.notify_all()
+        self._groups.close()  # waiting JoinGroups and SyncGroups are answered at once
 
 
 @dataclass

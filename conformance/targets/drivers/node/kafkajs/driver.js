@@ -21,9 +21,10 @@
  * consume: KafkaJS's consumer has no manual assignment: a consumer with a fresh groupId subscribes to the topic,
  *   run() joins the group (the only member gets every partition) and consumer.seek() moves the partition to the
  *   requested offset; eachBatch collects the partition's messages until the one at until - 1. A broker without group
- *   coordination (the reference broker answers FindCoordinator COORDINATOR_NOT_AVAILABLE and offers no JoinGroup)
- *   cannot serve this consumer, so `consume` and `seek-by-time` are declared only where the broker's ApiVersions
- *   offers FindCoordinator, JoinGroup and SyncGroup. A message's timestamp type is not in KafkaJS's typed message:
+ *   coordination cannot serve this consumer, so `consume` and `seek-by-time` are declared only where the broker
+ *   offers every API the consumer sends in a group (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+ *   OffsetFetch) and answers FindCoordinator for a group with a coordinator (Apache Kafka, and the reference
+ *   broker, whose group coordinator is conformance/reference/groups.py). A message's timestamp type is not in KafkaJS's typed message:
  *   the driver reads the batch attribute KafkaJS keeps on each v2 message (batchContext.timestampType) and bit 3 of
  *   a legacy v1 message's attributes; a v0 message has no timestamp (-1, NoTimestampType). Headers come as an
  *   object keyed by header key, so repeated keys are grouped and the original order of distinct keys is lost.
@@ -72,10 +73,17 @@ const RENAMED_ERRORS = {
 }
 const CODECS = { none: CompressionTypes.None, gzip: CompressionTypes.GZIP, snappy: CompressionTypes.Snappy,
   lz4: CompressionTypes.LZ4, zstd: CompressionTypes.ZSTD }
-// The APIs a KafkaJS consumer group needs from the broker (ApiVersions keys).
+// The APIs KafkaJS's consumer sends in a group (ApiVersions keys): src/consumer/consumerGroup.js findGroupCoordinator,
+// joinGroup, syncGroup, heartbeat and leaveGroup; OffsetFetch for the committed offsets of its assignment
+// (src/consumer/offsetManager/index.js resolveOffsets); with autoCommit false it commits nothing (OffsetCommit).
+const OFFSET_FETCH = 9
 const FIND_COORDINATOR = 10
 const JOIN_GROUP = 11
+const HEARTBEAT = 12
+const LEAVE_GROUP = 13
 const SYNC_GROUP = 14
+const GROUP_APIS = { OffsetFetch: OFFSET_FETCH, FindCoordinator: FIND_COORDINATOR, JoinGroup: JOIN_GROUP,
+  Heartbeat: HEARTBEAT, LeaveGroup: LEAVE_GROUP, SyncGroup: SYNC_GROUP }
 const API_VERSIONS = 18
 
 // An answer's error: its protocol type, the library's kind, and for a consumer the records it delivered first.
@@ -183,9 +191,11 @@ function failed(e, extra = {}) {
   return { type: 'failed', kind: kindOf(e), message: messageOf(e), ...extra }
 }
 
-// -- the broker's APIs, asked once at hello (ApiVersions v0, on a plain socket: KafkaJS keeps them private)
+// -- what the broker offers, asked once at hello on a plain socket (KafkaJS keeps its ApiVersions private):
+// ApiVersions v0, and FindCoordinator v0/v1 for a group
 
-function apiKeysOf(broker, timeoutMs) {
+// One request on a fresh connection: its answer's body (after size and correlation id).
+function ask(broker, apiKey, version, body, timeoutMs) {
   const [host, portText] = [broker.slice(0, broker.lastIndexOf(':')), broker.slice(broker.lastIndexOf(':') + 1)]
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: host.replace(/^\[|\]$/g, ''), port: Number(portText) })
@@ -194,32 +204,51 @@ function apiKeysOf(broker, timeoutMs) {
       socket.destroy()
       reject(e)
     }
-    socket.setTimeout(timeoutMs, () => fail(new DriverTimeout(`no ApiVersions answer from ${broker} in ${timeoutMs} ms`)))
+    socket.setTimeout(timeoutMs, () => fail(new DriverTimeout(`no answer to api key ${apiKey} from ${broker} in ${timeoutMs} ms`)))
     socket.on('error', fail)
     socket.on('connect', () => {
       const clientId = Buffer.from('kts-kafkajs-probe')
-      const body = Buffer.alloc(10 + clientId.length)
-      body.writeInt16BE(API_VERSIONS, 0)
-      body.writeInt16BE(0, 2)
-      body.writeInt32BE(1, 4)
-      body.writeInt16BE(clientId.length, 8)
-      clientId.copy(body, 10)
+      const header = Buffer.alloc(10 + clientId.length)
+      header.writeInt16BE(apiKey, 0)
+      header.writeInt16BE(version, 2)
+      header.writeInt32BE(1, 4)
+      header.writeInt16BE(clientId.length, 8)
+      clientId.copy(header, 10)
       const size = Buffer.alloc(4)
-      size.writeInt32BE(body.length)
-      socket.write(Buffer.concat([size, body]))
+      size.writeInt32BE(header.length + body.length)
+      socket.write(Buffer.concat([size, header, body]))
     })
     socket.on('data', chunk => {
       received = Buffer.concat([received, chunk])
       if (received.length < 4 || received.length < 4 + received.readInt32BE(0)) return
       socket.end()
-      const error = received.readInt16BE(8)
-      const count = received.readInt32BE(10)
-      const keys = new Set()
-      for (let i = 0; i < count; i++) keys.add(received.readInt16BE(14 + 6 * i))
-      if (error !== 0) return reject(new Error(`ApiVersions answered error ${error}`))
-      resolve(keys)
+      resolve(received.subarray(8, 4 + received.readInt32BE(0)))
     })
   })
+}
+
+// {api key: [min, max]} from ApiVersions v0.
+async function apiVersionsOf(broker, timeoutMs) {
+  const answer = await ask(broker, API_VERSIONS, 0, Buffer.alloc(0), timeoutMs)
+  const error = answer.readInt16BE(0)
+  if (error !== 0) throw new Error(`ApiVersions answered error ${error}`)
+  const offered = new Map()
+  for (let i = 0, count = answer.readInt32BE(2); i < count; i++) {
+    const at = 6 + 6 * i
+    offered.set(answer.readInt16BE(at), [answer.readInt16BE(at + 2), answer.readInt16BE(at + 4)])
+  }
+  return offered
+}
+
+// The error FindCoordinator answers for a group (0: the broker names a coordinator), at v1 where offered, else v0.
+async function groupCoordinatorError(broker, range, timeoutMs) {
+  const version = range[0] <= 1 && range[1] >= 1 ? 1 : 0
+  const key = Buffer.from('kts-kafkajs-probe')
+  const body = Buffer.alloc(2 + key.length + (version === 1 ? 1 : 0))
+  body.writeInt16BE(key.length, 0)
+  key.copy(body, 2) // v1 adds key_type 0 (group), the zero byte already there
+  const answer = await ask(broker, FIND_COORDINATOR, version, body, timeoutMs)
+  return answer.readInt16BE(version === 1 ? 4 : 0) // v1 starts with throttle_time_ms
 }
 
 // -- the driver
@@ -279,16 +308,15 @@ class Driver {
         process.stderr.write(`${timestamp} kafkajs ${label} [${namespace}] ${message}${extra}\n`)
       },
     })
-    let keys
+    let groups
     try {
-      keys = await apiKeysOf(brokers[0], this.timeoutMs)
+      groups = await this.groupsOffered(brokers[0])
     } catch (e) {
       throw new ProtocolError('failed', `cannot read the APIs of ${brokers[0]}: ${e.message}`, kindOf(e))
     }
-    const groups = [FIND_COORDINATOR, JOIN_GROUP, SYNC_GROUP].every(key => keys.has(key))
-    log(`the broker ${groups ? 'offers' : 'does not offer'} consumer groups (FindCoordinator, JoinGroup, SyncGroup)`)
+    log(groups === null ? 'the broker coordinates consumer groups' : `no consumer groups: ${groups}`)
     this.capabilities = ['send', 'record-errors', 'offsets-for-times', 'earliest', 'latest']
-    if (groups) this.capabilities.push('consume', 'seek-by-time')
+    if (groups === null) this.capabilities.push('consume', 'seek-by-time')
     this.codecs = Object.keys(CODECS).filter(name => {
       if (name === 'none') return true
       try {
@@ -304,6 +332,25 @@ class Driver {
       language: LANGUAGE,
       capabilities: this.capabilities,
       codecs: this.codecs,
+    }
+  }
+
+  // null when the broker can serve KafkaJS's consumer: it offers every API the consumer sends in a group and
+  // FindCoordinator names a coordinator for a group; otherwise why not.
+  async groupsOffered(broker) {
+    const offered = await apiVersionsOf(broker, this.timeoutMs)
+    const missing = Object.entries(GROUP_APIS).filter(([, key]) => !offered.has(key)).map(([name]) => name)
+    if (missing.length) return `the broker does not offer ${missing.join(', ')}`
+    // Retriable while the coordinator starts: Kafka answers COORDINATOR_NOT_AVAILABLE (15) until its first
+    // FindCoordinator has created __consumer_offsets, and COORDINATOR_LOAD_IN_PROGRESS (14) while it loads.
+    const deadline = Date.now() + this.timeoutMs
+    for (;;) {
+      const error = await groupCoordinatorError(broker, offered.get(FIND_COORDINATOR), this.timeoutMs)
+      if (error === 0) return null
+      if (![14, 15].includes(error) || Date.now() + POLL_WAIT_MS * 2 > deadline) {
+        return `FindCoordinator answers error ${error} for a group`
+      }
+      await new Promise(resolve => setTimeout(resolve, POLL_WAIT_MS * 2))
     }
   }
 
@@ -469,7 +516,7 @@ class Driver {
 
   requireGroups(op) {
     if (!this.capabilities.includes('consume')) {
-      throw new ProtocolError('unsupported', `${op}: KafkaJS's consumer needs a consumer group (it has no manual assignment) and this broker offers no group coordination`)
+      throw new ProtocolError('unsupported', `${op}: KafkaJS's consumer needs a consumer group (it has no manual assignment) and this broker does not coordinate groups`)
     }
   }
 
