@@ -13,16 +13,14 @@ import base64
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conformance.reference.control_client import ControlClient
 from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, SOURCES, DriverUnavailable, go_build
 from conformance.targets.drivers.driver_process import DriverProcess
 from conformance.targets.drivers.go_build import build_go_driver
-from conformance.targets.managed.reference_broker import ReferenceBroker, start_reference
+from conformance.targets.managed.reference_broker import ReferenceBroker
 from conformance.wire.client import WireClient
 from models.codec import decode_batches
 
@@ -170,23 +168,16 @@ def test_franz_go_writes_and_reads_every_magic(built: dict[str, list[str]], tmp_
             assert timestamps == [(i, want or r["timestamp"]) for i, r in enumerate(records)]
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReferenceBroker]:
-    with start_reference(tmp_path_factory.mktemp("reference"), profile="kafka-4.0", brokers=1) as broker:
-        ControlClient(broker.control_url).set_clock(0, time.time_ns() // 1_000_000)
-        yield broker
-
-
 @pytest.mark.e2e
 @pytest.mark.parametrize("name", GO_DRIVERS)
 def test_a_client_driver_sends_consumes_and_looks_up(
-    name: str, built: dict[str, list[str]], reference: ReferenceBroker, tmp_path: Path
+    name: str, built: dict[str, list[str]], reference_at_now: ReferenceBroker, tmp_path: Path
 ) -> None:
     """What every library does right against the reference broker: one send of three records (one the producer
     stamps), the records read back from offset 0, a lookup of a written timestamp, the earliest and latest
     offsets, and a seek by time; the departures each library has are the suites' business."""
     topic = f"go-{name}-{uuid.uuid4().hex[:6]}"
-    with WireClient(reference.bootstrap, timeout=10) as wire:
+    with WireClient(reference_at_now.bootstrap, timeout=10) as wire:
         assert wire.create_topic(topic).error_code == 0
     now = time.time_ns() // 1_000_000
     b64 = lambda raw: base64.b64encode(raw).decode()  # noqa: E731
@@ -194,7 +185,7 @@ def test_a_client_driver_sends_consumes_and_looks_up(
             {"key": b64(b"b"), "value": None, "timestamp": None},
             {"key": b64(b"c"), "value": b64(b"3"), "timestamp": now - 500}]  # fmt: skip
     with _driver(name, built[name], tmp_path) as driver:
-        driver.start(CLIENT_ROLE, bootstrap=reference.bootstrap)
+        driver.start(CLIENT_ROLE, bootstrap=reference_at_now.bootstrap)
         outcomes = driver.request("send", topic=topic, partition=0, codec="gzip", records=sent)["outcomes"]
         assert [o["offset"] for o in outcomes] == [0, 1, 2]
         records = driver.request("consume", topic=topic, partition=0, offset=0, until=3)["records"]

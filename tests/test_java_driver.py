@@ -15,12 +15,10 @@ import shutil
 import time
 import uuid
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conformance.reference.control_client import ControlClient
 from conformance.targets.clients import LIBRARIES as CLIENT_LIBRARIES
 from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
 from conformance.targets.drivers import (
@@ -34,7 +32,7 @@ from conformance.targets.drivers import (
 )
 from conformance.targets.drivers.driver_process import DriverAnswered, DriverProcess
 from conformance.targets.drivers.java_build import build_java_driver
-from conformance.targets.managed.reference_broker import ReferenceBroker, start_reference
+from conformance.targets.managed.reference_broker import ReferenceBroker
 from conformance.targets.registry import parse_target, spec_of
 from conformance.wire.client import WireClient
 from models.codec import decode_batches
@@ -226,19 +224,12 @@ def test_the_codec_role_builds_reads_converts_and_refuses(built: list[str], tmp_
                            base_offset=0, records=[{**records[0], "timestamp": -5}])  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReferenceBroker]:
-    with start_reference(tmp_path_factory.mktemp("reference"), profile="kafka-4.0", brokers=1) as broker:
-        ControlClient(broker.control_url).set_clock(0, time.time_ns() // 1_000_000)
-        yield broker
-
-
 @pytest.mark.e2e
 def test_the_client_role_sends_consumes_and_looks_up(
-    built: list[str], reference: ReferenceBroker, tmp_path: Path
+    built: list[str], reference_at_now: ReferenceBroker, tmp_path: Path
 ) -> None:
     topic = f"java-{uuid.uuid4().hex[:6]}"
-    with WireClient(reference.bootstrap, timeout=10) as wire:
+    with WireClient(reference_at_now.bootstrap, timeout=10) as wire:
         assert wire.create_topic(topic).error_code == 0
     now = time.time_ns() // 1_000_000
     b64 = lambda raw: base64.b64encode(raw).decode()  # noqa: E731
@@ -246,7 +237,7 @@ def test_the_client_role_sends_consumes_and_looks_up(
             {"key": b64(b"b"), "value": None, "timestamp": None},
             {"key": b64(b"c"), "value": b64(b"3"), "timestamp": now - 500}]  # fmt: skip
     with _driver(built, tmp_path) as driver:
-        driver.start(CLIENT_ROLE, bootstrap=reference.bootstrap)
+        driver.start(CLIENT_ROLE, bootstrap=reference_at_now.bootstrap)
         outcomes = driver.request("send", topic=topic, partition=0, codec="gzip", records=sent)["outcomes"]
         assert [o["offset"] for o in outcomes] == [0, 1, 2]
         records = driver.request("consume", topic=topic, partition=0, offset=0, until=3)["records"]
