@@ -4,13 +4,17 @@ reference broker whose clock reads this machine's time, for the drivers' end-to-
 
 from __future__ import annotations
 
+import base64
 import time
+import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from conformance.reference.control_client import ControlClient
 from conformance.targets.managed.reference_broker import ReferenceBroker, start_reference
+from conformance.wire.client import WireClient
 
 
 @pytest.fixture(scope="module")
@@ -20,3 +24,20 @@ def reference_at_now(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Refer
     with start_reference(tmp_path_factory.mktemp("reference"), profile="kafka-4.0", brokers=1) as broker:
         ControlClient(broker.control_url).set_clock(0, time.time_ns() // 1_000_000)
         yield broker
+
+
+def three_records_topic(bootstrap: str, prefix: str) -> tuple[str, int, list[dict[str, Any]]]:
+    """A new topic on `bootstrap` and the three records the drivers' client tests send to it, as the protocol's
+    `send` takes them: two stamped a second and half a second ago, one the producer stamps (no timestamp)."""
+    topic = f"{prefix}-{uuid.uuid4().hex[:6]}"
+    with WireClient(bootstrap, timeout=10) as wire:
+        assert wire.create_topic(topic).error_code == 0
+    now = time.time_ns() // 1_000_000
+
+    def b64(raw: bytes) -> str:
+        return base64.b64encode(raw).decode()
+
+    sent = [{"key": b64(b"a"), "value": b64(b"1"), "timestamp": now - 1000},
+            {"key": b64(b"b"), "value": None, "timestamp": None},
+            {"key": b64(b"c"), "value": b64(b"3"), "timestamp": now - 500}]  # fmt: skip
+    return topic, now, sent

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import shutil
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -21,8 +20,8 @@ from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, SOURCE
 from conformance.targets.drivers.driver_process import DriverProcess
 from conformance.targets.drivers.go_build import build_go_driver
 from conformance.targets.managed.reference_broker import ReferenceBroker
-from conformance.wire.client import WireClient
 from models.codec import decode_batches
+from tests.conftest import three_records_topic
 
 GO_DRIVERS = sorted(name for name, spec in DRIVERS.items() if spec.language == "go")
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed")
@@ -176,14 +175,7 @@ def test_a_client_driver_sends_consumes_and_looks_up(
     """What every library does right against the reference broker: one send of three records (one the producer
     stamps), the records read back from offset 0, a lookup of a written timestamp, the earliest and latest
     offsets, and a seek by time; the departures each library has are the suites' business."""
-    topic = f"go-{name}-{uuid.uuid4().hex[:6]}"
-    with WireClient(reference_at_now.bootstrap, timeout=10) as wire:
-        assert wire.create_topic(topic).error_code == 0
-    now = time.time_ns() // 1_000_000
-    b64 = lambda raw: base64.b64encode(raw).decode()  # noqa: E731
-    sent = [{"key": b64(b"a"), "value": b64(b"1"), "timestamp": now - 1000},
-            {"key": b64(b"b"), "value": None, "timestamp": None},
-            {"key": b64(b"c"), "value": b64(b"3"), "timestamp": now - 500}]  # fmt: skip
+    topic, now, sent = three_records_topic(reference_at_now.bootstrap, f"go-{name}")
     with _driver(name, built[name], tmp_path) as driver:
         driver.start(CLIENT_ROLE, bootstrap=reference_at_now.bootstrap)
         outcomes = driver.request("send", topic=topic, partition=0, codec="gzip", records=sent)["outcomes"]

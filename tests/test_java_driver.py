@@ -13,7 +13,6 @@ import base64
 import os
 import shutil
 import time
-import uuid
 import zipfile
 from pathlib import Path
 
@@ -34,8 +33,8 @@ from conformance.targets.drivers.driver_process import DriverAnswered, DriverPro
 from conformance.targets.drivers.java_build import build_java_driver
 from conformance.targets.managed.reference_broker import ReferenceBroker
 from conformance.targets.registry import parse_target, spec_of
-from conformance.wire.client import WireClient
 from models.codec import decode_batches
+from tests.conftest import three_records_topic
 
 JAVA = DRIVERS["java"]
 JAVAC = shutil.which("javac")
@@ -228,14 +227,7 @@ def test_the_codec_role_builds_reads_converts_and_refuses(built: list[str], tmp_
 def test_the_client_role_sends_consumes_and_looks_up(
     built: list[str], reference_at_now: ReferenceBroker, tmp_path: Path
 ) -> None:
-    topic = f"java-{uuid.uuid4().hex[:6]}"
-    with WireClient(reference_at_now.bootstrap, timeout=10) as wire:
-        assert wire.create_topic(topic).error_code == 0
-    now = time.time_ns() // 1_000_000
-    b64 = lambda raw: base64.b64encode(raw).decode()  # noqa: E731
-    sent = [{"key": b64(b"a"), "value": b64(b"1"), "timestamp": now - 1000},
-            {"key": b64(b"b"), "value": None, "timestamp": None},
-            {"key": b64(b"c"), "value": b64(b"3"), "timestamp": now - 500}]  # fmt: skip
+    topic, now, sent = three_records_topic(reference_at_now.bootstrap, "java")
     with _driver(built, tmp_path) as driver:
         driver.start(CLIENT_ROLE, bootstrap=reference_at_now.bootstrap)
         outcomes = driver.request("send", topic=topic, partition=0, codec="gzip", records=sent)["outcomes"]
