@@ -13,8 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from _pytest._code.code import Traceback, TracebackEntry
 
 from conformance.judging.results import read_results
+from conformance.plugin.options import pytest_keyboard_interrupt
 from conformance.targets.implementation import reference_version
 from tests.test_broker_dies import _gone
 
@@ -107,3 +109,23 @@ def test_a_run_stopped_midway_keeps_its_report_and_leaves_no_process(
         pytest.skip(next(line for line in output.splitlines() if line.startswith("report not built")))
     assert (out / "allure-report" / "index.html").is_file(), output
     assert f"version {reference_version()}" in (out / "allure-report" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_stop_whose_traceback_has_a_frame_without_a_line_is_shown_without_that_frame() -> None:
+    # CPython 3.11 gives a frame a signal interrupted where no line runs tb_lineno None ("line -1"); pytest's
+    # terminal reporter then failed with a TypeError and printed its traceback over the stopped run's lines.
+    try:
+        raise KeyboardInterrupt("the run was stopped (SIGINT)")
+    except KeyboardInterrupt:
+        excinfo = pytest.ExceptionInfo.from_current()
+    real = excinfo.traceback[0]._rawentry
+
+    class NoLine:
+        tb_lineno = None
+        tb_frame, tb_lasti, tb_next = real.tb_frame, real.tb_lasti, None
+
+    excinfo.traceback = Traceback([TracebackEntry(NoLine()), *excinfo.traceback])  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        excinfo.getrepr(funcargs=True)
+    pytest_keyboard_interrupt(excinfo)
+    assert "the run was stopped (SIGINT)" in str(excinfo.getrepr(funcargs=True))

@@ -161,6 +161,15 @@ def _stop_on_signals(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", f"ignore:{teardown}:pluggy.PluggyTeardownRaisedWarning")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """A stop's traceback without the frames Python gave no line number: a signal handled where the interpreter
+    runs code of no line (CPython 3.11 gives such a frame tb_lineno None, seen as "line -1, in kafka_configs"),
+    which pytest's terminal reporter cannot show (a TypeError in TracebackEntry.lineno), and it printed that
+    TypeError's traceback over the stopped run's lines."""
+    excinfo.traceback = excinfo.traceback.filter(lambda entry: entry._rawentry.tb_lineno is not None)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     for sig, handler in config.stash.get(_REPLACED_HANDLERS, {}).items():
         signal.signal(sig, handler)
