@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pytest
 
 from conformance.judging.checks import check_equal, check_true
-from conformance.judging.observables import Obs, nanosecond_wrapped
+from conformance.judging.observables import Obs
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.targets.clients import client_rules as rules
 from conformance.targets.clients.client_library import (
@@ -49,7 +49,16 @@ from models.profiles import Profile
 from models.records import AnyBatch, ConsumerRecord
 from models.validator import RecordError
 
-from .helpers import Suite, Twin, check_fetch, check_list_offsets, check_produce, newest_fetch
+from .helpers import (
+    Suite,
+    Twin,
+    check_fetch,
+    check_list_offsets,
+    check_produce,
+    newest_fetch,
+    own_reads,
+    reader_facts,
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,12 @@ class ClientUnderTest:
 
     def has(self, *capabilities: ClientCapability) -> bool:
         return all(c in self.library.capabilities for c in capabilities)
+
+    @property
+    def typed(self) -> bool:
+        """Whether the library exposes a consumed record's timestamp type (CON-1's timestampType): where it does
+        not, its records are compared without one (ClientCapability.TIMESTAMP_TYPE)."""
+        return self.has(ClientCapability.TIMESTAMP_TYPE)
 
 
 def client_under_test(impl: Implementation, *capabilities: ClientCapability) -> ClientUnderTest:
@@ -177,11 +192,13 @@ def check_consumed(
     until: int,
     clause_of: Callable[[AnyBatch], str],
     context: str,
+    typed: bool,
     failure: str = "",
 ) -> None:
     """CON-1: the records a consumer delivers from `start` up to `until`, batch by batch, against the stored batches
-    (the broker's bytes read by the model's codec), each under the CON clause of its stored form (`clause_of`). Where
-    the consumer failed (`failure`), a batch it did not deliver whole shows the failure as what it read."""
+    (the broker's bytes read by the model's codec), each under the CON clause of its stored form (`clause_of`): each
+    record's offset and timestamp, and its timestamp type where the library exposes one (`typed`). Where the consumer
+    failed (`failure`), a batch it did not deliver whole shows the failure as what it read."""
     for batch in stored:
         want = [r for r in batch.records() if start <= r.offset < until]
         if not want:
@@ -190,30 +207,25 @@ def check_consumed(
         got = [r for r in records if first <= r.offset <= last]
         where = f"{context} stored batch at offset {batch.base_offset} (magic {batch.magic}, {batch.codec.name})"
         clause = clause_of(batch)
-        read: object = [_read(r) for r in got]
+        read: object = [_read(r, typed) for r in got]
         payloads: object = [(r.key, r.value) for r in got]
         if failure and len(got) < len(want):
             read = payloads = f"the consumer failed: {failure}"
-        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r) for r in want], where, facts=_read_facts(want))
+        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r, typed) for r in want], where,
+                    facts=reader_facts(want, own_reads(stored), typed=typed))
         nulled = [(r.key or None, r.value or None) for r in want]
         check_equal(clause, Obs.RECORD_PAYLOADS, payloads, [(r.key, r.value) for r in want], where,
                     facts={"empty-as-null": nulled})
 
 
-def _read_facts(want: Sequence[ConsumerRecord]) -> dict[str, object]:
-    """What known departures of readers make of `want` (conformance.judging.observables.FACTS)."""
-    return {
-        "nanosecond-wrapped": [(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want],
-        "type-not-exposed": [(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want],
-        "nonpositive-as-none": [
-            (r.offset, -1, TimestampType.NO_TIMESTAMP_TYPE) if r.timestamp <= 0
-            else (r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want
-        ],
-    }
-
-
-def _read(record: ConsumerRecord | None) -> tuple[int, int, TimestampType] | None:
-    return None if record is None else (record.offset, record.timestamp, record.timestamp_type)
+def _read(record: ConsumerRecord | None, typed: bool) -> tuple[object, ...] | None:
+    """A record as the client suites compare it: (offset, timestamp, type), or (offset, timestamp) for a library
+    that exposes no timestamp type."""
+    if record is None:
+        return None
+    if typed:
+        return record.offset, record.timestamp, record.timestamp_type
+    return record.offset, record.timestamp
 
 
 def _asked(tapped: Sequence[TappedLookup], target: int) -> list[TappedLookup]:
@@ -292,21 +304,30 @@ def check_refusal(
 
 
 def check_seek(
-    found: OffsetAndTimestamp | None, first: ConsumerRecord | None, stored: Sequence[AnyBatch], context: str
+    found: OffsetAndTimestamp | None,
+    first: ConsumerRecord | None,
+    stored: Sequence[AnyBatch],
+    context: str,
+    *,
+    typed: bool,
 ) -> None:
     """LO.client-seek-by-time: after a seek to the offset offsetsForTimes found, the first record delivered is the
-    stored record at that offset, read as CON-1 says (nothing at all when nothing was found)."""
+    stored record at that offset, read as CON-1 says (nothing at all when nothing was found); its timestamp type
+    compared where the library exposes one (`typed`)."""
     by_offset = {r.offset: r for batch in stored for r in batch.records()}
     want = by_offset.get(found.offset) if found is not None else None
     where = f"{context} seek to {found.offset if found is not None else None}"
-    facts = {k: v[0] for k, v in _read_facts([want]).items()} if want is not None else None
-    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, _read(first), _read(want), where, facts=facts)
+    facts = None
+    if want is not None:
+        facts = {k: v[0] for k, v in reader_facts([want], own_reads(stored), typed=typed).items()}
+    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, _read(first, typed), _read(want, typed), where,
+                facts=facts)
     check_equal("LO.client-seek-by-time", Obs.RECORD_PAYLOADS, None if first is None else (first.key, first.value),
                 None if want is None else (want.key, want.value), where)
 
 
 def check_failed_seek(
-    failure: str, tapped: Sequence[TappedLookup], target: int, stored: Sequence[AnyBatch], context: str
+    failure: str, tapped: Sequence[TappedLookup], target: int, stored: Sequence[AnyBatch], context: str, *, typed: bool
 ) -> None:
     """LO.client-seek-by-time for a library whose seek failed: the record at the offset the broker answered its
     lookup with (none where it answered none) against the failure, so that the departure is judged, and covered by
@@ -316,7 +337,8 @@ def check_failed_seek(
     by_offset = {r.offset: r for batch in stored for r in batch.records()}
     want = by_offset.get(answer.offset) if answer is not None else None
     where = f"{context} seek to {answer.offset if answer is not None else None} (the broker's answer)"
-    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, f"the client failed: {failure}", _read(want), where)
+    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, f"the client failed: {failure}", _read(want, typed),
+                where)
 
 
 # ------------------------------------------------------------------------------------ the broker's side

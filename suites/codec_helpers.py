@@ -17,7 +17,7 @@ the delete-horizon flag (KIP-534, 3.1).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pytest
@@ -53,6 +53,8 @@ from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, 
 from strategies.records import codecs_for_magic, deltas_fit_int64, record_specs
 from strategies.timestamps import REALISTIC_NOW_MS, timestamps
 
+from .helpers import own_reads, reader_facts
+
 LAT = TimestampType.LOG_APPEND_TIME
 CREATE_TIME = TimestampType.CREATE_TIME
 
@@ -85,17 +87,21 @@ class CodecTwin:
     def applies(self, clause: str) -> bool:
         return self.profile.name in get_clause(clause).profiles
 
-    def check(self, clause: str, observable: Obs, observed: object, expected: object, where: str) -> bool:
+    def check(
+        self, clause: str, observable: Obs, observed: object, expected: object, where: str,
+        facts: Mapping[str, object] | None = None,
+    ) -> bool:  # fmt: skip
         """conformance.judging.checks.check_equal where `clause` applies to the profile (else nothing: N/A)."""
         if not self.applies(clause):
             return True
-        return check_equal(clause, observable, observed, expected, where)
+        return check_equal(clause, observable, observed, expected, where, facts=facts)
 
     def check_all(
-        self, clauses: Sequence[str], observable: Obs, observed: object, expected: object, where: str
-    ) -> bool:
+        self, clauses: Sequence[str], observable: Obs, observed: object, expected: object, where: str,
+        facts: Mapping[str, object] | None = None,
+    ) -> bool:  # fmt: skip
         """The same observation under each clause that states it (e.g. CON.* and FMT.* of one reading rule)."""
-        results = [self.check(c, observable, observed, expected, where) for c in clauses]
+        results = [self.check(c, observable, observed, expected, where, facts) for c in clauses]
         return all(results)
 
     def has(self, capability: CodecCapability) -> bool:
@@ -359,7 +365,8 @@ def _check_read_batch(
         twin.check_all(_type_clauses(batch), Obs.BATCH_TIMESTAMP_TYPE, got.timestamp_type, want.timestamp_type, at)
     if got.max_timestamp is not None and _max_clauses(batch):
         twin.check_all(_max_clauses(batch), Obs.BATCH_MAX_TIMESTAMP, got.max_timestamp, want.max_timestamp, at)
-    twin.check_all(clauses, Obs.RECORD_TIMESTAMPS, _timestamps(got.records), _timestamps(want.records), at)
+    twin.check_all(clauses, Obs.RECORD_TIMESTAMPS, _timestamps(got.records), _timestamps(want.records), at,
+                   reader_facts(want.records, own_reads([batch])))  # fmt: skip
     twin.check_all(clauses, Obs.RECORD_PAYLOADS, _payloads(got.records), _payloads(want.records), at)
 
 

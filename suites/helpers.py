@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from conformance.judging.checks import NOT_GIVEN, check_equal
 from conformance.judging.draws import Draws, note_clock, recorded
-from conformance.judging.observables import Obs
+from conformance.judging.observables import Obs, nanosecond_wrapped
 from conformance.targets.implementation import (
     Capability,
     Implementation,
@@ -43,9 +43,55 @@ from models.constants import (
 from models.list_offsets import ListOffsetsAnswer
 from models.log import PartitionLog
 from models.profiles import Profile, narrow_versions
-from models.records import AnyBatch, DefaultBatch, LegacyBatch, java_long
+from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, java_long
 from strategies.records import batches
 from strategies.timestamps import DEFAULT_MARGIN_MS, timestamps
+
+# ------------------------------------------------------------------------------------ readers' known departures
+
+
+def own_reads(stored: Sequence[AnyBatch]) -> dict[int, tuple[int, TimestampType]]:
+    """Each stored record's offset with the timestamp and type its own record or message says, the containing v2
+    batch's or v1 wrapper's type ignored: a v2 record's BaseTimestamp + delta (FMT-11; a LogAppendTime append keeps
+    it in place, CMP-3) as CreateTime, a v1 message's own timestamp field and bit 3 (FMT-6), inner ones under a
+    compressed wrapper included (FMT-7), a v0 message's -1 and NoTimestampType (FMT-5)."""
+    out: dict[int, tuple[int, TimestampType]] = {}
+    for batch in stored:
+        if isinstance(batch, DefaultBatch):
+            for record in batch.records_:
+                created = java_long(batch.base_timestamp + record.timestamp_delta)
+                out[batch.base_offset + record.offset_delta] = (created, TimestampType.CREATE_TIME)
+        elif batch.is_compressed:
+            for offset, entry in zip(batch.inner_offsets(), batch.message.inner, strict=True):
+                out[offset] = (entry.message.stored_timestamp, entry.message.own_timestamp_type)
+        else:
+            out[batch.offset] = (batch.message.stored_timestamp, batch.message.own_timestamp_type)
+    return out
+
+
+def reader_facts(
+    want: Sequence[ConsumerRecord], own: Mapping[int, tuple[int, TimestampType]], *, typed: bool = True
+) -> dict[str, list[tuple[object, ...]]]:
+    """What known departures of readers make of `want`, the records as CON-1 reads them (the FACTS of
+    conformance.judging.observables), each as a check compares a record: (offset, timestamp, type), or (offset,
+    timestamp) where the library exposes no type (`typed` False). `own`: own_reads() of the stored batches."""
+
+    def shaped(offset: int, timestamp: int, kind: TimestampType | None) -> tuple[object, ...]:
+        return (offset, timestamp, kind) if typed else (offset, timestamp)
+
+    def own_of(r: ConsumerRecord) -> tuple[int, TimestampType | None]:
+        return own.get(r.offset, (r.timestamp, r.timestamp_type))
+
+    return {
+        "nanosecond-wrapped": [shaped(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want],
+        "create-times": [shaped(r.offset, own_of(r)[0], TimestampType.CREATE_TIME) for r in want],
+        "own-messages": [shaped(r.offset, *own_of(r)) for r in want],
+        "nonpositive-as-none": [
+            shaped(r.offset, -1, TimestampType.NO_TIMESTAMP_TYPE) if r.timestamp <= 0
+            else shaped(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want
+        ],
+    }  # fmt: skip
+
 
 # ------------------------------------------------------------------------------------ budgets
 

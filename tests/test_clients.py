@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from conformance.errors import TargetError
 from conformance.faults import MUTANTS
 from conformance.faults.client_faults import CLIENT_FAULTS, client_fault
 from conformance.judging.checks import CheckRecord, ClauseViolation, recording
+from conformance.judging.expectations import load_expectations
 from conformance.judging.verdicts import Verdict
 from conformance.targets.clients import LIBRARIES
 from conformance.targets.clients import client_rules as rules
@@ -43,7 +45,7 @@ from conformance.targets.registry import check_target, open_target, parse_target
 from conformance.wire.client import ListOffsetsResult, ProduceResult
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
-from models.records import RecordSpec, build_legacy, build_v2, with_base_offset
+from models.records import AnyBatch, RecordSpec, build_legacy, build_v2, with_base_offset
 from suites.client_helpers import (
     check_consumed,
     check_lookup,
@@ -156,17 +158,63 @@ def test_consumed_records_and_seek_are_judged_batch_by_batch_against_the_stored_
                               codec=Codec.GZIP, timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=NOW)
     stored = (v2, with_base_offset(wrapper, 2))
     read = tuple(r for b in stored for r in b.records())
-    check_consumed(read, stored, start=0, until=4, clause_of=consumer_view_clause, context="ctx")
+    check_consumed(read, stored, start=0, until=4, clause_of=consumer_view_clause, context="ctx", typed=True)
     inner_own = read[:2] + tuple(r.__class__(r.offset, NOW - 9 + i, r.timestamp_type, r.key, r.value)
                                  for i, r in enumerate(read[2:]))
     _raises("CON.v1-wrapper-lat-wrapper-value", check_consumed, inner_own, stored, start=0, until=4,
-            clause_of=consumer_view_clause, context="ctx")
+            clause_of=consumer_view_clause, context="ctx", typed=True)
     failed = _raises("CON.v2-createtime-base-plus-delta", check_consumed, (), stored, start=0, until=4,
-                     clause_of=consumer_view_clause, context="ctx", failure="Boom: codec")
+                     clause_of=consumer_view_clause, context="ctx", typed=True, failure="Boom: codec")
     assert failed.observation.observed == "the consumer failed: Boom: codec"
-    check_seek(OffsetAndTimestamp(1, NOW - 1), read[1], stored, "ctx")
-    _raises("LO.client-seek-by-time", check_seek, OffsetAndTimestamp(1, NOW - 1), read[0], stored, "ctx")
-    check_seek(None, None, stored, "ctx")
+    check_seek(OffsetAndTimestamp(1, NOW - 1), read[1], stored, "ctx", typed=True)
+    _raises("LO.client-seek-by-time", check_seek, OffsetAndTimestamp(1, NOW - 1), read[0], stored, "ctx", typed=True)
+    check_seek(None, None, stored, "ctx", typed=True)
+
+
+def _lat_v2_and_wrapper() -> tuple[AnyBatch, ...]:
+    lat = build_v2([RecordSpec(NOW - 5, b"a", b"v"), RecordSpec(NOW - 3, b"b", b"v")],
+                   timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=NOW)
+    # As a broker stores a CreateTime wrapper on a LogAppendTime topic: the wrapper stamped, the inner ones kept.
+    (wrapper,) = build_legacy([RecordSpec(NOW - 9, b"c", b"v"), RecordSpec(NOW - 8, b"d", b"v")], magic=1,
+                              codec=Codec.GZIP)
+    stamped = wrapper.with_header(timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=NOW)
+    return lat, with_base_offset(stamped, 2)
+
+
+def test_a_library_without_timestamp_types_is_judged_on_offsets_and_timestamps_only() -> None:
+    """ClientCapability.TIMESTAMP_TYPE: a record with no type (a driver's null) reads right untyped; its timestamp is
+    still judged, and a typed library's wrong type still fails."""
+    stored = _lat_v2_and_wrapper()
+    read = tuple(r for b in stored for r in b.records())
+    untyped = tuple(replace(r, timestamp_type=None) for r in read)
+    check_consumed(untyped, stored, start=0, until=4, clause_of=consumer_view_clause, context="ctx", typed=False)
+    check_seek(OffsetAndTimestamp(1, NOW), untyped[1], stored, "ctx", typed=False)
+    _raises("CON.v2-lat-max-timestamp", check_consumed, untyped, stored, start=0, until=4,
+            clause_of=consumer_view_clause, context="ctx", typed=True)
+    later = (replace(untyped[0], timestamp=NOW + 1), *untyped[1:])
+    _raises("CON.v2-lat-max-timestamp", check_consumed, later, stored, start=0, until=4,
+            clause_of=consumer_view_clause, context="ctx", typed=False)
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+def test_kafka_go_create_time_entries_cover_the_create_times_and_nothing_else(shift: int) -> None:
+    """FACTS "create-times": kafka-go's entries for LogAppendTime records read as their create times (v2 batch, v1
+    wrapper, after a seek) cover exactly that reading; the same records 1 ms later are a new departure (FAIL)."""
+    entries = load_expectations("suites/expectations/client-kafka-go.toml")
+    stored = _lat_v2_and_wrapper()
+    created = [NOW - 5, NOW - 3, NOW - 9, NOW - 8]
+    read = tuple(replace(r, timestamp=t + shift, timestamp_type=None)
+                 for r, t in zip((r for b in stored for r in b.records()), created, strict=True))
+    consumed = "suites/test_client_consume.py::test_consumer_records"
+    for batch, clause in zip(stored, ("CON.v2-lat-max-timestamp", "CON.v1-wrapper-lat-wrapper-value"), strict=True):
+        mine = tuple(r for r in read if batch.base_offset <= r.offset <= batch.last_offset)
+        violation = _raises(clause, check_consumed, mine, (batch,), start=0, until=4,
+                            clause_of=consumer_view_clause, context="ctx", typed=False)
+        nodeid = consumed if clause.startswith("CON.v2") else "suites/test_client_consume.py::test_v1_wrappers"
+        assert any(e.covers(violation, nodeid) for e in entries) is (shift == 0)
+    seek = _raises("LO.client-seek-by-time", check_seek, OffsetAndTimestamp(1, NOW), read[1], stored, "ctx",
+                   typed=False)
+    assert any(e.covers(seek, "suites/test_client_lookups.py::test_seek_by_time") for e in entries) is (shift == 0)
 
 
 # ------------------------------------------------------------------------------------ targets

@@ -97,10 +97,15 @@ FACTS: dict[str, str] = {
     "high watermark is one past its last offset)",
     "batch-first-create-time": "the create time the producer wrote for the first record of the same batch (a "
     "client's RecordMetadata)",
-    "type-not-exposed": "each record read right but with type CreateTime: what the driver of a consumer that "
-    "exposes no timestamp type reports (Sarama's ConsumerMessage)",
-    "nonpositive-as-none": "as type-not-exposed, and a record whose timestamp is 0 or negative read as no timestamp "
-    "(-1, NoTimestampType): a reader that turns such a timestamp into Go's zero time (kafka-go's makeTime)",
+    "create-times": "each record read as the create time its producer put in the stored batch (a v2 record's "
+    "BaseTimestamp + delta, a v1 message's own timestamp, inner ones included), typed CreateTime where the library "
+    "exposes a type: a reader that ignores a LogAppendTime batch's or wrapper's type (kafka-go's readMessageV2)",
+    "own-messages": "each record read as its own stored message says, the wrapper's type ignored: an inner message "
+    "of a compressed v1 wrapper with its own timestamp and its own bit-3 type (a v0 one with -1 and "
+    "NoTimestampType); a v2 record as create-times (kgo's v1MessageToRecord)",
+    "nonpositive-as-none": "each record read right (typed CreateTime where the library exposes a type) but one whose "
+    "timestamp is 0 or negative read as no timestamp (-1, NoTimestampType): a reader that turns such a timestamp "
+    "into Go's zero time (kafka-go's makeTime)",
     "empty-as-null": "each record's key and value as a reader that delivers an empty one as null reads them "
     "(kafka-go's readNewBytes)",
     "nanosecond-wrapped": "each record's timestamp as a reader that holds it in int64 nanoseconds reads it (ms x 10^6 "
