@@ -82,13 +82,18 @@ def reader_facts(
     def own_of(r: ConsumerRecord) -> tuple[int, TimestampType | None]:
         return own.get(r.offset, (r.timestamp, r.timestamp_type))
 
+    def none_if_nonpositive(offset: int, timestamp: int, kind: TimestampType | None) -> tuple[object, ...]:
+        if timestamp <= 0:
+            return shaped(offset, -1, TimestampType.NO_TIMESTAMP_TYPE)
+        return shaped(offset, timestamp, kind)
+
     return {
         "nanosecond-wrapped": [shaped(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want],
         "create-times": [shaped(r.offset, own_of(r)[0], TimestampType.CREATE_TIME) for r in want],
         "own-messages": [shaped(r.offset, *own_of(r)) for r in want],
-        "nonpositive-as-none": [
-            shaped(r.offset, -1, TimestampType.NO_TIMESTAMP_TYPE) if r.timestamp <= 0
-            else shaped(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want
+        "nonpositive-as-none": [none_if_nonpositive(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want],
+        "create-times-nonpositive-as-none": [
+            none_if_nonpositive(r.offset, own_of(r)[0], TimestampType.CREATE_TIME) for r in want
         ],
     }  # fmt: skip
 

@@ -100,6 +100,8 @@ FACTS: dict[str, str] = {
     "create-times": "each record read as the create time its producer put in the stored batch (a v2 record's "
     "BaseTimestamp + delta, a v1 message's own timestamp, inner ones included), typed CreateTime where the library "
     "exposes a type: a reader that ignores a LogAppendTime batch's or wrapper's type (kafka-go's readMessageV2)",
+    "create-times-nonpositive-as-none": "as create-times, and a create time of 0 or below read as no timestamp (-1, "
+    "NoTimestampType) as in nonpositive-as-none: kafka-go's readMessageV2 and readMessageV1, then makeTime",
     "own-messages": "each record read as its own stored message says, the wrapper's type ignored: an inner message "
     "of a compressed v1 wrapper with its own timestamp and its own bit-3 type (a v0 one with -1 and "
     "NoTimestampType); a v2 record as create-times (kgo's v1MessageToRecord)",
