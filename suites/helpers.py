@@ -91,6 +91,9 @@ def reader_facts(
         "nanosecond-wrapped": [shaped(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want],
         "create-times": [shaped(r.offset, own_of(r)[0], TimestampType.CREATE_TIME) for r in want],
         "own-messages": [shaped(r.offset, *own_of(r)) for r in want],
+        "own-messages-nanosecond-wrapped": [
+            shaped(r.offset, nanosecond_wrapped(own_of(r)[0]), own_of(r)[1]) for r in want
+        ],
         "nonpositive-as-none": [none_if_nonpositive(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want],
         "create-times-nonpositive-as-none": [
             none_if_nonpositive(r.offset, own_of(r)[0], TimestampType.CREATE_TIME) for r in want

@@ -105,6 +105,8 @@ FACTS: dict[str, str] = {
     "own-messages": "each record read as its own stored message says, the wrapper's type ignored: an inner message "
     "of a compressed v1 wrapper with its own timestamp and its own bit-3 type (a v0 one with -1 and "
     "NoTimestampType); a v2 record as create-times (kgo's v1MessageToRecord)",
+    "own-messages-nanosecond-wrapped": "as own-messages, each timestamp then read as nanosecond-wrapped says: kgo's "
+    "v1MessageToRecord with timeFromMillis",
     "nonpositive-as-none": "each record read right (typed CreateTime where the library exposes a type) but one whose "
     "timestamp is 0 or negative read as no timestamp (-1, NoTimestampType): a reader that turns such a timestamp "
     "into Go's zero time (kafka-go's makeTime)",
