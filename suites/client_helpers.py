@@ -43,7 +43,7 @@ from conformance.targets.clients.tap import TappedLookup, TappedProduce, WireTap
 from conformance.targets.implementation import Implementation
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
-from models.constants import MAGIC_V2, ErrorCode, TimestampType
+from models.constants import MAGIC_V2, ErrorCode, SpecialTarget, TimestampType
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile
 from models.records import AnyBatch, ConsumerRecord
@@ -169,10 +169,12 @@ def check_sent(
                         facts={"batch-first-create-time": sent.batch_first_create_time})
         else:
             seen = outcome.kind if isinstance(outcome, SendFailure) else f"accepted at offset {outcome.offset}"
-            failed.append((seen, expected.kind))
+            failed.append((seen, expected.kind, ErrorCode(sent.answer.error_code).name))
     if failed:
-        check_equal("VAL.producer-future-exceptions", Obs.CLIENT_SEND_FAILURES, [seen for seen, _ in failed],
-                    [kind for _, kind in failed], f"{context}: the failure of each record of the rejected batch")
+        # FACTS "partition-error": every record failed with the partition's error, record_errors ignored.
+        check_equal("VAL.producer-future-exceptions", Obs.CLIENT_SEND_FAILURES, [seen for seen, _, _ in failed],
+                    [kind for _, kind, _ in failed], f"{context}: the failure of each record of the rejected batch",
+                    facts={"partition-error": [code for _, _, code in failed]})
 
 
 def consume(client: ClientUnderTest, topic: str, *, start: int, until: int) -> tuple[tuple[ConsumerRecord, ...], str]:
@@ -254,8 +256,21 @@ def check_lookup(
         expected = OffsetAndTimestamp(expected.offset, None)  # the library's call reports an offset only
     clause = "LO.client-null-when-not-found" if expected is None else "LO.client-offsets-for-times-answer"
     check_equal(clause, Obs.CLIENT_LOOKUP, answer, expected, f"{where} (broker answered error "
-                f"{ErrorCode(last.error_code).name}, offset {last.offset}, timestamp {last.timestamp})")
+                f"{ErrorCode(last.error_code).name}, offset {last.offset}, timestamp {last.timestamp})",
+                facts=_lookup_facts(tapped, last))
     return last
+
+
+def _lookup_facts(tapped: Sequence[TappedLookup], last: TappedLookup) -> dict[str, object]:
+    """What known departures of libraries make of the broker's answer `last` to a by-time lookup (FACTS of
+    conformance.judging.observables): its offset with the requested target as the timestamp; the broker's answer
+    to a LATEST request the library sent after it, where it sent one."""
+    facts: dict[str, object] = {"requested-timestamp": OffsetAndTimestamp(last.offset, last.target)}
+    later = [t for t in tapped if t.partition == 0 and t.at > last.at and t.target == SpecialTarget.LATEST]
+    if later and later[-1].error_code == ErrorCode.NONE:
+        end = later[-1]
+        facts["end-offset"] = OffsetAndTimestamp(end.offset, -1 if end.timestamp is None else end.timestamp)
+    return facts
 
 
 def check_special(
@@ -278,6 +293,32 @@ def check_special(
     return last
 
 
+# The FACTS a negative target sent as given may show, by how the library reports the broker's answer.
+SENT_AS_GIVEN = ("sent-as-given", "sent-as-given-requested-timestamp", "sent-as-given-offset-only")
+
+
+def _sent_as_given_facts(asked: Sequence[TappedLookup], target: int, shown: str) -> dict[str, object]:
+    """What a library that sends a negative target as given shows (FACTS of conformance.judging.observables): the
+    broker's answer reported as a by-time answer ("sent-as-given"), or as kafka-go's Client.ListOffsets files it
+    ("sent-as-given-requested-timestamp"), or as its offset alone ("sent-as-given-offset-only", Sarama's
+    Client.GetOffset); an error answer, where the library failed with that error (`shown`, the failure, names it
+    first), under each."""
+    if not asked:
+        return {}
+    last = asked[-1]
+    if last.error_code != ErrorCode.NONE:
+        if not shown.startswith(f"failed after asking: {ErrorCode(last.error_code).name}"):
+            return {}
+        return {name: (shown, len(asked)) for name in SENT_AS_GIVEN}
+    reported = {
+        "sent-as-given": rules.lookup_answer(last.error_code, last.offset, last.timestamp),
+        "sent-as-given-requested-timestamp": None if target in (SpecialTarget.LATEST, SpecialTarget.EARLIEST)
+        else OffsetAndTimestamp(last.offset, -1),
+        "sent-as-given-offset-only": OffsetAndTimestamp(last.offset, None),
+    }  # fmt: skip
+    return {name: (f"answered {answer!r}", len(asked)) for name, answer in reported.items()}
+
+
 def check_refusal(
     outcome: OffsetAndTimestamp | ClientRefused | ClientFailed | None,
     tapped: Sequence[TappedLookup],
@@ -297,7 +338,8 @@ def check_refusal(
         shown = f"answered {outcome!r}"
     where = f"{context} target {target}"
     refused = check_equal("LO.client-rejects-negative-target", Obs.CLIENT_REFUSAL, (shown, sent), ("refused", 0),
-                          f"{where} (refusal, ListOffsets requests sent for the target)")
+                          f"{where} (refusal, ListOffsets requests sent for the target)",
+                          facts=_sent_as_given_facts(_asked(tapped, target), target, shown))
     if refused and isinstance(outcome, ClientRefused):
         check_equal("LO.client-rejects-negative-target", Obs.CLIENT_REFUSAL_MESSAGE, outcome.detail,
                     java_refusal_text(topic, 0, target), where)

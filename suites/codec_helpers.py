@@ -24,7 +24,7 @@ import pytest
 from hypothesis import strategies as st
 
 from conformance.judging.checks import check_equal
-from conformance.judging.observables import Obs
+from conformance.judging.observables import Obs, nanosecond_wrapped_written
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.targets.codecs.codec_library import (
     BatchRequest,
@@ -216,12 +216,17 @@ def check_build(twin: CodecTwin, request: BatchRequest, where: str = "") -> None
                                [e.message.stored_timestamp for e in g.message.inner],
                                [e.message.stored_timestamp for e in w.message.inner], at)
                 else:
+                    first = w.message.inner[0].message.stored_timestamp
                     twin.check("FMT.builder-v1-wrapper-max", Obs.BATCH_MAX_TIMESTAMP, g.max_timestamp,
-                               w.max_timestamp, at)
+                               w.max_timestamp, at,
+                               {"first-nanosecond-wrapped-written": nanosecond_wrapped_written(first)})
         elif isinstance(g, DefaultBatch) and isinstance(w, DefaultBatch):
-            twin.check("FMT.builder-v2-base-first", Obs.BATCH_BASE_TIMESTAMP, g.base_timestamp, w.base_timestamp, at)
+            written = [nanosecond_wrapped_written(r.timestamp) for r in w.records()]
+            twin.check("FMT.builder-v2-base-first", Obs.BATCH_BASE_TIMESTAMP, g.base_timestamp, w.base_timestamp, at,
+                       {"nanosecond-wrapped-written": written[0]})
             max_clause = "FMT.builder-log-append-time" if lat else "FMT.builder-v2-max"
-            twin.check(max_clause, Obs.BATCH_MAX_TIMESTAMP, g.max_timestamp, w.max_timestamp, at)
+            twin.check(max_clause, Obs.BATCH_MAX_TIMESTAMP, g.max_timestamp, w.max_timestamp, at,
+                       {"nanosecond-wrapped-written": max(written)})
             if lat:
                 twin.check("FMT.v2-lat-deltas-kept", Obs.RECORD_TIMESTAMPS, _read_with_bit_cleared(g),
                            _read_with_bit_cleared(w), f"{at}, read with bit 3 cleared")
@@ -229,7 +234,9 @@ def check_build(twin: CodecTwin, request: BatchRequest, where: str = "") -> None
     got_records, want_records = all_records(got), all_records(want)
     in_order = f"{where} (timestamp, type) of each record in append order"
     twin.check(record_clause, Obs.RECORD_TIMESTAMPS, [(r.timestamp, r.timestamp_type) for r in got_records],
-               [(r.timestamp, r.timestamp_type) for r in want_records], in_order)
+               [(r.timestamp, r.timestamp_type) for r in want_records], in_order,
+               {"nanosecond-wrapped-written": [(nanosecond_wrapped_written(r.timestamp), r.timestamp_type)
+                                               for r in want_records]})
     twin.check(record_clause, Obs.RECORD_PAYLOADS, [(r.key, r.value) for r in got_records],
                [(r.key, r.value) for r in want_records], where)
 

@@ -29,6 +29,7 @@ from conformance.targets.clients import LIBRARIES
 from conformance.targets.clients import client_rules as rules
 from conformance.targets.clients.client_library import (
     BATCH_FAILED,
+    ClientFailed,
     ClientRefused,
     OffsetAndTimestamp,
     Outgoing,
@@ -150,6 +151,80 @@ def test_lookups_refusals_and_versions() -> None:
             topic="t", target=-1, context="ctx")
     _raises("LO.client-rejects-negative-target", check_refusal, ClientRefused("ValueError", "no"), [], topic="t",
             target=-1, context="ctx")
+
+
+def _lookup_at(target: int, offset: int, timestamp: int | None, at: float, error: int = 0) -> TappedLookup:
+    return TappedLookup("t", 0, 9, target, 0, error, offset, timestamp, 0, at)
+
+
+def _covered(path: str, violation: ClauseViolation, test: str) -> bool:
+    return any(e.covers(violation, f"suites/test_client_lookups.py::{test}") for e in load_expectations(path))
+
+
+def test_lookup_entries_cover_each_librarys_reading_and_nothing_else() -> None:
+    """FACTS "requested-timestamp" (kafka-go) and "end-offset" (franz-go): a by-time answer reported with the target
+    as its timestamp, offset -1 included; nothing found reported as the end offset the library asked next. The same
+    answers one off are new departures."""
+    kafka_go, franz_go = "suites/expectations/client-kafka-go.toml", "suites/expectations/client-franz-go.toml"
+    found, missing = _lookup_at(NOW - 5, 3, NOW - 4, 1.0), _lookup_at(NOW, -1, -1, 1.0)
+    latest = _lookup_at(-1, 9, -1, 2.0)
+    for answer, covered in ((OffsetAndTimestamp(3, NOW - 5), True), (OffsetAndTimestamp(3, NOW - 6), False)):
+        wrong = _raises("LO.client-offsets-for-times-answer", check_lookup, answer, [found], NOW - 5, "ctx")
+        assert _covered(kafka_go, wrong, "test_offsets_for_times") is covered
+    for answer, covered in ((OffsetAndTimestamp(-1, NOW), True), (OffsetAndTimestamp(-1, NOW - 1), False)):
+        wrong = _raises("LO.client-null-when-not-found", check_lookup, answer, [missing], NOW, "ctx")
+        assert _covered(kafka_go, wrong, "test_offsets_for_times") is covered
+    for answer, covered in ((OffsetAndTimestamp(9, -1), True), (OffsetAndTimestamp(8, -1), False)):
+        wrong = _raises("LO.client-null-when-not-found", check_lookup, answer, [missing, latest], NOW, "ctx")
+        assert _covered(franz_go, wrong, "test_offsets_for_times") is covered
+    # Without the LATEST request the end offset is not known: not covered.
+    wrong = _raises("LO.client-null-when-not-found", check_lookup, OffsetAndTimestamp(9, -1), [missing], NOW, "ctx")
+    assert not _covered(franz_go, wrong, "test_offsets_for_times")
+
+
+@pytest.mark.parametrize(
+    ("target", "kafka_go", "franz_go"),
+    [(-1, None, OffsetAndTimestamp(9, -1)), (-3, OffsetAndTimestamp(9, -1), OffsetAndTimestamp(9, NOW))],
+)
+def test_negative_target_entries_cover_the_target_sent_as_given(
+    target: int, kafka_go: OffsetAndTimestamp | None, franz_go: OffsetAndTimestamp
+) -> None:
+    """FACTS "sent-as-given" (franz-go: the broker's answer as a by-time answer), "sent-as-given-requested-timestamp"
+    (kafka-go: -1 and -2 filed as its LastOffset / FirstOffset, others with no time) and the failure with the broker's
+    error; a refusal-less answer the broker did not give is a new departure."""
+    tapped = [_lookup_at(target, 9, NOW if target == -3 else -1, 1.0)]
+    entries = {"kafka-go": kafka_go, "franz-go": franz_go}
+    for library, answer in entries.items():
+        path = f"suites/expectations/client-{library}.toml"
+        wrong = _raises("LO.client-rejects-negative-target", check_refusal, answer, tapped, topic="t", target=target,
+                        context="ctx")
+        assert _covered(path, wrong, "test_negative_target_refused")
+        other = _raises("LO.client-rejects-negative-target", check_refusal, OffsetAndTimestamp(8, -1), tapped,
+                        topic="t", target=target, context="ctx")
+        assert not _covered(path, other, "test_negative_target_refused")
+    unsupported = [_lookup_at(-7, -1, -1, 1.0, error=int(ErrorCode.UNSUPPORTED_VERSION))]
+    for failure, covered in (("UNSUPPORTED_VERSION: the broker says no", True), ("TimeoutError: no answer", False)):
+        wrong = _raises("LO.client-rejects-negative-target", check_refusal, ClientFailed(failure), unsupported,
+                        topic="t", target=-7, context="ctx")
+        assert _covered("suites/expectations/client-franz-go.toml", wrong, "test_negative_target_refused") is covered
+
+
+def test_rejected_batch_entries_cover_the_partition_error_on_every_record() -> None:
+    """FACTS "partition-error": kafka-go, franz-go and Sarama fail every record of a batch rejected with
+    record_errors with the partition's error; a generic failure of a listed record is a new departure."""
+    batch = build_v2([RecordSpec(NOW, b"a", b"v"), RecordSpec(NOW - 10**9, b"b", b"v")])
+    answer = _tapped((batch,), error=int(ErrorCode.INVALID_TIMESTAMP), base=-1, record_errors=((1, "bad"),))
+    records = [Outgoing(b"a", b"v", NOW), Outgoing(b"b", b"v", NOW - 10**9)]
+    nodeid = "suites/test_client_produce.py::test_rejected_batch_failures"
+    for outcomes, covered in (([SendFailure("INVALID_TIMESTAMP")] * 2, True),
+                              ([SendFailure("INVALID_TIMESTAMP"), SendFailure(BATCH_FAILED)], False)):
+        record = CheckRecord()
+        with recording(record):
+            check_sent(records, outcomes, [answer], "ctx")
+        (violation,) = record.lenient
+        for library in ("kafka-go", "franz-go", "sarama"):
+            entries = load_expectations(f"suites/expectations/client-{library}.toml")
+            assert any(e.covers(violation, nodeid) for e in entries) is covered, library
 
 
 def test_consumed_records_and_seek_are_judged_batch_by_batch_against_the_stored_bytes() -> None:

@@ -97,6 +97,25 @@ FACTS: dict[str, str] = {
     "high watermark is one past its last offset)",
     "batch-first-create-time": "the create time the producer wrote for the first record of the same batch (a "
     "client's RecordMetadata)",
+    "requested-timestamp": "a by-time lookup reported as the broker's offset with the requested target as its "
+    "timestamp, offset -1 included where the broker found nothing (kafka-go's Client.ListOffsets: Response.Merge "
+    "overrides the answer's timestamp with the request's, and offset -1 is an answer like any other)",
+    "end-offset": "a by-time lookup the broker answered with offset -1 reported as the broker's answer to the LATEST "
+    "request the library sent next (kadm's ListOffsetsAfterMilli, which asks for the end offset then)",
+    "sent-as-given": "a negative offsetsForTimes target sent in ListOffsets as given (not refused), with the broker's "
+    "answer reported as a by-time answer (null for offset -1), or its error answer as the library's failure",
+    "sent-as-given-requested-timestamp": "as sent-as-given, the answer then filed as kafka-go's Client.ListOffsets "
+    "files it: -1 and -2 as its LastOffset and FirstOffset (no by-time answer: null), any other at the broker's "
+    "offset with no time (-1: the requested target, through makeTime)",
+    "sent-as-given-offset-only": "as sent-as-given, the answer then reported as its offset alone, -1 included "
+    "(Sarama's Client.GetOffset)",
+    "nanosecond-wrapped-written": "what a writer that holds a timestamp in int64 nanoseconds writes (ms x 10^6 "
+    "wrapped to 64 bits, divided by 10^6 toward zero: Go's Time.UnixNano() / 1e6, kgo's producer): each record's "
+    "timestamp so, and a batch's BaseTimestamp and MaxTimestamp as Kafka's builder computes them from those",
+    "first-nanosecond-wrapped-written": "a v1 wrapper's timestamp as the first inner message's, written as "
+    "nanosecond-wrapped-written says, not the largest (kgo's appendToAsMessageSet)",
+    "partition-error": "each record of a batch rejected with record_errors failed with the partition's error, "
+    "record_errors ignored",
     "create-times": "each record read as the create time its producer put in the stored batch (a v2 record's "
     "BaseTimestamp + delta, a v1 message's own timestamp, inner ones included), typed CreateTime where the library "
     "exposes a type: a reader that ignores a LogAppendTime batch's or wrapper's type (kafka-go's readMessageV2)",
@@ -116,6 +135,15 @@ FACTS: dict[str, str] = {
     "wrapped to 64 bits, then floor-divided by 10^6: Go's time.Unix(0, ms*1e6)); the timestamp itself within about "
     "292 years of 1970",
 }
+
+
+def nanosecond_wrapped_written(ms: int) -> int:
+    """A timestamp in ms as a writer holding it in int64 nanoseconds writes it (FACTS "nanosecond-wrapped-written"):
+    ms x 10^6 wrapped to 64 bits, then divided by 10^6 toward zero (Go's time.UnixMilli(ms).UnixNano() / 1e6)."""
+    ns = (ms * 1_000_000) % (1 << 64)
+    if ns >= 1 << 63:
+        ns -= 1 << 64
+    return -(-ns // 1_000_000) if ns < 0 else ns // 1_000_000
 
 
 def nanosecond_wrapped(ms: int) -> int:
