@@ -43,7 +43,7 @@ from conformance.targets.clients.tap import TappedLookup, TappedProduce, WireTap
 from conformance.targets.implementation import Implementation
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
-from models.constants import MAGIC_V2, ErrorCode, SpecialTarget, TimestampType
+from models.constants import MAGIC_V2, Codec, ErrorCode, SpecialTarget, TimestampType
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile
 from models.records import AnyBatch, ConsumerRecord
@@ -201,6 +201,7 @@ def check_consumed(
     (the broker's bytes read by the model's codec), each under the CON clause of its stored form (`clause_of`): each
     record's offset and timestamp, and its timestamp type where the library exposes one (`typed`). Where the consumer
     failed (`failure`), a batch it did not deliver whole shows the failure as what it read."""
+    stopped_by_lz4 = False
     for batch in stored:
         want = [r for r in batch.records() if start <= r.offset < until]
         if not want:
@@ -211,13 +212,18 @@ def check_consumed(
         clause = clause_of(batch)
         read: object = [_read(r, typed) for r in got]
         payloads: object = [(r.key, r.value) for r in got]
+        timestamp_facts: dict[str, object] = dict(reader_facts(want, own_reads(stored), typed=typed))
+        payload_facts: dict[str, object] = {"empty-as-null": [(r.key or None, r.value or None) for r in want]}
         if failure and len(got) < len(want):
             read = payloads = f"the consumer failed: {failure}"
+            # FACTS "unreadable-lz4": a consumer stopped by an LZ4 batch delivers nothing from it on.
+            stopped_by_lz4 = stopped_by_lz4 or batch.codec is Codec.LZ4
+            if stopped_by_lz4:
+                timestamp_facts["unreadable-lz4"] = payload_facts["unreadable-lz4"] = read
         check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r, typed) for r in want], where,
-                    facts=reader_facts(want, own_reads(stored), typed=typed))
-        nulled = [(r.key or None, r.value or None) for r in want]
+                    facts=timestamp_facts)
         check_equal(clause, Obs.RECORD_PAYLOADS, payloads, [(r.key, r.value) for r in want], where,
-                    facts={"empty-as-null": nulled})
+                    facts=payload_facts)
 
 
 def _read(record: ConsumerRecord | None, typed: bool) -> tuple[object, ...] | None:
