@@ -201,7 +201,11 @@ def check_consumed(
     (the broker's bytes read by the model's codec), each under the CON clause of its stored form (`clause_of`): each
     record's offset and timestamp, and its timestamp type where the library exposes one (`typed`). Where the consumer
     failed (`failure`), a batch it did not deliver whole shows the failure as what it read."""
-    stopped_by_lz4 = False
+    # FACTS "unreadable-lz4": a consumer that cannot read an LZ4 batch fails the batches read with it too (those of
+    # the same fetch before it, where a library decodes a fetch whole, and every one after it).
+    delivered = {r.offset for r in records}
+    lz4_offsets = [r.offset for b in stored if b.codec is Codec.LZ4 for r in b.records() if start <= r.offset < until]
+    lz4_undelivered = bool(failure) and any(offset not in delivered for offset in lz4_offsets)
     for batch in stored:
         want = [r for r in batch.records() if start <= r.offset < until]
         if not want:
@@ -216,9 +220,7 @@ def check_consumed(
         payload_facts: dict[str, object] = {"empty-as-null": [(r.key or None, r.value or None) for r in want]}
         if failure and len(got) < len(want):
             read = payloads = f"the consumer failed: {failure}"
-            # FACTS "unreadable-lz4": a consumer stopped by an LZ4 batch delivers nothing from it on.
-            stopped_by_lz4 = stopped_by_lz4 or batch.codec is Codec.LZ4
-            if stopped_by_lz4:
+            if lz4_undelivered:
                 timestamp_facts["unreadable-lz4"] = payload_facts["unreadable-lz4"] = read
         check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r, typed) for r in want], where,
                     facts=timestamp_facts)

@@ -227,6 +227,30 @@ def test_rejected_batch_entries_cover_the_partition_error_on_every_record() -> N
             assert any(e.covers(violation, nodeid) for e in entries) is covered, library
 
 
+@pytest.mark.parametrize("library", ["kafka-go", "franz-go", "sarama"])
+def test_lz4_v0_entries_cover_a_failure_that_leaves_an_lz4_batch_unread(library: str) -> None:
+    """FACTS "unreadable-lz4": a consumer failing on a topic whose v0 LZ4 batch it did not deliver is covered, for the
+    batches it failed with (one before it, as Sarama's whole-fetch decoding leaves); the same failure on a topic with
+    no LZ4 batch, or a wrong record where nothing failed, is a new departure."""
+    entries = load_expectations(f"suites/expectations/client-{library}.toml")
+    nodeid = "suites/test_client_consume.py::test_consumer_records"
+    snappy, lz4 = (build_legacy([RecordSpec(-1, b"k%d" % i, b"v")], magic=0, codec=codec)[0]
+                   for i, codec in enumerate((Codec.SNAPPY, Codec.LZ4)))
+    stored = (snappy, with_base_offset(lz4, 1))
+    for batches, covered in ((stored, True), (stored[:1], False)):
+        record = CheckRecord(cover=lambda _: 0)  # every violation kept, none raised
+        with recording(record):
+            check_consumed((), batches, start=0, until=len(batches), clause_of=consumer_view_clause, context="ctx",
+                           typed=False, failure="lz4: invalid header checksum")
+        violations = [v for v, _ in record.covered]
+        assert len(violations) == 2 * len(batches)  # timestamps and payloads of each batch
+        assert all(any(e.covers(v, nodeid) for e in entries) is covered for v in violations)
+    wrong = (replace(snappy.records()[0], timestamp=0, timestamp_type=None),)
+    violation = _raises("CON.v0-no-timestamp", check_consumed, wrong, stored[:1], start=0, until=1,
+                        clause_of=consumer_view_clause, context="ctx", typed=False)
+    assert not any(e.covers(violation, nodeid) for e in entries)
+
+
 def test_consumed_records_and_seek_are_judged_batch_by_batch_against_the_stored_bytes() -> None:
     v2 = build_v2([RecordSpec(NOW - 3, b"a", b"v"), RecordSpec(NOW - 1, b"b", b"v")])
     (wrapper,) = build_legacy([RecordSpec(NOW - 9, b"c", b"v"), RecordSpec(NOW - 8, b"d", b"v")], magic=1,

@@ -114,9 +114,10 @@ FACTS: dict[str, str] = {
     "timestamp so, and a batch's BaseTimestamp and MaxTimestamp as Kafka's builder computes them from those",
     "first-nanosecond-wrapped-written": "a v1 wrapper's timestamp as the first inner message's, written as "
     "nanosecond-wrapped-written says, not the largest (kgo's appendToAsMessageSet)",
-    "unreadable-lz4": "the consumer's failure, where it failed at a stored LZ4 batch (this one or an earlier one it "
-    "stopped at): a reader that decompresses every LZ4 batch as a standard LZ4 frame cannot read a magic-0 one, whose "
-    "header checksum Kafka computes over the magic bytes too (KIP-57)",
+    "unreadable-lz4": "the consumer's failure, where it also left a stored LZ4 batch of the range undelivered (the "
+    "batches it failed with it: after it, and before it in the same fetch where a library decodes a fetch response "
+    "whole, as Sarama does): a reader that decompresses every LZ4 batch as a standard LZ4 frame cannot read a magic-0 "
+    "one, whose header checksum Kafka computes over the magic bytes too (KIP-57)",
     "partition-error": "each record of a batch rejected with record_errors failed with the partition's error, "
     "record_errors ignored",
     "create-times": "each record read as the create time its producer put in the stored batch (a v2 record's "
