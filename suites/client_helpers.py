@@ -56,7 +56,6 @@ from .helpers import (
     check_list_offsets,
     check_produce,
     newest_fetch,
-    own_reads,
     reader_facts,
 )
 
@@ -216,7 +215,7 @@ def check_consumed(
         clause = clause_of(batch)
         read: object = [_read(r, typed) for r in got]
         payloads: object = [(r.key, r.value) for r in got]
-        timestamp_facts: dict[str, object] = dict(reader_facts(want, own_reads(stored), typed=typed))
+        timestamp_facts: dict[str, object] = dict(reader_facts(want, stored, typed=typed))
         payload_facts: dict[str, object] = {"empty-as-null": [(r.key or None, r.value or None) for r in want]}
         if failure and len(got) < len(want):
             read = payloads = f"the consumer failed: {failure}"
@@ -369,7 +368,7 @@ def check_seek(
     where = f"{context} seek to {found.offset if found is not None else None}"
     facts = None
     if want is not None:
-        facts = {k: v[0] for k, v in reader_facts([want], own_reads(stored), typed=typed).items()}
+        facts = {k: v[0] for k, v in reader_facts([want], stored, typed=typed).items()}
     check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, _read(first, typed), _read(want, typed), where,
                 facts=facts)
     check_equal("LO.client-seek-by-time", Obs.RECORD_PAYLOADS, None if first is None else (first.key, first.value),

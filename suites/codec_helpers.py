@@ -53,7 +53,7 @@ from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, 
 from strategies.records import codecs_for_magic, deltas_fit_int64, record_specs
 from strategies.timestamps import REALISTIC_NOW_MS, timestamps
 
-from .helpers import own_reads, reader_facts
+from .helpers import reader_facts
 
 LAT = TimestampType.LOG_APPEND_TIME
 CREATE_TIME = TimestampType.CREATE_TIME
@@ -373,7 +373,7 @@ def _check_read_batch(
     if got.max_timestamp is not None and _max_clauses(batch):
         twin.check_all(_max_clauses(batch), Obs.BATCH_MAX_TIMESTAMP, got.max_timestamp, want.max_timestamp, at)
     twin.check_all(clauses, Obs.RECORD_TIMESTAMPS, _timestamps(got.records), _timestamps(want.records), at,
-                   reader_facts(want.records, own_reads([batch])))  # fmt: skip
+                   reader_facts(want.records, [batch]))  # fmt: skip
     twin.check_all(clauses, Obs.RECORD_PAYLOADS, _payloads(got.records), _payloads(want.records), at)
 
 

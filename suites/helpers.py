@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from conformance.judging.checks import NOT_GIVEN, check_equal
 from conformance.judging.draws import Draws, note_clock, recorded
-from conformance.judging.observables import Obs, nanosecond_wrapped
+from conformance.judging.observables import GO_ZERO_TIME_MS, Obs, int64_wrapped, nanosecond_wrapped
 from conformance.targets.implementation import (
     Capability,
     Implementation,
@@ -69,12 +69,34 @@ def own_reads(stored: Sequence[AnyBatch]) -> dict[int, tuple[int, TimestampType]
     return out
 
 
+def duration_reads(stored: Sequence[AnyBatch]) -> dict[int, int]:
+    """Each record of a CreateTime v2 batch in `stored` by offset, with the timestamp a reader that adds the delta as
+    a Go time.Duration reads (FACTS "delta-nanosecond-wrapped": Sarama's Record.decode, record.go:85, and
+    parseRecords, consumer.go:866): BaseTimestamp as a time.Time (a negative one as Go's zero time, timestamp.go
+    31-37), plus the delta x 10^6 wrapped to int64 nanoseconds; read back in ms, the zero time itself as -1."""
+    out: dict[int, int] = {}
+    for batch in stored:
+        if not isinstance(batch, DefaultBatch) or batch.timestamp_type is not TimestampType.CREATE_TIME:
+            continue
+        for record in batch.records_:
+            nanos = int64_wrapped(record.timestamp_delta * 1_000_000)
+            if batch.base_timestamp < 0 and nanos == 0:
+                read = -1  # still Go's zero time: no timestamp
+            else:
+                base = GO_ZERO_TIME_MS if batch.base_timestamp < 0 else batch.base_timestamp
+                read = java_long(base + nanos // 1_000_000)
+            out[batch.base_offset + record.offset_delta] = read
+    return out
+
+
 def reader_facts(
-    want: Sequence[ConsumerRecord], own: Mapping[int, tuple[int, TimestampType]], *, typed: bool = True
+    want: Sequence[ConsumerRecord], stored: Sequence[AnyBatch], *, typed: bool = True
 ) -> dict[str, list[tuple[object, ...]]]:
-    """What known departures of readers make of `want`, the records as CON-1 reads them (the FACTS of
-    conformance.judging.observables), each as a check compares a record: (offset, timestamp, type), or (offset,
-    timestamp) where the library exposes no type (`typed` False). `own`: own_reads() of the stored batches."""
+    """What known departures of readers make of `want`, the records of the `stored` batches as CON-1 reads them (the
+    FACTS of conformance.judging.observables), each as a check compares a record: (offset, timestamp, type), or
+    (offset, timestamp) where the library exposes no type (`typed` False)."""
+    own = own_reads(stored)
+    durations = duration_reads(stored)
 
     def shaped(offset: int, timestamp: int, kind: TimestampType | None) -> tuple[object, ...]:
         return (offset, timestamp, kind) if typed else (offset, timestamp)
@@ -97,6 +119,9 @@ def reader_facts(
         "nonpositive-as-none": [none_if_nonpositive(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want],
         "create-times-nonpositive-as-none": [
             none_if_nonpositive(r.offset, own_of(r)[0], TimestampType.CREATE_TIME) for r in want
+        ],
+        "delta-nanosecond-wrapped": [
+            shaped(r.offset, durations.get(r.offset, r.timestamp), r.timestamp_type) for r in want
         ],
     }  # fmt: skip
 

@@ -251,6 +251,31 @@ def test_lz4_v0_entries_cover_a_failure_that_leaves_an_lz4_batch_unread(library:
     assert not any(e.covers(violation, nodeid) for e in entries)
 
 
+@pytest.mark.parametrize(
+    ("stamps", "sarama_read"),
+    [
+        # A delta of about -9.2e18 ms: x 10^6 wraps to +1790000000808 ms, and the base plus that wraps past Long.MAX.
+        ((9223372036854775000, NOW), (9223372036854775000, -9223370246854775808)),
+        # A negative base is Go's zero time (year 1): the record at the base reads as no time, the next year 1 + delta.
+        ((-1, NOW), (-1, -62_135_596_800_000 + NOW + 1)),
+    ],
+)
+def test_sarama_delta_entry_covers_the_delta_added_as_a_go_duration(
+    stamps: tuple[int, int], sarama_read: tuple[int, int]
+) -> None:
+    """FACTS "delta-nanosecond-wrapped": Sarama's reading of a CreateTime v2 batch (base as a time.Time, delta as a
+    time.Duration) is covered by its entry; the same records 1 ms off are a new departure."""
+    entries = load_expectations("suites/expectations/client-sarama.toml")
+    nodeid = "suites/test_client_consume.py::test_consumer_records"
+    stored = (build_v2([RecordSpec(t, b"k%d" % i, b"v") for i, t in enumerate(stamps)]),)
+    for shift, covered in ((0, True), (1, False)):
+        read = tuple(replace(r, timestamp=t + shift * i, timestamp_type=None)
+                     for i, (r, t) in enumerate(zip(stored[0].records(), sarama_read, strict=True)))
+        violation = _raises("CON.v2-createtime-base-plus-delta", check_consumed, read, stored, start=0, until=2,
+                            clause_of=consumer_view_clause, context="ctx", typed=False)
+        assert any(e.covers(violation, nodeid) for e in entries) is covered
+
+
 def test_consumed_records_and_seek_are_judged_batch_by_batch_against_the_stored_bytes() -> None:
     v2 = build_v2([RecordSpec(NOW - 3, b"a", b"v"), RecordSpec(NOW - 1, b"b", b"v")])
     (wrapper,) = build_legacy([RecordSpec(NOW - 9, b"c", b"v"), RecordSpec(NOW - 8, b"d", b"v")], magic=1,

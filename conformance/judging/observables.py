@@ -118,6 +118,10 @@ FACTS: dict[str, str] = {
     "batches it failed with it: after it, and before it in the same fetch where a library decodes a fetch response "
     "whole, as Sarama does): a reader that decompresses every LZ4 batch as a standard LZ4 frame cannot read a magic-0 "
     "one, whose header checksum Kafka computes over the magic bytes too (KIP-57)",
+    "delta-nanosecond-wrapped": "each record of a CreateTime v2 batch read as its BaseTimestamp plus its delta held "
+    "as a Go time.Duration (delta x 10^6 wrapped to int64 nanoseconds), a negative BaseTimestamp read as Go's zero "
+    "time (year 1) and a record that is then at the zero time as no timestamp (-1): Sarama's Record.decode and "
+    "parseRecords",
     "partition-error": "each record of a batch rejected with record_errors failed with the partition's error, "
     "record_errors ignored",
     "create-times": "each record read as the create time its producer put in the stored batch (a v2 record's "
@@ -141,18 +145,23 @@ FACTS: dict[str, str] = {
 }
 
 
+# Go's zero time.Time (January 1, year 1, UTC) in Unix milliseconds.
+GO_ZERO_TIME_MS = -62_135_596_800_000
+
+
+def int64_wrapped(value: int) -> int:
+    """`value` wrapped to a signed 64-bit integer, as Go's int64 arithmetic overflows."""
+    value %= 1 << 64
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
 def nanosecond_wrapped_written(ms: int) -> int:
     """A timestamp in ms as a writer holding it in int64 nanoseconds writes it (FACTS "nanosecond-wrapped-written"):
     ms x 10^6 wrapped to 64 bits, then divided by 10^6 toward zero (Go's time.UnixMilli(ms).UnixNano() / 1e6)."""
-    ns = (ms * 1_000_000) % (1 << 64)
-    if ns >= 1 << 63:
-        ns -= 1 << 64
+    ns = int64_wrapped(ms * 1_000_000)
     return -(-ns // 1_000_000) if ns < 0 else ns // 1_000_000
 
 
 def nanosecond_wrapped(ms: int) -> int:
     """A timestamp in ms as a reader holding it in int64 nanoseconds gets it back (FACTS "nanosecond-wrapped")."""
-    ns = (ms * 1_000_000) % (1 << 64)
-    if ns >= 1 << 63:
-        ns -= 1 << 64
-    return ns // 1_000_000
+    return int64_wrapped(ms * 1_000_000) // 1_000_000
