@@ -301,7 +301,7 @@ def check_special(
 
 
 # The FACTS a negative target sent as given may show, by how the library reports the broker's answer.
-SENT_AS_GIVEN = ("sent-as-given", "sent-as-given-requested-timestamp", "sent-as-given-offset-only")
+_SENT_AS_GIVEN = ("sent-as-given", "sent-as-given-requested-timestamp", "sent-as-given-offset-only")
 
 
 def _sent_as_given_facts(asked: Sequence[TappedLookup], target: int, shown: str) -> dict[str, object]:
@@ -316,7 +316,7 @@ def _sent_as_given_facts(asked: Sequence[TappedLookup], target: int, shown: str)
     if last.error_code != ErrorCode.NONE:
         if not shown.startswith(f"failed after asking: {ErrorCode(last.error_code).name}"):
             return {}
-        return {name: (shown, len(asked)) for name in SENT_AS_GIVEN}
+        return {name: (shown, len(asked)) for name in _SENT_AS_GIVEN}
     reported = {
         "sent-as-given": rules.lookup_answer(last.error_code, last.offset, last.timestamp),
         "sent-as-given-requested-timestamp": None if target in (SpecialTarget.LATEST, SpecialTarget.EARLIEST)
