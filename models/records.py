@@ -49,11 +49,13 @@ class Header:
 
 @dataclass(frozen=True)
 class ConsumerRecord:
-    """What a consumer sees for one record (CON-1): its offset, read timestamp and the batch's type."""
+    """What a consumer sees for one record (CON-1): its offset, read timestamp and the batch's type. The model's
+    readers always give a type; None is a client library's record where the library exposes no timestamp type (a
+    driver's null, docs/driver-protocol.md), which the client suites then do not compare."""
 
     offset: int
     timestamp: int
-    timestamp_type: TimestampType
+    timestamp_type: TimestampType | None
     key: bytes | None
     value: bytes | None
     headers: tuple[Header, ...] = ()

@@ -398,7 +398,7 @@ def _legacy_source_records(batch: LegacyBatch) -> list[_SourceRecord]:
                 nested_compression=codec_of(inner.attributes) != Codec.NONE,
                 crc_valid=crc_matches(entry),
                 stored_crc=inner.crc,
-                describe=_legacy_describer(offset, inner, view.timestamp_type, view.timestamp),
+                describe=_legacy_describer(offset, inner, wrapper.own_timestamp_type, view.timestamp),
             )
         )
     return out

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import pytest
 
 from conformance.judging.checks import check_equal, check_true
-from conformance.judging.observables import Obs, nanosecond_wrapped
+from conformance.judging.observables import Obs
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.targets.clients import client_rules as rules
 from conformance.targets.clients.client_library import (
@@ -43,13 +43,21 @@ from conformance.targets.clients.tap import TappedLookup, TappedProduce, WireTap
 from conformance.targets.implementation import Implementation
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
-from models.constants import MAGIC_V2, ErrorCode, TimestampType
+from models.constants import MAGIC_V2, Codec, ErrorCode, SpecialTarget, TimestampType
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile
 from models.records import AnyBatch, ConsumerRecord
 from models.validator import RecordError
 
-from .helpers import Suite, Twin, check_fetch, check_list_offsets, check_produce, newest_fetch
+from .helpers import (
+    Suite,
+    Twin,
+    check_fetch,
+    check_list_offsets,
+    check_produce,
+    newest_fetch,
+    reader_facts,
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,12 @@ class ClientUnderTest:
 
     def has(self, *capabilities: ClientCapability) -> bool:
         return all(c in self.library.capabilities for c in capabilities)
+
+    @property
+    def typed(self) -> bool:
+        """Whether the library exposes a consumed record's timestamp type (CON-1's timestampType): where it does
+        not, its records are compared without one (ClientCapability.TIMESTAMP_TYPE)."""
+        return self.has(ClientCapability.TIMESTAMP_TYPE)
 
 
 def client_under_test(impl: Implementation, *capabilities: ClientCapability) -> ClientUnderTest:
@@ -154,10 +168,12 @@ def check_sent(
                         facts={"batch-first-create-time": sent.batch_first_create_time})
         else:
             seen = outcome.kind if isinstance(outcome, SendFailure) else f"accepted at offset {outcome.offset}"
-            failed.append((seen, expected.kind))
+            failed.append((seen, expected.kind, ErrorCode(sent.answer.error_code).name))
     if failed:
-        check_equal("VAL.producer-future-exceptions", Obs.CLIENT_SEND_FAILURES, [seen for seen, _ in failed],
-                    [kind for _, kind in failed], f"{context}: the failure of each record of the rejected batch")
+        # FACTS "partition-error": every record failed with the partition's error, record_errors ignored.
+        check_equal("VAL.producer-future-exceptions", Obs.CLIENT_SEND_FAILURES, [seen for seen, _, _ in failed],
+                    [kind for _, kind, _ in failed], f"{context}: the failure of each record of the rejected batch",
+                    facts={"partition-error": [code for _, _, code in failed]})
 
 
 def consume(client: ClientUnderTest, topic: str, *, start: int, until: int) -> tuple[tuple[ConsumerRecord, ...], str]:
@@ -177,11 +193,18 @@ def check_consumed(
     until: int,
     clause_of: Callable[[AnyBatch], str],
     context: str,
+    typed: bool,
     failure: str = "",
 ) -> None:
     """CON-1: the records a consumer delivers from `start` up to `until`, batch by batch, against the stored batches
-    (the broker's bytes read by the model's codec), each under the CON clause of its stored form (`clause_of`). Where
-    the consumer failed (`failure`), a batch it did not deliver whole shows the failure as what it read."""
+    (the broker's bytes read by the model's codec), each under the CON clause of its stored form (`clause_of`): each
+    record's offset and timestamp, and its timestamp type where the library exposes one (`typed`). Where the consumer
+    failed (`failure`), a batch it did not deliver whole shows the failure as what it read."""
+    # FACTS "unreadable-lz4": a consumer that cannot read an LZ4 batch fails the batches read with it too (those of
+    # the same fetch before it, where a library decodes a fetch whole, and every one after it).
+    delivered = {r.offset for r in records}
+    lz4_offsets = [r.offset for b in stored if b.codec is Codec.LZ4 for r in b.records() if start <= r.offset < until]
+    lz4_undelivered = bool(failure) and any(offset not in delivered for offset in lz4_offsets)
     for batch in stored:
         want = [r for r in batch.records() if start <= r.offset < until]
         if not want:
@@ -190,30 +213,28 @@ def check_consumed(
         got = [r for r in records if first <= r.offset <= last]
         where = f"{context} stored batch at offset {batch.base_offset} (magic {batch.magic}, {batch.codec.name})"
         clause = clause_of(batch)
-        read: object = [_read(r) for r in got]
+        read: object = [_read(r, typed) for r in got]
         payloads: object = [(r.key, r.value) for r in got]
+        timestamp_facts: dict[str, object] = dict(reader_facts(want, stored, typed=typed))
+        payload_facts: dict[str, object] = {"empty-as-null": [(r.key or None, r.value or None) for r in want]}
         if failure and len(got) < len(want):
             read = payloads = f"the consumer failed: {failure}"
-        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r) for r in want], where, facts=_read_facts(want))
-        nulled = [(r.key or None, r.value or None) for r in want]
+            if lz4_undelivered:
+                timestamp_facts["unreadable-lz4"] = payload_facts["unreadable-lz4"] = read
+        check_equal(clause, Obs.RECORD_TIMESTAMPS, read, [_read(r, typed) for r in want], where,
+                    facts=timestamp_facts)
         check_equal(clause, Obs.RECORD_PAYLOADS, payloads, [(r.key, r.value) for r in want], where,
-                    facts={"empty-as-null": nulled})
+                    facts=payload_facts)
 
 
-def _read_facts(want: Sequence[ConsumerRecord]) -> dict[str, object]:
-    """What known departures of readers make of `want` (conformance.judging.observables.FACTS)."""
-    return {
-        "nanosecond-wrapped": [(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want],
-        "type-not-exposed": [(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want],
-        "nonpositive-as-none": [
-            (r.offset, -1, TimestampType.NO_TIMESTAMP_TYPE) if r.timestamp <= 0
-            else (r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want
-        ],
-    }
-
-
-def _read(record: ConsumerRecord | None) -> tuple[int, int, TimestampType] | None:
-    return None if record is None else (record.offset, record.timestamp, record.timestamp_type)
+def _read(record: ConsumerRecord | None, typed: bool) -> tuple[object, ...] | None:
+    """A record as the client suites compare it: (offset, timestamp, type), or (offset, timestamp) for a library
+    that exposes no timestamp type."""
+    if record is None:
+        return None
+    if typed:
+        return record.offset, record.timestamp, record.timestamp_type
+    return record.offset, record.timestamp
 
 
 def _asked(tapped: Sequence[TappedLookup], target: int) -> list[TappedLookup]:
@@ -242,8 +263,21 @@ def check_lookup(
         expected = OffsetAndTimestamp(expected.offset, None)  # the library's call reports an offset only
     clause = "LO.client-null-when-not-found" if expected is None else "LO.client-offsets-for-times-answer"
     check_equal(clause, Obs.CLIENT_LOOKUP, answer, expected, f"{where} (broker answered error "
-                f"{ErrorCode(last.error_code).name}, offset {last.offset}, timestamp {last.timestamp})")
+                f"{ErrorCode(last.error_code).name}, offset {last.offset}, timestamp {last.timestamp})",
+                facts=_lookup_facts(tapped, last))
     return last
+
+
+def _lookup_facts(tapped: Sequence[TappedLookup], last: TappedLookup) -> dict[str, object]:
+    """What known departures of libraries make of the broker's answer `last` to a by-time lookup (FACTS of
+    conformance.judging.observables): its offset with the requested target as the timestamp; the broker's answer
+    to a LATEST request the library sent after it, where it sent one."""
+    facts: dict[str, object] = {"requested-timestamp": OffsetAndTimestamp(last.offset, last.target)}
+    later = [t for t in tapped if t.partition == 0 and t.at > last.at and t.target == SpecialTarget.LATEST]
+    if later and later[-1].error_code == ErrorCode.NONE:
+        end = later[-1]
+        facts["end-offset"] = OffsetAndTimestamp(end.offset, -1 if end.timestamp is None else end.timestamp)
+    return facts
 
 
 def check_special(
@@ -266,6 +300,32 @@ def check_special(
     return last
 
 
+# The FACTS a negative target sent as given may show, by how the library reports the broker's answer.
+_SENT_AS_GIVEN = ("sent-as-given", "sent-as-given-requested-timestamp", "sent-as-given-offset-only")
+
+
+def _sent_as_given_facts(asked: Sequence[TappedLookup], target: int, shown: str) -> dict[str, object]:
+    """What a library that sends a negative target as given shows (FACTS of conformance.judging.observables): the
+    broker's answer reported as a by-time answer ("sent-as-given"), or as kafka-go's Client.ListOffsets files it
+    ("sent-as-given-requested-timestamp"), or as its offset alone ("sent-as-given-offset-only", Sarama's
+    Client.GetOffset); an error answer, where the library failed with that error (`shown`, the failure, names it
+    first), under each."""
+    if not asked:
+        return {}
+    last = asked[-1]
+    if last.error_code != ErrorCode.NONE:
+        if not shown.startswith(f"failed after asking: {ErrorCode(last.error_code).name}"):
+            return {}
+        return {name: (shown, len(asked)) for name in _SENT_AS_GIVEN}
+    reported = {
+        "sent-as-given": rules.lookup_answer(last.error_code, last.offset, last.timestamp),
+        "sent-as-given-requested-timestamp": None if target in (SpecialTarget.LATEST, SpecialTarget.EARLIEST)
+        else OffsetAndTimestamp(last.offset, -1),
+        "sent-as-given-offset-only": OffsetAndTimestamp(last.offset, None),
+    }  # fmt: skip
+    return {name: (f"answered {answer!r}", len(asked)) for name, answer in reported.items()}
+
+
 def check_refusal(
     outcome: OffsetAndTimestamp | ClientRefused | ClientFailed | None,
     tapped: Sequence[TappedLookup],
@@ -285,28 +345,38 @@ def check_refusal(
         shown = f"answered {outcome!r}"
     where = f"{context} target {target}"
     refused = check_equal("LO.client-rejects-negative-target", Obs.CLIENT_REFUSAL, (shown, sent), ("refused", 0),
-                          f"{where} (refusal, ListOffsets requests sent for the target)")
+                          f"{where} (refusal, ListOffsets requests sent for the target)",
+                          facts=_sent_as_given_facts(_asked(tapped, target), target, shown))
     if refused and isinstance(outcome, ClientRefused):
         check_equal("LO.client-rejects-negative-target", Obs.CLIENT_REFUSAL_MESSAGE, outcome.detail,
                     java_refusal_text(topic, 0, target), where)
 
 
 def check_seek(
-    found: OffsetAndTimestamp | None, first: ConsumerRecord | None, stored: Sequence[AnyBatch], context: str
+    found: OffsetAndTimestamp | None,
+    first: ConsumerRecord | None,
+    stored: Sequence[AnyBatch],
+    context: str,
+    *,
+    typed: bool,
 ) -> None:
     """LO.client-seek-by-time: after a seek to the offset offsetsForTimes found, the first record delivered is the
-    stored record at that offset, read as CON-1 says (nothing at all when nothing was found)."""
+    stored record at that offset, read as CON-1 says (nothing at all when nothing was found); its timestamp type
+    compared where the library exposes one (`typed`)."""
     by_offset = {r.offset: r for batch in stored for r in batch.records()}
     want = by_offset.get(found.offset) if found is not None else None
     where = f"{context} seek to {found.offset if found is not None else None}"
-    facts = {k: v[0] for k, v in _read_facts([want]).items()} if want is not None else None
-    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, _read(first), _read(want), where, facts=facts)
+    facts = None
+    if want is not None:
+        facts = {k: v[0] for k, v in reader_facts([want], stored, typed=typed).items()}
+    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, _read(first, typed), _read(want, typed), where,
+                facts=facts)
     check_equal("LO.client-seek-by-time", Obs.RECORD_PAYLOADS, None if first is None else (first.key, first.value),
                 None if want is None else (want.key, want.value), where)
 
 
 def check_failed_seek(
-    failure: str, tapped: Sequence[TappedLookup], target: int, stored: Sequence[AnyBatch], context: str
+    failure: str, tapped: Sequence[TappedLookup], target: int, stored: Sequence[AnyBatch], context: str, *, typed: bool
 ) -> None:
     """LO.client-seek-by-time for a library whose seek failed: the record at the offset the broker answered its
     lookup with (none where it answered none) against the failure, so that the departure is judged, and covered by
@@ -316,7 +386,8 @@ def check_failed_seek(
     by_offset = {r.offset: r for batch in stored for r in batch.records()}
     want = by_offset.get(answer.offset) if answer is not None else None
     where = f"{context} seek to {answer.offset if answer is not None else None} (the broker's answer)"
-    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, f"the client failed: {failure}", _read(want), where)
+    check_equal("LO.client-seek-by-time", Obs.RECORD_TIMESTAMPS, f"the client failed: {failure}", _read(want, typed),
+                where)
 
 
 # ------------------------------------------------------------------------------------ the broker's side

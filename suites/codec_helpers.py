@@ -17,14 +17,14 @@ the delete-horizon flag (KIP-534, 3.1).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pytest
 from hypothesis import strategies as st
 
 from conformance.judging.checks import check_equal
-from conformance.judging.observables import Obs
+from conformance.judging.observables import Obs, nanosecond_wrapped_written
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.targets.codecs.codec_library import (
     BatchRequest,
@@ -52,6 +52,8 @@ from models.profiles import Profile
 from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, RecordSpec, all_records
 from strategies.records import codecs_for_magic, deltas_fit_int64, record_specs
 from strategies.timestamps import REALISTIC_NOW_MS, timestamps
+
+from .helpers import reader_facts
 
 LAT = TimestampType.LOG_APPEND_TIME
 CREATE_TIME = TimestampType.CREATE_TIME
@@ -85,17 +87,21 @@ class CodecTwin:
     def applies(self, clause: str) -> bool:
         return self.profile.name in get_clause(clause).profiles
 
-    def check(self, clause: str, observable: Obs, observed: object, expected: object, where: str) -> bool:
+    def check(
+        self, clause: str, observable: Obs, observed: object, expected: object, where: str,
+        facts: Mapping[str, object] | None = None,
+    ) -> bool:  # fmt: skip
         """conformance.judging.checks.check_equal where `clause` applies to the profile (else nothing: N/A)."""
         if not self.applies(clause):
             return True
-        return check_equal(clause, observable, observed, expected, where)
+        return check_equal(clause, observable, observed, expected, where, facts=facts)
 
     def check_all(
-        self, clauses: Sequence[str], observable: Obs, observed: object, expected: object, where: str
-    ) -> bool:
+        self, clauses: Sequence[str], observable: Obs, observed: object, expected: object, where: str,
+        facts: Mapping[str, object] | None = None,
+    ) -> bool:  # fmt: skip
         """The same observation under each clause that states it (e.g. CON.* and FMT.* of one reading rule)."""
-        results = [self.check(c, observable, observed, expected, where) for c in clauses]
+        results = [self.check(c, observable, observed, expected, where, facts) for c in clauses]
         return all(results)
 
     def has(self, capability: CodecCapability) -> bool:
@@ -210,12 +216,17 @@ def check_build(twin: CodecTwin, request: BatchRequest, where: str = "") -> None
                                [e.message.stored_timestamp for e in g.message.inner],
                                [e.message.stored_timestamp for e in w.message.inner], at)
                 else:
+                    first = w.message.inner[0].message.stored_timestamp
                     twin.check("FMT.builder-v1-wrapper-max", Obs.BATCH_MAX_TIMESTAMP, g.max_timestamp,
-                               w.max_timestamp, at)
+                               w.max_timestamp, at,
+                               {"first-nanosecond-wrapped-written": nanosecond_wrapped_written(first)})
         elif isinstance(g, DefaultBatch) and isinstance(w, DefaultBatch):
-            twin.check("FMT.builder-v2-base-first", Obs.BATCH_BASE_TIMESTAMP, g.base_timestamp, w.base_timestamp, at)
+            written = [nanosecond_wrapped_written(r.timestamp) for r in w.records()]
+            twin.check("FMT.builder-v2-base-first", Obs.BATCH_BASE_TIMESTAMP, g.base_timestamp, w.base_timestamp, at,
+                       {"nanosecond-wrapped-written": written[0]})
             max_clause = "FMT.builder-log-append-time" if lat else "FMT.builder-v2-max"
-            twin.check(max_clause, Obs.BATCH_MAX_TIMESTAMP, g.max_timestamp, w.max_timestamp, at)
+            twin.check(max_clause, Obs.BATCH_MAX_TIMESTAMP, g.max_timestamp, w.max_timestamp, at,
+                       {"nanosecond-wrapped-written": max(written)})
             if lat:
                 twin.check("FMT.v2-lat-deltas-kept", Obs.RECORD_TIMESTAMPS, _read_with_bit_cleared(g),
                            _read_with_bit_cleared(w), f"{at}, read with bit 3 cleared")
@@ -223,7 +234,9 @@ def check_build(twin: CodecTwin, request: BatchRequest, where: str = "") -> None
     got_records, want_records = all_records(got), all_records(want)
     in_order = f"{where} (timestamp, type) of each record in append order"
     twin.check(record_clause, Obs.RECORD_TIMESTAMPS, [(r.timestamp, r.timestamp_type) for r in got_records],
-               [(r.timestamp, r.timestamp_type) for r in want_records], in_order)
+               [(r.timestamp, r.timestamp_type) for r in want_records], in_order,
+               {"nanosecond-wrapped-written": [(nanosecond_wrapped_written(r.timestamp), r.timestamp_type)
+                                               for r in want_records]})
     twin.check(record_clause, Obs.RECORD_PAYLOADS, [(r.key, r.value) for r in got_records],
                [(r.key, r.value) for r in want_records], where)
 
@@ -359,7 +372,8 @@ def _check_read_batch(
         twin.check_all(_type_clauses(batch), Obs.BATCH_TIMESTAMP_TYPE, got.timestamp_type, want.timestamp_type, at)
     if got.max_timestamp is not None and _max_clauses(batch):
         twin.check_all(_max_clauses(batch), Obs.BATCH_MAX_TIMESTAMP, got.max_timestamp, want.max_timestamp, at)
-    twin.check_all(clauses, Obs.RECORD_TIMESTAMPS, _timestamps(got.records), _timestamps(want.records), at)
+    twin.check_all(clauses, Obs.RECORD_TIMESTAMPS, _timestamps(got.records), _timestamps(want.records), at,
+                   reader_facts(want.records, [batch]))  # fmt: skip
     twin.check_all(clauses, Obs.RECORD_PAYLOADS, _payloads(got.records), _payloads(want.records), at)
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from conformance.judging.checks import NOT_GIVEN, check_equal
 from conformance.judging.draws import Draws, note_clock, recorded
-from conformance.judging.observables import Obs
+from conformance.judging.observables import GO_ZERO_TIME_MS, Obs, int64_wrapped, nanosecond_wrapped
 from conformance.targets.implementation import (
     Capability,
     Implementation,
@@ -43,9 +43,88 @@ from models.constants import (
 from models.list_offsets import ListOffsetsAnswer
 from models.log import PartitionLog
 from models.profiles import Profile, narrow_versions
-from models.records import AnyBatch, DefaultBatch, LegacyBatch, java_long
+from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, java_long
 from strategies.records import batches
 from strategies.timestamps import DEFAULT_MARGIN_MS, timestamps
+
+# ------------------------------------------------------------------------------------ readers' known departures
+
+
+def own_reads(stored: Sequence[AnyBatch]) -> dict[int, tuple[int, TimestampType]]:
+    """Each stored record's offset with the timestamp and type its own record or message says, the containing v2
+    batch's or v1 wrapper's type ignored: a v2 record's BaseTimestamp + delta (FMT-11; a LogAppendTime append keeps
+    it in place, CMP-3) as CreateTime, a v1 message's own timestamp field and bit 3 (FMT-6), inner ones under a
+    compressed wrapper included (FMT-7), a v0 message's -1 and NoTimestampType (FMT-5)."""
+    out: dict[int, tuple[int, TimestampType]] = {}
+    for batch in stored:
+        if isinstance(batch, DefaultBatch):
+            for record in batch.records_:
+                created = java_long(batch.base_timestamp + record.timestamp_delta)
+                out[batch.base_offset + record.offset_delta] = (created, TimestampType.CREATE_TIME)
+        elif batch.is_compressed:
+            for offset, entry in zip(batch.inner_offsets(), batch.message.inner, strict=True):
+                out[offset] = (entry.message.stored_timestamp, entry.message.own_timestamp_type)
+        else:
+            out[batch.offset] = (batch.message.stored_timestamp, batch.message.own_timestamp_type)
+    return out
+
+
+def duration_reads(stored: Sequence[AnyBatch]) -> dict[int, int]:
+    """Each record of a CreateTime v2 batch in `stored` by offset, with the timestamp a reader that adds the delta as
+    a Go time.Duration reads (FACTS "delta-nanosecond-wrapped": Sarama's Record.decode, record.go:85, and
+    parseRecords, consumer.go:866): BaseTimestamp as a time.Time (a negative one as Go's zero time, timestamp.go
+    31-37), plus the delta x 10^6 wrapped to int64 nanoseconds; read back in ms, the zero time itself as -1."""
+    out: dict[int, int] = {}
+    for batch in stored:
+        if not isinstance(batch, DefaultBatch) or batch.timestamp_type is not TimestampType.CREATE_TIME:
+            continue
+        for record in batch.records_:
+            nanos = int64_wrapped(record.timestamp_delta * 1_000_000)
+            if batch.base_timestamp < 0 and nanos == 0:
+                read = -1  # still Go's zero time: no timestamp
+            else:
+                base = GO_ZERO_TIME_MS if batch.base_timestamp < 0 else batch.base_timestamp
+                read = java_long(base + nanos // 1_000_000)
+            out[batch.base_offset + record.offset_delta] = read
+    return out
+
+
+def reader_facts(
+    want: Sequence[ConsumerRecord], stored: Sequence[AnyBatch], *, typed: bool = True
+) -> dict[str, list[tuple[object, ...]]]:
+    """What known departures of readers make of `want`, the records of the `stored` batches as CON-1 reads them (the
+    FACTS of conformance.judging.observables), each as a check compares a record: (offset, timestamp, type), or
+    (offset, timestamp) where the library exposes no type (`typed` False)."""
+    own = own_reads(stored)
+    durations = duration_reads(stored)
+
+    def shaped(offset: int, timestamp: int, kind: TimestampType | None) -> tuple[object, ...]:
+        return (offset, timestamp, kind) if typed else (offset, timestamp)
+
+    def own_of(r: ConsumerRecord) -> tuple[int, TimestampType | None]:
+        return own.get(r.offset, (r.timestamp, r.timestamp_type))
+
+    def none_if_nonpositive(offset: int, timestamp: int, kind: TimestampType | None) -> tuple[object, ...]:
+        if timestamp <= 0:
+            return shaped(offset, -1, TimestampType.NO_TIMESTAMP_TYPE)
+        return shaped(offset, timestamp, kind)
+
+    return {
+        "nanosecond-wrapped": [shaped(r.offset, nanosecond_wrapped(r.timestamp), r.timestamp_type) for r in want],
+        "create-times": [shaped(r.offset, own_of(r)[0], TimestampType.CREATE_TIME) for r in want],
+        "own-messages": [shaped(r.offset, *own_of(r)) for r in want],
+        "own-messages-nanosecond-wrapped": [
+            shaped(r.offset, nanosecond_wrapped(own_of(r)[0]), own_of(r)[1]) for r in want
+        ],
+        "nonpositive-as-none": [none_if_nonpositive(r.offset, r.timestamp, TimestampType.CREATE_TIME) for r in want],
+        "create-times-nonpositive-as-none": [
+            none_if_nonpositive(r.offset, own_of(r)[0], TimestampType.CREATE_TIME) for r in want
+        ],
+        "delta-nanosecond-wrapped": [
+            shaped(r.offset, durations.get(r.offset, r.timestamp), r.timestamp_type) for r in want
+        ],
+    }  # fmt: skip
+
 
 # ------------------------------------------------------------------------------------ budgets
 

@@ -73,7 +73,7 @@ def _consume_and_compare(
     raw, model = raw_fetch(twin, topic, suite.profile)
     records, failure = consume(client, topic, start=0, until=raw.high_watermark)
     check_consumed(records, raw.batches, start=0, until=raw.high_watermark, clause_of=consumer_view_clause,
-                   context=f"{client.library.name} consumed {context}", failure=failure)
+                   context=f"{client.library.name} consumed {context}", typed=client.typed, failure=failure)
     broker.run()
     compare_stored(raw, model, config=config, profile=suite.profile, context=context)
 

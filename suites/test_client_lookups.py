@@ -196,12 +196,13 @@ def test_seek_by_time(suite: Suite, data: Draws) -> None:
     except ClientFailed as exc:
         # A library that fails the seek (a batch its consumer cannot read) is judged on the record the broker's
         # answer points at, as a failed consume is (CON-1): the failure is what it delivered.
-        check_failed_seek(str(exc), client.tap.lookups(name, since=mark), target, raw.batches, context)
+        check_failed_seek(str(exc), client.tap.lookups(name, since=mark), target, raw.batches, context,
+                          typed=client.typed)
         broker.run()
         return
     # The lookup first: a wrong answer is the lookup's (LO.client-*), and the seek is judged from the answer given.
     tapped = check_lookup(found, client.tap.lookups(name, since=mark), target, context)
-    check_seek(found, first, raw.batches, context)
+    check_seek(found, first, raw.batches, context, typed=client.typed)
     broker.run()
     if tapped is not None:
         check_broker_lookup(twin, topic, tapped, suite.profile, context)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,13 @@ from conformance.errors import TargetError
 from conformance.faults import MUTANTS
 from conformance.faults.client_faults import CLIENT_FAULTS, client_fault
 from conformance.judging.checks import CheckRecord, ClauseViolation, recording
+from conformance.judging.expectations import load_expectations
 from conformance.judging.verdicts import Verdict
 from conformance.targets.clients import LIBRARIES
 from conformance.targets.clients import client_rules as rules
 from conformance.targets.clients.client_library import (
     BATCH_FAILED,
+    ClientFailed,
     ClientRefused,
     OffsetAndTimestamp,
     Outgoing,
@@ -43,7 +46,7 @@ from conformance.targets.registry import check_target, open_target, parse_target
 from conformance.wire.client import ListOffsetsResult, ProduceResult
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
-from models.records import RecordSpec, build_legacy, build_v2, with_base_offset
+from models.records import AnyBatch, RecordSpec, build_legacy, build_v2, with_base_offset
 from suites.client_helpers import (
     check_consumed,
     check_lookup,
@@ -150,23 +153,192 @@ def test_lookups_refusals_and_versions() -> None:
             target=-1, context="ctx")
 
 
+def _lookup_at(target: int, offset: int, timestamp: int | None, at: float, error: int = 0) -> TappedLookup:
+    return TappedLookup("t", 0, 9, target, 0, error, offset, timestamp, 0, at)
+
+
+def _covered(path: str, violation: ClauseViolation, test: str) -> bool:
+    return any(e.covers(violation, f"suites/test_client_lookups.py::{test}") for e in load_expectations(path))
+
+
+def test_lookup_entries_cover_each_librarys_reading_and_nothing_else() -> None:
+    """FACTS "requested-timestamp" (kafka-go) and "end-offset" (franz-go): a by-time answer reported with the target
+    as its timestamp, offset -1 included; nothing found reported as the end offset the library asked next. The same
+    answers one off are new departures."""
+    kafka_go, franz_go = "suites/expectations/client-kafka-go.toml", "suites/expectations/client-franz-go.toml"
+    found, missing = _lookup_at(NOW - 5, 3, NOW - 4, 1.0), _lookup_at(NOW, -1, -1, 1.0)
+    latest = _lookup_at(-1, 9, -1, 2.0)
+    for answer, covered in ((OffsetAndTimestamp(3, NOW - 5), True), (OffsetAndTimestamp(3, NOW - 6), False)):
+        wrong = _raises("LO.client-offsets-for-times-answer", check_lookup, answer, [found], NOW - 5, "ctx")
+        assert _covered(kafka_go, wrong, "test_offsets_for_times") is covered
+    for answer, covered in ((OffsetAndTimestamp(-1, NOW), True), (OffsetAndTimestamp(-1, NOW - 1), False)):
+        wrong = _raises("LO.client-null-when-not-found", check_lookup, answer, [missing], NOW, "ctx")
+        assert _covered(kafka_go, wrong, "test_offsets_for_times") is covered
+    for answer, covered in ((OffsetAndTimestamp(9, -1), True), (OffsetAndTimestamp(8, -1), False)):
+        wrong = _raises("LO.client-null-when-not-found", check_lookup, answer, [missing, latest], NOW, "ctx")
+        assert _covered(franz_go, wrong, "test_offsets_for_times") is covered
+    # Without the LATEST request the end offset is not known: not covered.
+    wrong = _raises("LO.client-null-when-not-found", check_lookup, OffsetAndTimestamp(9, -1), [missing], NOW, "ctx")
+    assert not _covered(franz_go, wrong, "test_offsets_for_times")
+
+
+@pytest.mark.parametrize(
+    ("target", "kafka_go", "franz_go"),
+    [(-1, None, OffsetAndTimestamp(9, -1)), (-3, OffsetAndTimestamp(9, -1), OffsetAndTimestamp(9, NOW))],
+)
+def test_negative_target_entries_cover_the_target_sent_as_given(
+    target: int, kafka_go: OffsetAndTimestamp | None, franz_go: OffsetAndTimestamp
+) -> None:
+    """FACTS "sent-as-given" (franz-go: the broker's answer as a by-time answer), "sent-as-given-requested-timestamp"
+    (kafka-go: -1 and -2 filed as its LastOffset / FirstOffset, others with no time) and the failure with the broker's
+    error; a refusal-less answer the broker did not give is a new departure."""
+    tapped = [_lookup_at(target, 9, NOW if target == -3 else -1, 1.0)]
+    entries = {"kafka-go": kafka_go, "franz-go": franz_go}
+    for library, answer in entries.items():
+        path = f"suites/expectations/client-{library}.toml"
+        wrong = _raises("LO.client-rejects-negative-target", check_refusal, answer, tapped, topic="t", target=target,
+                        context="ctx")
+        assert _covered(path, wrong, "test_negative_target_refused")
+        other = _raises("LO.client-rejects-negative-target", check_refusal, OffsetAndTimestamp(8, -1), tapped,
+                        topic="t", target=target, context="ctx")
+        assert not _covered(path, other, "test_negative_target_refused")
+    unsupported = [_lookup_at(-7, -1, -1, 1.0, error=int(ErrorCode.UNSUPPORTED_VERSION))]
+    for failure, covered in (("UNSUPPORTED_VERSION: the broker says no", True), ("TimeoutError: no answer", False)):
+        wrong = _raises("LO.client-rejects-negative-target", check_refusal, ClientFailed(failure), unsupported,
+                        topic="t", target=-7, context="ctx")
+        assert _covered("suites/expectations/client-franz-go.toml", wrong, "test_negative_target_refused") is covered
+
+
+def test_rejected_batch_entries_cover_the_partition_error_on_every_record() -> None:
+    """FACTS "partition-error": kafka-go, franz-go and Sarama fail every record of a batch rejected with
+    record_errors with the partition's error; a generic failure of a listed record is a new departure."""
+    batch = build_v2([RecordSpec(NOW, b"a", b"v"), RecordSpec(NOW - 10**9, b"b", b"v")])
+    answer = _tapped((batch,), error=int(ErrorCode.INVALID_TIMESTAMP), base=-1, record_errors=((1, "bad"),))
+    records = [Outgoing(b"a", b"v", NOW), Outgoing(b"b", b"v", NOW - 10**9)]
+    nodeid = "suites/test_client_produce.py::test_rejected_batch_failures"
+    for outcomes, covered in (([SendFailure("INVALID_TIMESTAMP")] * 2, True),
+                              ([SendFailure("INVALID_TIMESTAMP"), SendFailure(BATCH_FAILED)], False)):
+        record = CheckRecord()
+        with recording(record):
+            check_sent(records, outcomes, [answer], "ctx")
+        (violation,) = record.lenient
+        for library in ("kafka-go", "franz-go", "sarama"):
+            entries = load_expectations(f"suites/expectations/client-{library}.toml")
+            assert any(e.covers(violation, nodeid) for e in entries) is covered, library
+
+
+@pytest.mark.parametrize("library", ["kafka-go", "franz-go", "sarama"])
+def test_lz4_v0_entries_cover_a_failure_that_leaves_an_lz4_batch_unread(library: str) -> None:
+    """FACTS "unreadable-lz4": a consumer failing on a topic whose v0 LZ4 batch it did not deliver is covered, for the
+    batches it failed with (one before it, as Sarama's whole-fetch decoding leaves); the same failure on a topic with
+    no LZ4 batch, or a wrong record where nothing failed, is a new departure."""
+    entries = load_expectations(f"suites/expectations/client-{library}.toml")
+    nodeid = "suites/test_client_consume.py::test_consumer_records"
+    snappy, lz4 = (build_legacy([RecordSpec(-1, b"k%d" % i, b"v")], magic=0, codec=codec)[0]
+                   for i, codec in enumerate((Codec.SNAPPY, Codec.LZ4)))
+    stored = (snappy, with_base_offset(lz4, 1))
+    for batches, covered in ((stored, True), (stored[:1], False)):
+        record = CheckRecord(cover=lambda _: 0)  # every violation kept, none raised
+        with recording(record):
+            check_consumed((), batches, start=0, until=len(batches), clause_of=consumer_view_clause, context="ctx",
+                           typed=False, failure="lz4: invalid header checksum")
+        violations = [v for v, _ in record.covered]
+        assert len(violations) == 2 * len(batches)  # timestamps and payloads of each batch
+        assert all(any(e.covers(v, nodeid) for e in entries) is covered for v in violations)
+    wrong = (replace(snappy.records()[0], timestamp=0, timestamp_type=None),)
+    violation = _raises("CON.v0-no-timestamp", check_consumed, wrong, stored[:1], start=0, until=1,
+                        clause_of=consumer_view_clause, context="ctx", typed=False)
+    assert not any(e.covers(violation, nodeid) for e in entries)
+
+
+@pytest.mark.parametrize(
+    ("stamps", "sarama_read"),
+    [
+        # A delta of about -9.2e18 ms: x 10^6 wraps to +1790000000808 ms, and the base plus that wraps past Long.MAX.
+        ((9223372036854775000, NOW), (9223372036854775000, -9223370246854775808)),
+        # A negative base is Go's zero time (year 1): the record at the base reads as no time, the next year 1 + delta.
+        ((-1, NOW), (-1, -62_135_596_800_000 + NOW + 1)),
+    ],
+)
+def test_sarama_delta_entry_covers_the_delta_added_as_a_go_duration(
+    stamps: tuple[int, int], sarama_read: tuple[int, int]
+) -> None:
+    """FACTS "delta-nanosecond-wrapped": Sarama's reading of a CreateTime v2 batch (base as a time.Time, delta as a
+    time.Duration) is covered by its entry; the same records 1 ms off are a new departure."""
+    entries = load_expectations("suites/expectations/client-sarama.toml")
+    nodeid = "suites/test_client_consume.py::test_consumer_records"
+    stored = (build_v2([RecordSpec(t, b"k%d" % i, b"v") for i, t in enumerate(stamps)]),)
+    for shift, covered in ((0, True), (1, False)):
+        read = tuple(replace(r, timestamp=t + shift * i, timestamp_type=None)
+                     for i, (r, t) in enumerate(zip(stored[0].records(), sarama_read, strict=True)))
+        violation = _raises("CON.v2-createtime-base-plus-delta", check_consumed, read, stored, start=0, until=2,
+                            clause_of=consumer_view_clause, context="ctx", typed=False)
+        assert any(e.covers(violation, nodeid) for e in entries) is covered
+
+
 def test_consumed_records_and_seek_are_judged_batch_by_batch_against_the_stored_bytes() -> None:
     v2 = build_v2([RecordSpec(NOW - 3, b"a", b"v"), RecordSpec(NOW - 1, b"b", b"v")])
     (wrapper,) = build_legacy([RecordSpec(NOW - 9, b"c", b"v"), RecordSpec(NOW - 8, b"d", b"v")], magic=1,
                               codec=Codec.GZIP, timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=NOW)
     stored = (v2, with_base_offset(wrapper, 2))
     read = tuple(r for b in stored for r in b.records())
-    check_consumed(read, stored, start=0, until=4, clause_of=consumer_view_clause, context="ctx")
+    check_consumed(read, stored, start=0, until=4, clause_of=consumer_view_clause, context="ctx", typed=True)
     inner_own = read[:2] + tuple(r.__class__(r.offset, NOW - 9 + i, r.timestamp_type, r.key, r.value)
                                  for i, r in enumerate(read[2:]))
     _raises("CON.v1-wrapper-lat-wrapper-value", check_consumed, inner_own, stored, start=0, until=4,
-            clause_of=consumer_view_clause, context="ctx")
+            clause_of=consumer_view_clause, context="ctx", typed=True)
     failed = _raises("CON.v2-createtime-base-plus-delta", check_consumed, (), stored, start=0, until=4,
-                     clause_of=consumer_view_clause, context="ctx", failure="Boom: codec")
+                     clause_of=consumer_view_clause, context="ctx", typed=True, failure="Boom: codec")
     assert failed.observation.observed == "the consumer failed: Boom: codec"
-    check_seek(OffsetAndTimestamp(1, NOW - 1), read[1], stored, "ctx")
-    _raises("LO.client-seek-by-time", check_seek, OffsetAndTimestamp(1, NOW - 1), read[0], stored, "ctx")
-    check_seek(None, None, stored, "ctx")
+    check_seek(OffsetAndTimestamp(1, NOW - 1), read[1], stored, "ctx", typed=True)
+    _raises("LO.client-seek-by-time", check_seek, OffsetAndTimestamp(1, NOW - 1), read[0], stored, "ctx", typed=True)
+    check_seek(None, None, stored, "ctx", typed=True)
+
+
+def _lat_v2_and_wrapper() -> tuple[AnyBatch, ...]:
+    lat = build_v2([RecordSpec(NOW - 5, b"a", b"v"), RecordSpec(NOW - 3, b"b", b"v")],
+                   timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=NOW)
+    # As a broker stores a CreateTime wrapper on a LogAppendTime topic: the wrapper stamped, the inner ones kept.
+    (wrapper,) = build_legacy([RecordSpec(NOW - 9, b"c", b"v"), RecordSpec(NOW - 8, b"d", b"v")], magic=1,
+                              codec=Codec.GZIP)
+    stamped = wrapper.with_header(timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=NOW)
+    return lat, with_base_offset(stamped, 2)
+
+
+def test_a_library_without_timestamp_types_is_judged_on_offsets_and_timestamps_only() -> None:
+    """ClientCapability.TIMESTAMP_TYPE: a record with no type (a driver's null) reads right untyped; its timestamp is
+    still judged, and a typed library's wrong type still fails."""
+    stored = _lat_v2_and_wrapper()
+    read = tuple(r for b in stored for r in b.records())
+    untyped = tuple(replace(r, timestamp_type=None) for r in read)
+    check_consumed(untyped, stored, start=0, until=4, clause_of=consumer_view_clause, context="ctx", typed=False)
+    check_seek(OffsetAndTimestamp(1, NOW), untyped[1], stored, "ctx", typed=False)
+    _raises("CON.v2-lat-max-timestamp", check_consumed, untyped, stored, start=0, until=4,
+            clause_of=consumer_view_clause, context="ctx", typed=True)
+    later = (replace(untyped[0], timestamp=NOW + 1), *untyped[1:])
+    _raises("CON.v2-lat-max-timestamp", check_consumed, later, stored, start=0, until=4,
+            clause_of=consumer_view_clause, context="ctx", typed=False)
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+def test_kafka_go_create_time_entries_cover_the_create_times_and_nothing_else(shift: int) -> None:
+    """FACTS "create-times": kafka-go's entries for LogAppendTime records read as their create times (v2 batch, v1
+    wrapper, after a seek) cover exactly that reading; the same records 1 ms later are a new departure (FAIL)."""
+    entries = load_expectations("suites/expectations/client-kafka-go.toml")
+    stored = _lat_v2_and_wrapper()
+    created = [NOW - 5, NOW - 3, NOW - 9, NOW - 8]
+    read = tuple(replace(r, timestamp=t + shift, timestamp_type=None)
+                 for r, t in zip((r for b in stored for r in b.records()), created, strict=True))
+    consumed = "suites/test_client_consume.py::test_consumer_records"
+    for batch, clause in zip(stored, ("CON.v2-lat-max-timestamp", "CON.v1-wrapper-lat-wrapper-value"), strict=True):
+        mine = tuple(r for r in read if batch.base_offset <= r.offset <= batch.last_offset)
+        violation = _raises(clause, check_consumed, mine, (batch,), start=0, until=4,
+                            clause_of=consumer_view_clause, context="ctx", typed=False)
+        nodeid = consumed if clause.startswith("CON.v2") else "suites/test_client_consume.py::test_v1_wrappers"
+        assert any(e.covers(violation, nodeid) for e in entries) is (shift == 0)
+    seek = _raises("LO.client-seek-by-time", check_seek, OffsetAndTimestamp(1, NOW), read[1], stored, "ctx",
+                   typed=False)
+    assert any(e.covers(seek, "suites/test_client_lookups.py::test_seek_by_time") for e in entries) is (shift == 0)
 
 
 # ------------------------------------------------------------------------------------ targets

@@ -589,6 +589,36 @@ def test_the_relay_pairs_each_answer_with_its_request_and_passes_on_what_the_hoo
     assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("test-relay-"))
 
 
+def test_the_relay_stops_the_pumps_of_a_connection_it_was_still_starting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """stop() joins a thread its accept loop spawns after stop() began (the answers pump of a connection whose
+    requests pump had already ended it), instead of finding it alive: the flaky end of the test below under load."""
+    spawn = Relay._spawn
+
+    def late_answers(relay: Relay, target: Callable[..., None], name: str, *args: Any) -> None:
+        if not name.endswith("-answers"):
+            spawn(relay, target, name, *args)
+            return
+
+        def slow(*pumped: Any) -> None:
+            time.sleep(0.3)  # still running when stop() looks for live threads, unless stop() joined it
+            target(*pumped)
+
+        time.sleep(0.5)  # the test has seen the connection closed and called stop() by now
+        spawn(relay, slow, name, *args)
+
+    monkeypatch.setattr(Relay, "_spawn", late_answers)
+    with _upstream(lambda key, version, cid: framing.SIZE.pack(cid)) as upstream:
+        host, port = upstream.split(":")
+        relay = Relay(lambda *_: None, lambda asked, frame: frame, timeout=2.0, name="test-relay")
+        try:
+            with socket.create_connection(("127.0.0.1", relay.listen((host, int(port)))), timeout=2) as conn:
+                conn.sendall(b"GET / HTTP/1.1\r\n\r\n")
+                assert conn.recv(16) == b""
+        finally:
+            relay.stop()
+    assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("test-relay-"))
+
+
 def test_the_relay_keeps_a_frame_that_is_not_kafka_in_its_errors() -> None:
     with _upstream(lambda key, version, cid: framing.SIZE.pack(cid)) as upstream:
         host, port = upstream.split(":")

@@ -97,10 +97,46 @@ FACTS: dict[str, str] = {
     "high watermark is one past its last offset)",
     "batch-first-create-time": "the create time the producer wrote for the first record of the same batch (a "
     "client's RecordMetadata)",
-    "type-not-exposed": "each record read right but with type CreateTime: what the driver of a consumer that "
-    "exposes no timestamp type reports (Sarama's ConsumerMessage)",
-    "nonpositive-as-none": "as type-not-exposed, and a record whose timestamp is 0 or negative read as no timestamp "
-    "(-1, NoTimestampType): a reader that turns such a timestamp into Go's zero time (kafka-go's makeTime)",
+    "requested-timestamp": "a by-time lookup reported as the broker's offset with the requested target as its "
+    "timestamp, offset -1 included where the broker found nothing (kafka-go's Client.ListOffsets: Response.Merge "
+    "overrides the answer's timestamp with the request's, and offset -1 is an answer like any other)",
+    "end-offset": "a by-time lookup the broker answered with offset -1 reported as the broker's answer to the LATEST "
+    "request the library sent next (kadm's ListOffsetsAfterMilli, which asks for the end offset then)",
+    "sent-as-given": "a negative offsetsForTimes target sent in ListOffsets as given (not refused), with the broker's "
+    "answer reported as a by-time answer (null for offset -1), or its error answer as the library's failure",
+    "sent-as-given-requested-timestamp": "as sent-as-given, the answer then filed as kafka-go's Client.ListOffsets "
+    "files it: -1 and -2 as its LastOffset and FirstOffset (no by-time answer: null), any other at the broker's "
+    "offset with no time (-1: the requested target, through makeTime)",
+    "sent-as-given-offset-only": "as sent-as-given, the answer then reported as its offset alone, -1 included "
+    "(Sarama's Client.GetOffset)",
+    "nanosecond-wrapped-written": "what a writer that holds a timestamp in int64 nanoseconds writes (ms x 10^6 "
+    "wrapped to 64 bits, divided by 10^6 toward zero: Go's Time.UnixNano() / 1e6, kgo's producer): each record's "
+    "timestamp so, and a batch's BaseTimestamp and MaxTimestamp as Kafka's builder computes them from those",
+    "first-nanosecond-wrapped-written": "a v1 wrapper's timestamp as the first inner message's, written as "
+    "nanosecond-wrapped-written says, not the largest (kgo's appendToAsMessageSet)",
+    "unreadable-lz4": "the consumer's failure, where it also left a stored LZ4 batch of the range undelivered (the "
+    "batches it failed with it: after it, and before it in the same fetch where a library decodes a fetch response "
+    "whole, as Sarama does): a reader that decompresses every LZ4 batch as a standard LZ4 frame cannot read a magic-0 "
+    "one, whose header checksum Kafka computes over the magic bytes too (KIP-57)",
+    "delta-nanosecond-wrapped": "each record of a CreateTime v2 batch read as its BaseTimestamp plus its delta held "
+    "as a Go time.Duration (delta x 10^6 wrapped to int64 nanoseconds), a negative BaseTimestamp read as Go's zero "
+    "time (year 1) and a record that is then at the zero time as no timestamp (-1): Sarama's Record.decode and "
+    "parseRecords",
+    "partition-error": "each record of a batch rejected with record_errors failed with the partition's error, "
+    "record_errors ignored",
+    "create-times": "each record read as the create time its producer put in the stored batch (a v2 record's "
+    "BaseTimestamp + delta, a v1 message's own timestamp, inner ones included), typed CreateTime where the library "
+    "exposes a type: a reader that ignores a LogAppendTime batch's or wrapper's type (kafka-go's readMessageV2)",
+    "create-times-nonpositive-as-none": "as create-times, and a create time of 0 or below read as no timestamp (-1, "
+    "NoTimestampType) as in nonpositive-as-none: kafka-go's readMessageV2 and readMessageV1, then makeTime",
+    "own-messages": "each record read as its own stored message says, the wrapper's type ignored: an inner message "
+    "of a compressed v1 wrapper with its own timestamp and its own bit-3 type (a v0 one with -1 and "
+    "NoTimestampType); a v2 record as create-times (kgo's v1MessageToRecord)",
+    "own-messages-nanosecond-wrapped": "as own-messages, each timestamp then read as nanosecond-wrapped says: kgo's "
+    "v1MessageToRecord with timeFromMillis",
+    "nonpositive-as-none": "each record read right (typed CreateTime where the library exposes a type) but one whose "
+    "timestamp is 0 or negative read as no timestamp (-1, NoTimestampType): a reader that turns such a timestamp "
+    "into Go's zero time (kafka-go's makeTime)",
     "empty-as-null": "each record's key and value as a reader that delivers an empty one as null reads them "
     "(kafka-go's readNewBytes)",
     "nanosecond-wrapped": "each record's timestamp as a reader that holds it in int64 nanoseconds reads it (ms x 10^6 "
@@ -109,9 +145,23 @@ FACTS: dict[str, str] = {
 }
 
 
+# Go's zero time.Time (January 1, year 1, UTC) in Unix milliseconds.
+GO_ZERO_TIME_MS = -62_135_596_800_000
+
+
+def int64_wrapped(value: int) -> int:
+    """`value` wrapped to a signed 64-bit integer, as Go's int64 arithmetic overflows."""
+    value %= 1 << 64
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def nanosecond_wrapped_written(ms: int) -> int:
+    """A timestamp in ms as a writer holding it in int64 nanoseconds writes it (FACTS "nanosecond-wrapped-written"):
+    ms x 10^6 wrapped to 64 bits, then divided by 10^6 toward zero (Go's time.UnixMilli(ms).UnixNano() / 1e6)."""
+    ns = int64_wrapped(ms * 1_000_000)
+    return -(-ns // 1_000_000) if ns < 0 else ns // 1_000_000
+
+
 def nanosecond_wrapped(ms: int) -> int:
     """A timestamp in ms as a reader holding it in int64 nanoseconds gets it back (FACTS "nanosecond-wrapped")."""
-    ns = (ms * 1_000_000) % (1 << 64)
-    if ns >= 1 << 63:
-        ns -= 1 << 64
-    return ns // 1_000_000
+    return int64_wrapped(ms * 1_000_000) // 1_000_000

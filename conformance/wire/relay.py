@@ -118,18 +118,26 @@ class Relay:
         for sock in sockets:
             _close(sock)
         deadline = time.monotonic() + self.timeout
-        for thread in list(self._threads):
-            if thread is not threading.current_thread():
+        # An accept loop still starting a connection's pumps when stop() began spawns them after it: join until no
+        # thread is left unjoined (the accept loops end on _stopping, so the set is finite).
+        joined = {threading.current_thread()}
+        while True:
+            with self._lock:
+                pending = [t for t in self._threads if t not in joined]
+            if not pending:
+                break
+            for thread in pending:
                 thread.join(max(0.0, deadline - time.monotonic()))
+                joined.add(thread)
         alive = [t.name for t in self._threads if t.is_alive()]
         if alive:
             raise self._error(f"{self.name} threads still running after {self.timeout:g} s: {', '.join(alive)}")
 
     def _spawn(self, target: Callable[..., None], name: str, *args: Any) -> None:
         thread = threading.Thread(target=target, args=args, name=f"{self.name}-{name}", daemon=True)
-        with self._lock:
+        with self._lock:  # started before stop() can see it: a thread not started yet cannot be joined
             self._threads.append(thread)
-        thread.start()
+            thread.start()
 
     def _track(self, *socks: socket.socket) -> bool:
         with self._lock:

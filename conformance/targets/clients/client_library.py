@@ -12,7 +12,8 @@ Operations, each optional by capability (a suite reports UNSUPPORTED where one i
 - `send(topic, partition, records, codec=...)`: one outcome per record, in order: its RecordMetadata
   (offset, timestamp), or the failure the library reports for it (KIP-467: per-record exceptions);
 - `consume(topic, partition, offset, until=...)`: the records from `offset` up to `until` (exclusive), as the
-  library's consumer delivers them after assign + seek (no consumer group: the reference broker has none);
+  library's consumer delivers them after assign + seek (no consumer group: the reference broker has none); each
+  record's timestamp type where the library exposes one (TIMESTAMP_TYPE), None otherwise;
 - `offsets_for_times(topic, partition, target)`: the library's answer for one partition, None for null (LO-9);
   a negative target is refused with ClientRefused (the library's exception, before any request);
 - `list_offsets(topic, partition, spec)`: EARLIEST, LATEST or MAX_TIMESTAMP where the library offers them
@@ -47,6 +48,10 @@ class ClientCapability(Enum):
     LATEST = "latest"  # list_offsets(LATEST): endOffsets or an OffsetSpec
     MAX_TIMESTAMP = "max-timestamp"  # list_offsets(MAX_TIMESTAMP): an Admin OffsetSpec (KIP-734)
     SEEK_BY_TIME = "seek-by-time"  # seek_by_time()
+    # A consumed record's timestamp type (CON-1's timestampType): a library whose records carry none (Sarama's
+    # ConsumerMessage, kafka-go's Message) leaves it out, its records' timestamp_type is None, and the client suites
+    # compare what it does expose (offset, timestamp, key, value) without a type.
+    TIMESTAMP_TYPE = "timestamp-type"
 
 
 # The ListOffsets specs a client may offer, by the capability that offers each.

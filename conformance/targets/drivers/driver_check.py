@@ -142,6 +142,9 @@ def check_client_driver(check: DriverCheck) -> None:
                          needs="send", declared=declared)  # fmt: skip
             check.record("consume: the records sent, bytes intact", lambda: _consume(driver, topic, sent),
                          needs="consume", declared=declared)  # fmt: skip
+            check.record("consume: a timestamp type as declared",
+                         lambda: _consume_types(driver, topic, len(sent), "timestamp-type" in declared),
+                         needs="consume", declared=declared)  # fmt: skip
             check.record(
                 "offsets_for_times: an answer or null", lambda: _ask(driver, "offsets_for_times", topic, target=now),
                 needs="offsets-for-times", declared=declared,
@@ -230,6 +233,16 @@ def _consume(driver: DriverProcess, topic: str, sent: list[tuple[bytes, bytes | 
     if len(records) < len(sent):
         return f"{len(records)} records delivered from offset 0 until {len(sent)}, {len(sent)} were sent"
     return _round_trip(sent, records, "consume")
+
+
+def _consume_types(driver: DriverProcess, topic: str, count: int, typed: bool) -> str | None:
+    """A driver that declares timestamp-type gives every record's type; one that does not gives null (a type it
+    gives anyway is not judged: the suite reads it as no type, docs/driver-protocol.md)."""
+    records = driver.request("consume", topic=topic, partition=0, offset=0, until=count)["records"]
+    missing = [r["offset"] for r in records if r["timestamp_type"] is None]
+    if typed and missing:
+        return f"timestamp-type is declared, but the records at offsets {missing} came with a null timestamp_type"
+    return None
 
 
 def _ask(driver: DriverProcess, op: str, topic: str, **fields: Any) -> str | None:

@@ -1,9 +1,11 @@
 """A driver as a client library (conformance.targets.clients.client_library.ClientLibrary): every operation is one
 request of the driver protocol, every answer the model's types (driver_values.py).
 
-What a driver's error values become: `failed` a ClientFailed (the records a failed consume delivered kept),
-`refused` a ClientRefused (its kind is the library's exception type), `unsupported` an UnsupportedOperation
-(UNSUPPORTED, never FAIL). A broken driver (dead, hung, off the protocol) is a DriverBroken, which stops the run."""
+A consumed record's timestamp type is the driver's where its hello declares `timestamp-type`, None (no type: the
+library exposes none) otherwise. What a driver's error values become: `failed` a ClientFailed (the records a failed
+consume delivered kept), `refused` a ClientRefused (its kind is the library's exception type), `unsupported` an
+UnsupportedOperation (UNSUPPORTED, never FAIL). A broken driver (dead, hung, off the protocol) is a DriverBroken, which
+stops the run."""
 
 from __future__ import annotations
 
@@ -60,12 +62,14 @@ class DriverClient:
         known = {c.value: c for c in ClientCapability}
         self.capabilities = frozenset(known[c] for c in hello["capabilities"] if c in known)
         self.codecs = frozenset(CODEC_OF[c] for c in hello["codecs"])
+        # A type the driver gives without declaring timestamp-type is not the library's to be judged on.
+        self._typed = ClientCapability.TIMESTAMP_TYPE in self.capabilities
 
     def _ask(self, op: str, **fields: Any) -> dict[str, Any]:
         try:
             return self.process.request(op, **fields)
         except DriverAnswered as answered:
-            _raise(answered)
+            _raise(answered, self._typed)
 
     def send(
         self, topic: str, partition: int, records: Sequence[Outgoing], *, codec: Codec = Codec.NONE
@@ -82,7 +86,7 @@ class DriverClient:
 
     def consume(self, topic: str, partition: int, offset: int, *, until: int) -> tuple[ConsumerRecord, ...]:
         answer = self._ask("consume", topic=topic, partition=partition, offset=offset, until=until)
-        return tuple(record_of(r) for r in answer["records"])
+        return tuple(record_of(r, typed=self._typed) for r in answer["records"])
 
     def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
         return answer_of(self._ask("offsets_for_times", topic=topic, partition=partition, target=target)["answer"])
@@ -97,16 +101,16 @@ class DriverClient:
     ) -> tuple[OffsetAndTimestamp | None, ConsumerRecord | None]:
         answer = self._ask("seek_by_time", topic=topic, partition=partition, target=target, until=until)
         record = answer["record"]
-        return answer_of(answer["answer"]), None if record is None else record_of(record)
+        return answer_of(answer["answer"]), None if record is None else record_of(record, typed=self._typed)
 
     def close(self) -> None:
         self.process.stop()
 
 
-def _raise(answered: DriverAnswered) -> NoReturn:
+def _raise(answered: DriverAnswered, typed: bool) -> NoReturn:
     if answered.type == "refused":
         raise ClientRefused(answered.kind or "refused", answered.message)
     if answered.type == "unsupported":
         raise UnsupportedOperation(Capability.CLIENT, f"{answered.op}: {answered.message or answered.kind}")
-    delivered = tuple(record_of(r) for r in answered.delivered)
+    delivered = tuple(record_of(r, typed=typed) for r in answered.delivered)
     raise ClientFailed(f"{answered.kind}: {answered.message}".strip(": "), delivered=delivered)

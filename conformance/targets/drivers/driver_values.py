@@ -78,16 +78,19 @@ def record_json(record: ConsumerRecord) -> dict[str, Any]:
     return {
         "offset": record.offset,
         "timestamp": record.timestamp,
-        "timestamp_type": TIMESTAMP_TYPES[record.timestamp_type],
+        "timestamp_type": None if record.timestamp_type is None else TIMESTAMP_TYPES[record.timestamp_type],
         "key": b64(record.key),
         "value": b64(record.value),
         "headers": headers_json(record.headers),
     }
 
 
-def record_of(value: Mapping[str, Any]) -> ConsumerRecord:
+def record_of(value: Mapping[str, Any], *, typed: bool = True) -> ConsumerRecord:
+    """A record as the driver delivered it; its timestamp type None where the driver gives null or, with `typed`
+    False, where the library exposes none (a client driver that does not declare timestamp-type)."""
+    name = value["timestamp_type"] if typed else None
     return ConsumerRecord(
-        int(value["offset"]), int(value["timestamp"]), TIMESTAMP_TYPE_OF[value["timestamp_type"]],
+        int(value["offset"]), int(value["timestamp"]), None if name is None else TIMESTAMP_TYPE_OF[name],
         unb64(value["key"]), unb64(value["value"]), headers_of(value.get("headers", ())),
     )  # fmt: skip
 

@@ -171,11 +171,12 @@ func NotSent(kind, message string) Outcome {
 	return Outcome{Error: &RecordFailed{Kind: kind, Message: message}}
 }
 
-// ConsumerRecord is a record as the library's consumer delivers it.
+// ConsumerRecord is a record as the library's consumer delivers it. TimestampType is nil (null) where the
+// library exposes no timestamp type; a driver that gives one declares the "timestamp-type" capability.
 type ConsumerRecord struct {
 	Offset        int64    `json:"offset"`
 	Timestamp     int64    `json:"timestamp"`
-	TimestampType string   `json:"timestamp_type"`
+	TimestampType *string  `json:"timestamp_type"`
 	Key           Bytes    `json:"key"`
 	Value         Bytes    `json:"value"`
 	Headers       []Header `json:"headers,omitempty"`
@@ -195,6 +196,11 @@ type ReadBatch struct {
 	TimestampType string           `json:"timestamp_type"`
 	MaxTimestamp  *int64           `json:"max_timestamp"`
 	Records       []ConsumerRecord `json:"records"`
+}
+
+// TypeOf is a record's timestamp type as a library exposes it, for ConsumerRecord.TimestampType.
+func TypeOf(name string) *string {
+	return &name
 }
 
 // Int64 is a pointer to v, for the optional fields above.

@@ -168,7 +168,7 @@ func (c *client) send(ctx context.Context, req *driverkit.Request) (any, error) 
 func consumerRecord(r *kgo.Record) driverkit.ConsumerRecord {
 	types := map[int8]string{-1: driverkit.NoTimestampType, 0: driverkit.CreateTime, 1: driverkit.LogAppendTime}
 	out := driverkit.ConsumerRecord{Offset: r.Offset, Timestamp: driverkit.Millis(r.Timestamp),
-		TimestampType: types[r.Attrs.TimestampType()], Key: r.Key, Value: r.Value}
+		TimestampType: driverkit.TypeOf(types[r.Attrs.TimestampType()]), Key: r.Key, Value: r.Value}
 	for _, h := range r.Headers {
 		out.Headers = append(out.Headers, driverkit.Header{Key: h.Key, Value: h.Value})
 	}

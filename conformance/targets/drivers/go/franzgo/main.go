@@ -30,7 +30,7 @@ func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverki
 	case driverkit.RoleClient:
 		d.client = newClient(bootstrap, timeout)
 		hello.Capabilities = []string{"send", "record-errors", "consume", "offsets-for-times", "earliest",
-			"latest", "max-timestamp", "seek-by-time"}
+			"latest", "max-timestamp", "seek-by-time", "timestamp-type"} // kgo.Record.Attrs.TimestampType()
 	case driverkit.RoleCodec:
 		d.codec = newCodec(timeout)
 		hello.Capabilities = []string{"build", "read", "batch-max-timestamp"}

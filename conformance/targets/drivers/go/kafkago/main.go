@@ -12,8 +12,9 @@
 //	seek_by_time       ListOffsets for the answer, then kafka-go's own seek by time:
 //	                   Reader.SetOffsetAt(time) and the first ReadMessage
 //
-// kafka-go's Message has no timestamp type, only Time; the driver reports NoTimestampType where Time
-// is Go's zero time and CreateTime otherwise. A WriteMessages failure is the Writer's one error for the
+// kafka-go's Message has no timestamp type, only Time (message.go); the driver gives a null
+// timestamp_type and leaves "timestamp-type" out of its capabilities, and reports -1 where Time is Go's
+// zero time. A WriteMessages failure is the Writer's one error for the
 // whole batch (the Writer does not pass on a Produce answer's record errors), reported for each record.
 package main
 
@@ -151,12 +152,9 @@ func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) 
 }
 
 func consumerRecord(m kafka.Message) driverkit.ConsumerRecord {
-	kind := driverkit.CreateTime // see the package doc: kafka-go does not say which
-	if m.Time.IsZero() {
-		kind = driverkit.NoTimestampType
-	}
-	out := driverkit.ConsumerRecord{Offset: m.Offset, Timestamp: driverkit.Millis(m.Time), TimestampType: kind,
-		Key: m.Key, Value: m.Value}
+	// No TimestampType: kafka-go does not expose one (see the package doc).
+	out := driverkit.ConsumerRecord{Offset: m.Offset, Timestamp: driverkit.Millis(m.Time), Key: m.Key,
+		Value: m.Value}
 	for _, h := range m.Headers {
 		out.Headers = append(out.Headers, driverkit.Header{Key: h.Key, Value: h.Value})
 	}

@@ -14,8 +14,9 @@
 //
 // Sarama's ConsumerMessage has no timestamp type, only Timestamp (the record's, or the batch's max
 // timestamp where the batch is LogAppendTime: consumer.go parseRecords) and BlockTimestamp; the driver
-// reports NoTimestampType where Timestamp is Go's zero time (Sarama's "no timestamp": a v0 message, or
-// any negative stored timestamp, which timestamp.go decodes to the zero time) and CreateTime otherwise.
+// gives a null timestamp_type and leaves "timestamp-type" out of its capabilities, and reports -1 where
+// Timestamp is Go's zero time (Sarama's "no timestamp": a v0 message, or any negative stored timestamp,
+// which timestamp.go decodes to the zero time).
 //
 // No codec role: Sarama's RecordBatch, Record, MessageSet and Message types are exported but their
 // encode and decode methods are not (packetEncoder, packetDecoder), so no application can build or
@@ -194,12 +195,9 @@ func (d *driver) clientOf() (sarama.Client, error) {
 }
 
 func consumerRecord(m *sarama.ConsumerMessage) driverkit.ConsumerRecord {
-	kind := driverkit.CreateTime // see the package doc: Sarama does not say which
-	if m.Timestamp.IsZero() {
-		kind = driverkit.NoTimestampType
-	}
-	out := driverkit.ConsumerRecord{Offset: m.Offset, Timestamp: driverkit.Millis(m.Timestamp), TimestampType: kind,
-		Key: m.Key, Value: m.Value}
+	// No TimestampType: Sarama does not expose one (see the package doc).
+	out := driverkit.ConsumerRecord{Offset: m.Offset, Timestamp: driverkit.Millis(m.Timestamp), Key: m.Key,
+		Value: m.Value}
 	for _, h := range m.Headers {
 		out.Headers = append(out.Headers, driverkit.Header{Key: string(h.Key), Value: h.Value})
 	}

@@ -24,8 +24,8 @@
  *   coordination cannot serve this consumer, so `consume` and `seek-by-time` are declared only where the broker
  *   offers every API the consumer sends in a group (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
  *   OffsetFetch) and answers FindCoordinator for a group with a coordinator (Apache Kafka, and the reference
- *   broker, whose group coordinator is conformance/reference/groups.py). A message's timestamp type is not in KafkaJS's typed message:
- *   the driver reads the batch attribute KafkaJS keeps on each v2 message (batchContext.timestampType) and bit 3 of
+ *   broker, whose group coordinator is conformance/reference/groups.py). A message's timestamp type is not in KafkaJS's typed message
+ *   but an application can read it as the driver does (declared `timestamp-type` with consume): the driver reads the batch attribute KafkaJS keeps on each v2 message (batchContext.timestampType) and bit 3 of
  *   a legacy v1 message's attributes; a v0 message has no timestamp (-1, NoTimestampType). Headers come as an
  *   object keyed by header key, so repeated keys are grouped and the original order of distinct keys is lost.
  * offsets_for_times: admin.fetchTopicOffsetsByTimestamp(topic, target). It answers offsets only (the ListOffsets
@@ -316,7 +316,7 @@ class Driver {
     }
     log(groups === null ? 'the broker coordinates consumer groups' : `no consumer groups: ${groups}`)
     this.capabilities = ['send', 'record-errors', 'offsets-for-times', 'earliest', 'latest']
-    if (groups === null) this.capabilities.push('consume', 'seek-by-time')
+    if (groups === null) this.capabilities.push('consume', 'seek-by-time', 'timestamp-type')
     this.codecs = Object.keys(CODECS).filter(name => {
       if (name === 'none') return true
       try {
