@@ -607,19 +607,12 @@ def test_the_relay_stops_the_pumps_of_a_connection_it_was_still_starting(monkeyp
         spawn(relay, slow, name, *args)
 
     monkeypatch.setattr(Relay, "_spawn", late_answers)
-    with _upstream(lambda key, version, cid: framing.SIZE.pack(cid)) as upstream:
-        host, port = upstream.split(":")
-        relay = Relay(lambda *_: None, lambda asked, frame: frame, timeout=2.0, name="test-relay")
-        try:
-            with socket.create_connection(("127.0.0.1", relay.listen((host, int(port)))), timeout=2) as conn:
-                conn.sendall(b"GET / HTTP/1.1\r\n\r\n")
-                assert conn.recv(16) == b""
-        finally:
-            relay.stop()
+    _relay_a_frame_that_is_not_kafka()
     assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("test-relay-"))
 
 
-def test_the_relay_keeps_a_frame_that_is_not_kafka_in_its_errors() -> None:
+def _relay_a_frame_that_is_not_kafka() -> Relay:
+    """A relay sent an HTTP request instead of a Kafka frame: it closes the connection; stopped, returned."""
     with _upstream(lambda key, version, cid: framing.SIZE.pack(cid)) as upstream:
         host, port = upstream.split(":")
         relay = Relay(lambda *_: None, lambda asked, frame: frame, timeout=2.0, name="test-relay")
@@ -629,4 +622,9 @@ def test_the_relay_keeps_a_frame_that_is_not_kafka_in_its_errors() -> None:
                 assert conn.recv(16) == b""  # the relay closed the connection
         finally:
             relay.stop()
+    return relay
+
+
+def test_the_relay_keeps_a_frame_that_is_not_kafka_in_its_errors() -> None:
+    relay = _relay_a_frame_that_is_not_kafka()
     assert relay.errors == ["relaying a request: RelayError: a frame size of 1195725856 bytes is not Kafka"]
