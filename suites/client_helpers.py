@@ -271,12 +271,15 @@ def check_lookup(
 def _lookup_facts(tapped: Sequence[TappedLookup], last: TappedLookup) -> dict[str, object]:
     """What known departures of libraries make of the broker's answer `last` to a by-time lookup (FACTS of
     conformance.judging.observables): its offset with the requested target as the timestamp; the broker's answer
-    to a LATEST request the library sent after it, where it sent one."""
+    to a LATEST request the library sent after it, or before it (its offset alone), where it sent one."""
     facts: dict[str, object] = {"requested-timestamp": OffsetAndTimestamp(last.offset, last.target)}
     later = [t for t in tapped if t.partition == 0 and t.at > last.at and t.target == SpecialTarget.LATEST]
     if later and later[-1].error_code == ErrorCode.NONE:
         end = later[-1]
         facts["end-offset"] = OffsetAndTimestamp(end.offset, -1 if end.timestamp is None else end.timestamp)
+    earlier = [t for t in tapped if t.partition == 0 and t.at < last.at and t.target == SpecialTarget.LATEST]
+    if earlier and earlier[-1].error_code == ErrorCode.NONE:
+        facts["end-offset-asked-first"] = OffsetAndTimestamp(earlier[-1].offset, None)
     return facts
 
 

@@ -182,6 +182,18 @@ def test_lookup_entries_cover_each_librarys_reading_and_nothing_else() -> None:
     assert not _covered(franz_go, wrong, "test_offsets_for_times")
 
 
+def test_kafkajs_not_found_entry_covers_the_high_watermark_it_asked_first_and_nothing_else() -> None:
+    """FACTS "end-offset-asked-first": KafkaJS asks LATEST, then the by-time lookup, and answers the high watermark
+    (an offset alone) where the broker found nothing; another offset, or an end offset it never asked, is new."""
+    kafkajs = "suites/expectations/client-kafkajs.toml"
+    latest, missing = _lookup_at(-1, 9, -1, 1.0), _lookup_at(NOW, -1, -1, 2.0)
+    for answer, covered in ((OffsetAndTimestamp(9, None), True), (OffsetAndTimestamp(8, None), False)):
+        wrong = _raises("LO.client-null-when-not-found", check_lookup, answer, [latest, missing], NOW, "ctx")
+        assert _covered(kafkajs, wrong, "test_offsets_for_times") is covered
+    wrong = _raises("LO.client-null-when-not-found", check_lookup, OffsetAndTimestamp(9, None), [missing], NOW, "ctx")
+    assert not _covered(kafkajs, wrong, "test_offsets_for_times")
+
+
 @pytest.mark.parametrize(
     ("target", "kafka_go", "franz_go"),
     [(-1, None, OffsetAndTimestamp(9, -1)), (-3, OffsetAndTimestamp(9, -1), OffsetAndTimestamp(9, NOW))],

@@ -102,6 +102,9 @@ FACTS: dict[str, str] = {
     "overrides the answer's timestamp with the request's, and offset -1 is an answer like any other)",
     "end-offset": "a by-time lookup the broker answered with offset -1 reported as the broker's answer to the LATEST "
     "request the library sent next (kadm's ListOffsetsAfterMilli, which asks for the end offset then)",
+    "end-offset-asked-first": "a by-time lookup the broker answered with offset -1 reported as the offset alone of "
+    "the broker's answer to the LATEST request the library sent before it (KafkaJS's fetchTopicOffsetsByTimestamp, "
+    "which asks for the high watermarks first and puts one in place of a negative offset)",
     "sent-as-given": "a negative offsetsForTimes target sent in ListOffsets as given (not refused), with the broker's "
     "answer reported as a by-time answer (null for offset -1), or its error answer as the library's failure",
     "sent-as-given-requested-timestamp": "as sent-as-given, the answer then filed as kafka-go's Client.ListOffsets "
