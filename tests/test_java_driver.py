@@ -184,7 +184,7 @@ def test_a_built_driver_is_cached_and_says_its_version(built: list[str], tmp_pat
         hello = driver.start(CLIENT_ROLE, bootstrap="127.0.0.1:1")  # no library call connects before an operation
     assert (hello["library"], hello["version"], hello["language"]) == ("java", "3.9.1", "java")
     assert set(hello["capabilities"]) == {"send", "record-errors", "consume", "offsets-for-times", "earliest", "latest",
-                                          "max-timestamp", "seek-by-time"}  # fmt: skip
+                                          "max-timestamp", "seek-by-time", "timestamp-type"}  # fmt: skip
 
 
 @pytest.mark.e2e

@@ -197,7 +197,7 @@ def test_the_kafkajs_driver_speaks_the_protocol_against_the_reference_broker(ins
     assert hello["codecs"] == ["none", "gzip"]  # KafkaJS ships gzip; the others need codec packages
     # KafkaJS's consumer needs a group coordinator: the reference broker has one.
     assert set(hello["capabilities"]) == {
-        "send", "record-errors", "offsets-for-times", "earliest", "latest", "consume", "seek-by-time"
+        "send", "record-errors", "offsets-for-times", "earliest", "latest", "consume", "seek-by-time", "timestamp-type"
     }  # fmt: skip
     # CreateTime: the timestamp the application set, and -1 for the one KafkaJS stamped itself (it does not say).
     assert by_id[1]["ok"]["outcomes"] == [{"offset": 0, "timestamp": now - 10}, {"offset": 1, "timestamp": -1}]

@@ -51,7 +51,7 @@ final class ClientRole implements KafkaClientsDriver.Role {
     private static final int LINGER_MS = 1000;
     private static final int POLL_MS = 100;
     private static final String[] CAPABILITIES = {"send", "record-errors", "consume", "offsets-for-times",
-        "earliest", "latest", "max-timestamp", "seek-by-time"};
+        "earliest", "latest", "max-timestamp", "seek-by-time", "timestamp-type"};
     private static final Map<String, CompressionType> CODECS = new HashMap<>();
 
     static {
