@@ -29,6 +29,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from conformance.spark.jvm.locate import JvmUnavailable
+from conformance.spark.jvm.locate import java_tool as locate_java_tool
 from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable
 from conformance.targets.drivers.driver_builds import BuildLock, cache_key, sources_digest
 
@@ -74,20 +76,16 @@ def build_java_driver(spec: DriverSpec, *, version: str | None, path: str | None
 
 
 def java_tool(name: str) -> str:
-    """`name` (java, javac) of JAVA_HOME where it is set, else of PATH; DriverUnavailable naming the fix."""
-    home = os.environ.get("JAVA_HOME")
-    if home:
-        candidate = Path(home) / "bin" / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
+    """`name` (java, javac) as the JVM bridge finds it (conformance.spark.jvm.locate: JAVA_HOME where it is set,
+    else PATH); DriverUnavailable naming the fix."""
+    try:
+        return str(locate_java_tool(name))
+    except JvmUnavailable as exc:
+        if os.environ.get("JAVA_HOME"):
+            raise DriverUnavailable(str(exc)) from None
         raise DriverUnavailable(
-            f"JAVA_HOME={home} has no bin/{name}: the java driver is built with a JDK; point JAVA_HOME at a JDK 17 or "
-            "newer, or unset it"
-        )
-    found = shutil.which(name)
-    if found is None:
-        raise DriverUnavailable(f"the java driver is built and run with a JDK and `{name}` is not on PATH: {JAVA_FIX}")
-    return found
+            f"the java driver is built and run with a JDK and `{name}` is not on PATH: {JAVA_FIX}"
+        ) from None
 
 
 def user_jar(path: str) -> Path:
