@@ -48,6 +48,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, BinaryIO
 
+from conformance.targets.managed.ports import LOOPBACK, free_loopback_port, listener_pids, process_group_members
 from conformance.wire.framing import FrameSizeError, StreamEnded, read_frame, write_frame
 
 __all__ = [
@@ -66,7 +67,6 @@ __all__ = [
     "stop_together",
 ]
 
-LOOPBACK = "127.0.0.1"
 DEFAULT_READY_TIMEOUT = 30.0
 DEFAULT_STOP_TIMEOUT = 10.0
 API_VERSIONS_KEY = 18
@@ -130,17 +130,6 @@ def dies_with_parent(argv: Sequence[str]) -> list[str]:
     missing, `argv` as given: stop() and the atexit stop still cover every exit but SIGKILL."""
     setpriv = shutil.which("setpriv") if sys.platform.startswith("linux") else None
     return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else list(argv)
-
-
-def free_loopback_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick for bind(0)).
-
-    The port is released before the broker binds it, so another process could take it in
-    between; `ManagedBroker` retries on a new port when the child reports "address in use"."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def probe_api_versions(host: str, port: int, timeout: float = _PROBE_TIMEOUT) -> dict[int, tuple[int, int]]:
@@ -431,7 +420,8 @@ class ManagedBroker:
         return unused_log_path(self._log_dir, f"{self.name}-{port}")
 
     def _await_ready(self, deadline: float, spawned_at: float, *, last_attempt: bool) -> bool:
-        """True once ready; False if the child died of "address in use" and a retry is allowed."""
+        """True once ready; False if the child lost its port (it died of "address in use", or another process answered
+    on it) and a retry is allowed."""
         assert self._proc is not None and self._port is not None
         last_problem = "no answer yet"
         interval = _FIRST_POLL_INTERVAL
@@ -448,12 +438,38 @@ class ManagedBroker:
             except NotReady as exc:
                 last_problem = str(exc)
             else:
-                if self._proc.poll() is None:
+                if self._proc.poll() is not None:
+                    continue  # the answer came from someone else's listener; report our child's death
+                stranger = self._stranger_listening()
+                if stranger is None:
                     self.startup_seconds = time.monotonic() - spawned_at
                     return True
-                continue  # the answer came from someone else's listener; report our child's death
+                if not last_attempt:
+                    return False
+                raise self._failure(
+                    f"was not the one answering: {stranger} listens on the port while {self.name} starts; "
+                    "stop that process or run again"
+                )
             time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
             interval = min(2 * interval, _MAX_POLL_INTERVAL)
+
+    def _stranger_listening(self) -> str | None:
+        """Who, other than the child's process group, holds the listener on our port ("pid 123 (java)"); None when
+        the child does or it cannot be told (ports.listener_pids). An answer from another process's listener
+        means our child lost the port in the gap between its pick and its bind."""
+        assert self._proc is not None
+        port = self.port
+        if listener_pids(port, among=process_group_members(self._proc.pid)):
+            return None
+        others = listener_pids(port)
+        if not others:
+            return None
+        pid = min(others)
+        try:
+            name = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            name = "?"
+        return f"another process (pid {pid}, {name})"
 
     def _probe(self, timeout: float) -> None:
         """Return once the child serves on `self.port`, else raise NotReady saying what was seen. A broker serves
