@@ -4,9 +4,10 @@ stopped: by `stop()`, by leaving its `with` block (normally or by an exception),
 during start-up, by the child dying during start-up, and at interpreter exit (`atexit`).
 
 Readiness is "TCP connect succeeded AND an ApiVersions v0 request got a well-formed
-ApiVersions answer AND the child is still alive". A listening socket alone is not enough (Tansu
-and noida bind before they serve), and the liveness check after the answer guards against a
-port race handing us somebody else's broker while ours died on "address in use".
+ApiVersions answer AND the child is still alive AND the listener is the child's". A listening socket
+alone is not enough (Tansu and noida bind before they serve); the last two guard against a port race
+handing us somebody else's broker, whether ours died on "address in use" or is still starting (a JVM
+binds seconds after its port was picked): the child is started again on a fresh port (ports.py).
 
 Why the ApiVersions probe is hand-rolled with `struct` and the project's standard-library framing
 (conformance/wire/framing.py) and not kafka-python: it is the one request every Kafka-protocol broker
