@@ -143,6 +143,23 @@ def test_a_missing_java_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
         check_target("kafka:4.0", "kafka-4.0")
 
 
+def test_java_and_javac_come_from_one_jdk_java_home_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.targets.managed import kafka
+
+    jdk = tmp_path / "jdk"
+    (jdk / "bin").mkdir(parents=True)
+    for name in ("java", "javac"):
+        (jdk / "bin" / name).write_text("#!/bin/sh\n")
+        (jdk / "bin" / name).chmod(0o755)
+    monkeypatch.setenv("JAVA_HOME", str(jdk))
+    # Where PATH has another JDK's javac, the launcher must not be compiled by it and run by JAVA_HOME's java.
+    assert kafka._tool("javac", "a JDK") == str(jdk / "bin" / "javac")
+    assert kafka._tool("java", "a JDK") == str(jdk / "bin" / "java")
+    (jdk / "bin" / "javac").unlink()
+    with pytest.raises(TargetError, match=r"JAVA_HOME=.* has no bin/javac: point JAVA_HOME at a JDK 17"):
+        kafka._tool("javac", "a JDK")
+
+
 def _config(port: int, node: KafkaNode, voters: str, log_dir: Path, brokers: int) -> dict[str, str]:
     text = server_properties(port, node, voters, log_dir, brokers=brokers)
     return dict(line.split("=", 1) for line in text.splitlines())

@@ -48,6 +48,8 @@ from pathlib import Path
 
 from conformance.errors import TargetError
 from conformance.reference.control_plane import ControlPlane
+from conformance.spark.jvm.locate import JvmUnavailable
+from conformance.spark.jvm.locate import java_tool as locate_java_tool
 from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes
@@ -231,16 +233,17 @@ def check_kafka(target: Target, opening: Opening) -> None:
 
 
 def _tool(name: str, fix: str) -> str:
-    home = os.environ.get("JAVA_HOME") if name == "java" else None
-    if home:
-        candidate = Path(home) / "bin" / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-        raise TargetError(f"JAVA_HOME={home} has no bin/{name}: point JAVA_HOME at a JDK 17 or newer, or unset it")
-    found = shutil.which(name)
-    if found is None:
-        raise TargetError(f"{name} not found, and Apache Kafka targets need it: install {fix}")
-    return found
+    """`name` found for an Apache Kafka target, or TargetError naming `fix`. java and javac as the JVM bridge finds
+    them (conformance.spark.jvm.locate: JAVA_HOME where it is set, else PATH), so both come from one JDK."""
+    if name in ("java", "javac"):
+        try:
+            return str(locate_java_tool(name))
+        except JvmUnavailable as exc:
+            if os.environ.get("JAVA_HOME"):
+                raise TargetError(str(exc)) from None
+    elif (found := shutil.which(name)) is not None:
+        return found
+    raise TargetError(f"{name} not found, and Apache Kafka targets need it: install {fix}")
 
 
 # --- obtaining a release ------------------------------------------------------------------------------------
