@@ -19,7 +19,12 @@ import pytest
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
 from conformance.targets.managed import ports
-from conformance.targets.managed.process import ManagedBroker, ManagedProcessError, probe_api_versions
+from conformance.targets.managed.process import (
+    ManagedBroker,
+    ManagedProcessError,
+    probe_api_versions,
+    process_group_members,
+)
 from conformance.targets.model import ModelFactory
 
 needs_proc = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
@@ -80,7 +85,7 @@ def test_the_listener_of_a_port_is_told_by_its_process() -> None:
         assert ports.listener_pids(port) == {os.getpid()}
         assert ports.listener_pids(port, among=[str(os.getpid())]) == {os.getpid()}
         assert ports.listener_pids(port, among=[]) == set()
-        assert str(os.getpid()) in ports.process_group_members(os.getpgid(0))
+        assert str(os.getpid()) in process_group_members(os.getpgid(0))
     assert ports.listener_pids(port) is None  # nobody listens any more
 
 

@@ -597,28 +597,38 @@ class WireImplementation(Implementation):
         expected = _expected_shown(applied, previous, self.profile)
         if not expected:
             return
+        # A config the broker does not describe cannot be awaited (the probe found the ones it has).
+        late = self._await_every_broker(
+            name, lambda shown: {k: shown[k] for k, w in expected.items() if k in shown and not w.shown_by(shown[k])}
+        )
+        if late is not None:
+            node, behind = late
+            raise ConfigNotInForce(
+                f"{name}: the cluster accepted the configs {applied} but broker {node}'s DescribeConfigs still "
+                f"shows {behind} after {self.client.timeout:g} s: check that broker's log (it may not be "
+                "replaying the metadata log, or its controller may be stuck), or allow it longer with "
+                "--wire-timeout SECONDS"
+            )
+        self._await_applied()
+
+    def _await_every_broker(
+        self, name: str, behind: Callable[[dict[str, str]], dict[str, str]]
+    ) -> tuple[int, dict[str, str]] | None:
+        """Poll DescribeConfigs of `name` on every broker, under one deadline (the client's timeout), until
+        `behind` finds nothing late in what each shows: None then, else the first broker still late and what."""
         deadline = time.monotonic() + self.client.timeout
         pause = 0.005
         waiting = list(self.probe.broker_ids)
         while True:
             pending: dict[int, dict[str, str]] = {}
             for node in waiting:
-                shown = self.client.describe_configs(name, node=node)
-                # A config the broker does not describe cannot be awaited (the probe found the ones it has).
-                behind = {k: shown[k] for k, wanted in expected.items() if k in shown and not wanted.shown_by(shown[k])}
-                if behind:
-                    pending[node] = behind
+                late = behind(self.client.describe_configs(name, node=node))
+                if late:
+                    pending[node] = late
             if not pending:
-                self._await_applied()
-                return
+                return None
             if time.monotonic() >= deadline:
-                node, behind = next(iter(pending.items()))
-                raise ConfigNotInForce(
-                    f"{name}: the cluster accepted the configs {applied} but broker {node}'s DescribeConfigs still "
-                    f"shows {behind} after {self.client.timeout:g} s: check that broker's log (it may not be "
-                    "replaying the metadata log, or its controller may be stuck), or allow it longer with "
-                    "--wire-timeout SECONDS"
-                )
+                return next(iter(pending.items()))
             waiting = list(pending)
             time.sleep(pause)
             pause = min(2 * pause, 0.1)
@@ -649,24 +659,25 @@ class WireImplementation(Implementation):
         if error != 0:
             self._no_marks(f"altering {name}'s retention.ms failed: {error_name(error)} {message}")
             return
-        deadline = time.monotonic() + self.client.timeout
-        waiting = list(self.probe.broker_ids)
-        pause = 0.005
-        while waiting:
-            shown = {node: self.client.describe_configs(name, node=node).get("retention.ms") for node in waiting}
-            if any(v is None for v in shown.values()):
-                self._no_marks(f"DescribeConfigs of {name} shows no retention.ms")
-                return
-            waiting = [node for node, v in shown.items() if v != value]
-            if waiting and time.monotonic() >= deadline:
-                raise ConfigNotInForce(
-                    f"{name}: broker {waiting[0]} still shows retention.ms={shown[waiting[0]]} after the alter "
-                    f"to {value} ({self.client.timeout:g} s): check that broker's log (it may not be replaying the "
-                    "metadata log), or allow it longer with --wire-timeout SECONDS"
-                )
-            if waiting:
-                time.sleep(pause)
-                pause = min(2 * pause, 0.1)
+        undescribed: list[int] = []
+
+        def behind(shown: dict[str, str]) -> dict[str, str]:
+            retention = shown.get("retention.ms")
+            if retention is None:  # nothing to await here: the marks end below
+                undescribed.append(1)
+                return {}
+            return {} if retention == value else {"retention.ms": retention}
+
+        late = self._await_every_broker(name, behind)
+        if undescribed:
+            self._no_marks(f"DescribeConfigs of {name} shows no retention.ms")
+        elif late is not None:
+            node, shown = late
+            raise ConfigNotInForce(
+                f"{name}: broker {node} still shows retention.ms={shown['retention.ms']} after the alter to {value} "
+                f"({self.client.timeout:g} s): check that broker's log (it may not be replaying the metadata log), "
+                "or allow it longer with --wire-timeout SECONDS"
+            )
 
     def _no_marks(self, why: str) -> None:
         self.marks = None

@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["LOOPBACK", "free_loopback_port", "listener_pids", "process_group_members"]
+__all__ = ["LOOPBACK", "free_loopback_port", "listener_pids"]
 
 LOOPBACK = "127.0.0.1"
 
@@ -146,23 +146,6 @@ def _holding(pids: Iterable[str], inodes: set[str]) -> set[int]:
                         found.add(int(pid))
                         break
     return found
-
-
-def process_group_members(pgid: int) -> list[str]:
-    """The PIDs (as /proc names them) of the live processes of group `pgid`."""
-    members: list[str] = []
-    with contextlib.suppress(OSError), os.scandir("/proc") as entries:
-        for entry in entries:
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = Path(entry.path, "stat").read_text()
-            except OSError:
-                continue
-            fields = stat.rpartition(")")[2].split()  # after "(comm)", which may hold spaces
-            if len(fields) > 2 and fields[2] == str(pgid):
-                members.append(entry.name)
-    return members
 
 
 def listener_pids(port: int, *, among: Iterable[str] | None = None) -> set[int] | None:

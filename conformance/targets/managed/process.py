@@ -49,7 +49,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, BinaryIO
 
-from conformance.targets.managed.ports import LOOPBACK, free_loopback_port, listener_pids, process_group_members
+from conformance.targets.managed.ports import LOOPBACK, free_loopback_port, listener_pids
 from conformance.wire.framing import FrameSizeError, StreamEnded, read_frame, write_frame
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "free_loopback_port",
     "managed_broker_at",
     "probe_api_versions",
+    "process_group_members",
     "start_together",
     "stop_together",
 ]
@@ -598,21 +599,27 @@ def _group_has_live_members(pgid: int) -> bool:
     """Whether group `pgid` has a member that is not a zombie. A zombie is dead, only waiting
     for its new parent (init, or a container's PID 1 that may reap late) to collect it, and it
     still counts for `killpg`, so on Linux we look in /proc; elsewhere any member counts."""
-    proc = Path("/proc")
-    if not (proc / "self" / "stat").exists():
+    if not Path("/proc/self/stat").exists():
         return True
-    for entry in os.listdir(proc):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = (proc / entry / "stat").read_text()
-        except OSError:
-            continue  # exited while we looked
-        # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            return True
-    return False
+    return bool(process_group_members(pgid))
+
+
+def process_group_members(pgid: int) -> list[str]:
+    """The PIDs (as /proc names them) of the live processes of group `pgid`, zombies left out; none without /proc."""
+    members: list[str] = []
+    with contextlib.suppress(OSError), os.scandir("/proc") as entries:
+        for entry in entries:
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue  # exited while we looked
+            # "pid (comm) state ppid pgrp ...": comm may contain spaces and parentheses.
+            fields = stat[stat.rindex(")") + 2 :].split()
+            if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+                members.append(entry.name)
+    return members
 
 
 def _wait_exited_unreaped(pid: int, timeout: float) -> bool:
