@@ -24,9 +24,10 @@
  *   coordination cannot serve this consumer, so `consume` and `seek-by-time` are declared only where the broker
  *   offers every API the consumer sends in a group (FindCoordinator, JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
  *   OffsetFetch) and answers FindCoordinator for a group with a coordinator (Apache Kafka, and the reference
- *   broker, whose group coordinator is conformance/reference/groups.py). A message's timestamp type is not in KafkaJS's typed message
- *   but an application can read it as the driver does (declared `timestamp-type` with consume): the driver reads the batch attribute KafkaJS keeps on each v2 message (batchContext.timestampType) and bit 3 of
- *   a legacy v1 message's attributes; a v0 message has no timestamp (-1, NoTimestampType). Headers come as an
+ *   broker, whose group coordinator is conformance/reference/groups.py). A message's timestamp type is not in
+ *   KafkaJS's typed message, but an application can read it as the driver does (declared `timestamp-type` with
+ *   consume): the driver reads the batch attribute KafkaJS keeps on each v2 message (batchContext.timestampType)
+ *   and bit 3 of a legacy v1 message's attributes; a v0 message has no timestamp (-1, NoTimestampType). Headers come as an
  *   object keyed by header key, so repeated keys are grouped and the original order of distinct keys is lost.
  * offsets_for_times: admin.fetchTopicOffsetsByTimestamp(topic, target). It answers offsets only (the ListOffsets
  *   timestamp is dropped: timestamp null), never refuses a negative target, and where the broker finds no record
