@@ -89,6 +89,9 @@ CONTROLLED = frozenset(
 _DEFAULTS = TopicConfig()
 # Fetch rounds per fetch() (a broker that serves one batch per answer; the suites' logs are short).
 _MAX_FETCH_ROUNDS = 200
+# Polls of an answer that served nothing below the high watermark, and the pause between them (kafka_wire.fetch).
+_EMPTY_POLLS = 20
+_EMPTY_POLL_PAUSE = 0.05
 
 
 def kafka_configs(config: TopicConfig) -> dict[str, str]:
@@ -732,6 +735,7 @@ class WireImplementation(Implementation):
         batches: list[object] = []
         position = offset
         first = None
+        empty_polls = 0
         for _ in range(_MAX_FETCH_ROUNDS):
             try:
                 result = self.client.fetch(
@@ -753,6 +757,17 @@ class WireImplementation(Implementation):
                 # clause of what was stored, with the codec's reason kept for the report.
                 self.notes.append(f"fetch {topic} at {position}: served bytes do not decode: {exc}")
                 return FetchResponse(ErrorCode.CORRUPT_MESSAGE, high_watermark=result.high_watermark)
+            if not more and result.error_code == 0 and result.high_watermark > position and empty_polls < _EMPTY_POLLS:
+                # Nothing served below the high watermark: the broker's wait (max_wait_ms) ran out before it read
+                # the log (Tansu on a loaded machine). A consumer polls again; so does the adapter, a bounded
+                # number of times, and a broker that never serves the records is compared as it answered.
+                empty_polls += 1
+                self.notes.append(
+                    f"fetch {topic} at {position}: nothing served below the high watermark "
+                    f"{result.high_watermark}; polled again ({empty_polls})"
+                )
+                time.sleep(_EMPTY_POLL_PAUSE)
+                continue
             if first is None:
                 first = result
             elif result.error_code != 0:
