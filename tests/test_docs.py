@@ -184,6 +184,13 @@ def test_every_placeholder_has_a_figure(doc: Path) -> None:
     assert not unknown, f"{_name(doc)}: placeholders docs/hooks/figures.py does not know: {unknown}"
 
 
+def test_an_unknown_placeholder_fails_the_build() -> None:
+    figures = _figures_module()
+    assert figures.substitute("{{ clauses }} clauses", {"clauses": "7"}, "x.md") == "7 clauses"
+    with pytest.raises(KeyError, match=r"x\.md: unknown placeholder \{\{ claws \}\}"):
+        figures.substitute("{{ claws }}", {"clauses": "7"}, "x.md")
+
+
 def test_the_figures_are_the_code_s() -> None:
     figures = _figures_module().figures()
     assert figures["clauses"] == f"{len(CLAUSES):,}"
