@@ -1,4 +1,4 @@
-"""A minimal control plane (README "Give the suite a control plane"), standard library only: the HTTP API the
+"""A minimal control plane (docs/control-plane.md), standard library only: the HTTP API the
 suite calls (conformance/reference/openapi.json) around a fake's clocks, leaders and retention. Replace `Fake`
 with calls into your implementation and keep the rest. Run it, check it, then use it:
 

@@ -1,4 +1,4 @@
-"""Behaviour profiles: where Kafka versions differ, as data (README, "Behaviour profiles").
+"""Behaviour profiles: where Kafka versions differ, as data (docs/model.md, "Behaviour profiles").
 
 A profile is chosen per run; model code reads its fields and never tests a version number.
 The `kafka-*` profiles follow Apache Kafka's code where the KIP text disagrees (the DIS-* rules of

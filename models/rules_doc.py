@@ -42,7 +42,7 @@ document and Apache Kafka disagree, Kafka is right and the digest has a bug.
 
 **A rule ID** (e.g. VAL-4, IDX-8, LO-6) names one rule: an area prefix and a number. The sections below are
 numbered by area; there is no section 9 here because behaviour that differs by Kafka version has no rule IDs of
-its own: it is data, the behaviour profiles (`models/profiles.py`, and "Behaviour profiles" in the README).
+its own: it is data, the behaviour profiles (`models/profiles.py`, and [the profiles](model.md#behaviour-profiles)).
 
 **A clause** is one testable behaviour, derived from one or more rules: what a test checks and what a verdict
 names. Its ID is an area and a kebab-case name (e.g. `LO.first-ge-target`); it has a requirement level (MUST,
@@ -50,8 +50,8 @@ SHOULD or MAY, as in RFC 2119), the KIP (or Kafka JIRA) it comes from, the profi
 sentence saying what an implementation must do to pass. `kafka-conformance clauses` lists them.
 
 **A verdict is per clause.** A run gives each clause it checks one verdict (PASS, FAIL, KNOWN, UNSUPPORTED, N/A,
-...; README, "Running the suites"); a rule has no verdict of its own, its clauses do. A rule with no clause is
-marked here with the reason it is not tested.
+...; [Reading the report](reading-the-report.md#the-verdicts)); a rule has no verdict of its own, its clauses do. A
+rule with no clause is marked here with the reason it is not tested.
 
 **Test vectors** (TV-01..TV-27, last section) are facts taken from Apache Kafka's own tests; the project's
 tests restate each one (`tests/test_vectors_log.py`, `tests/test_vectors_validation.py`, and others that name

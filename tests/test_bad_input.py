@@ -276,8 +276,8 @@ def test_an_expectation_names_a_test_the_suites_have(
 
 
 def test_the_readme_serves_a_mutant_on_one_broker(tmp_path: Path) -> None:
-    """README: `kafka-conformance serve --target mutant:lookup-last-match --brokers 1 --port 9092 --control-port
-    8081` (here on free ports): one broker serving the mutant, and its control plane."""
+    """docs/reference-broker.md: `kafka-conformance serve --target mutant:lookup-last-match --brokers 1 --port
+    9092 --control-port 8081` (here on free ports): one broker serving the mutant, and its control plane."""
     args = build_parser().parse_args(
         ["serve", "--target", "mutant:lookup-last-match", "--brokers", "1", "--port", "0", "--control-port", "0",
          "--ready-file", str(tmp_path / "ready.json"), "--log-file", str(tmp_path / "log")]

@@ -1,5 +1,6 @@
 """The project's documents stand alone: README.md and docs/ point only inside the repository, docs/rules.md is the
-rule digest rendered from the code, and the figures the README states are the code's.
+rule digest rendered from the code, the README fits on a few screens, and the docs site states no count, version
+or table by hand: its pages hold placeholders that docs/hooks/figures.py fills from the code when the site is built.
 
 Whoever clones only this repository must be able to follow every path and link they read, and must not be sent to
 a file the project does not hold (the rule digest used to live outside it).
@@ -7,23 +8,34 @@ a file the project does not hold (the rule digest used to live outside it).
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
+import os
 import re
+import subprocess
+import sys
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
+from conformance.cli import build_parser
 from conformance.faults import MUTANTS
-from conformance.judging.coverage import declared_clauses
-from conformance.targets.implementation import Kind
-from models.clauses import CLAUSES, clauses_for_profile
-from models.profiles import PROFILES
+from conformance.judging.verdicts import EntryStatus, Verdict
+from models.clauses import CLAUSES
 from models.rules import VECTORS
 from models.rules_doc import DOC_PATH, REGENERATE, render
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
-DOCUMENTS = [README, *sorted((REPO / "docs").rglob("*.md"))]
+DOCS = REPO / "docs"
+DOCUMENTS = [README, *sorted(DOCS.rglob("*.md"))]
+# The site's pages: everything under docs/ but its hooks (code, excluded from the site in mkdocs.yml).
+PAGES = [doc for doc in DOCUMENTS if doc.parent != REPO and "hooks" not in doc.relative_to(DOCS).parts]
+MKDOCS_YML = REPO / "mkdocs.yml"
+# The quick-start commands, exactly: the main job and the project's own tests (.ci/run runs the second).
+MAIN_JOB = "pip install tox && tox -e tansu"
+OWN_TESTS = "pip install tox && tox run-parallel -p 2"
 
 # Top-level entries a backticked path in a document may start with to count as a path of this repository.
 REPO_ROOTS = ("models/", "conformance/", "suites/", "strategies/", "tests/", "docs/", "examples/", "reports/")
@@ -101,75 +113,127 @@ def test_every_relative_link_and_path_exists(doc: Path) -> None:
 
 
 def test_the_path_scan_sees_paths() -> None:
-    """Guard against a scan that silently finds nothing: the README names these files."""
-    found = set(_backticked_paths(_text(README)))
-    assert {"docs/rules.md", "suites/expectations/tansu.toml", "models/rules.py"} <= found
+    """Guard against a scan that silently finds nothing: the README and the pages name these files."""
+    assert {"suites/expectations/tansu.toml", "models/rules.py"} <= set(_backticked_paths(_text(README)))
+    found = {path for doc in PAGES for path in _backticked_paths(_text(doc))}
+    assert {"conformance/reference/openapi.json", "examples/control_shim.py", "models/profiles.py"} <= found
+    assert MARKDOWN_LINK.findall(_text(README)), "the scan finds no link in the README"
 
 
-# --- the README's figures ---------------------------------------------------------------------------
+# --- the README: a few screens, the two commands first --------------------------------------------------------
+
+
+def test_readme_fits_on_a_few_screens() -> None:
+    lines = _text(README).splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines: at most 200 (the rest belongs in docs/)"
+    long = [(number, len(line)) for number, line in enumerate(lines, 1) if len(line) > 120]
+    assert not long, f"README.md: lines over 120 characters (line, length): {long}"
+    first_screen = lines[:40]
+    for command in (MAIN_JOB, OWN_TESTS):
+        assert command in first_screen, f"README.md: `{command}` must stand on a line of its own in the first 40"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    assert OWN_TESTS in _text(REPO / ".ci" / "run").splitlines()
+
+
+def test_readme_verdict_words_are_the_code_s() -> None:
+    """The README's verdict table names the verdicts of conformance/judging/verdicts.py, all of a run's, and no
+    other word; STALE (an expectations entry's status) is explained beside it."""
+    table = _one_match(r"\| Verdict \| Means \| Fails the run \|(.*?)\n\n").group(1)
+    named = re.findall(r"^\| ([A-Z/-]+) \|", table, re.MULTILINE)
+    campaign_only = {Verdict.TIMEOUT, Verdict.CRASHED}
+    assert set(named) == {v.value for v in Verdict} - {v.value for v in campaign_only}
+    assert EntryStatus.STALE.value in _text(README)
 
 
 def _one_match(pattern: str) -> re.Match[str]:
-    """The one place of the README `pattern` matches, read with its line breaks as spaces (the README wraps)."""
-    text = " ".join(_text(README).split())
-    found = list(re.finditer(pattern, text))
+    found = list(re.finditer(pattern, _text(README), re.DOTALL))
     assert len(found) == 1, f"README.md: want exactly one match of {pattern!r}, found {len(found)}"
     return found[0]
 
 
-def _figure(pattern: str) -> tuple[int, ...]:
-    """The numbers (the groups of `pattern`) of the one README sentence it matches."""
-    return tuple(int(g) for g in _one_match(pattern).groups())
+def test_readme_links_into_the_site() -> None:
+    linked = {link.split("#", 1)[0] for link in MARKDOWN_LINK.findall(_text(README)) if link.startswith("docs/")}
+    assert {"docs/getting-started.md", "docs/reading-the-report.md", "docs/cli.md"} <= linked
 
 
-def _clauses_by_kind() -> dict[Kind, set[str]]:
-    """Clause IDs the suite tests of each kind declare (a test's `@pytest.mark.kind`, else a broker test)."""
-    by_kind: dict[Kind, set[str]] = {kind: set() for kind in Kind}
-    for clause_id, tests in declared_clauses().items():
-        for node in tests:
-            path, name = node.split("::")
-            function = getattr(importlib.import_module(path.removesuffix(".py").replace("/", ".")), name)
-            marks = [m for m in getattr(function, "pytestmark", []) if m.name == "kind"]
-            by_kind[Kind(marks[0].args[0]) if marks else Kind.BROKER].add(clause_id)
-    return by_kind
+# --- the site: every page in the nav, every figure from the code ---------------------------------------------------
 
 
-def test_readme_clause_figures_match_the_catalogue() -> None:
-    kafka_40 = {c.id for c in clauses_for_profile("kafka-4.0")}
-    by_kind = _clauses_by_kind()
-    broker = by_kind[Kind.BROKER]
-    elsewhere = {c.id for c in CLAUSES if c.checked_elsewhere} & kafka_40
-    assert _figure(r"The clause catalogue has (\d+) clauses over (\d+) behaviour profiles") == (
-        len(CLAUSES),
-        len(PROFILES),
-    )
-    assert _figure(r"(\d+) of them apply to kafka-4\.0") == (len(kafka_40),)
-    assert _figure(r"reports (\d+) clause verdicts, one per clause the broker suites check") == (len(broker),)
-    assert _figure(
-        r"Of the (\d+) kafka-4\.0 clauses, (\d+) are checked by the broker suites, (\d+) by the codec and client "
-        r"suites only \(a codec run reports (\d+) clause verdicts, a client run (\d+)\) and (\d+) by the model's own"
-    ) == (
-        len(kafka_40),
-        len(kafka_40 & broker),
-        len(kafka_40 - broker - elsewhere),
-        len(by_kind[Kind.CODEC]),
-        len(by_kind[Kind.CLIENT]),
-        len(elsewhere),
-    )
-    unsupported_context = r"over a quarter of the (\d+) kafka-4\.0 clauses the broker suites check"
-    assert _figure(unsupported_context) == (len(kafka_40 & broker),)
+def test_every_page_is_in_the_nav() -> None:
+    """mkdocs build --strict fails on a page outside the nav too; this says so without MkDocs installed."""
+    nav = set(re.findall(r"^\s+- (?:[^:\n]+: )?(\S+\.md)\s*$", _text(MKDOCS_YML), re.MULTILINE))
+    pages = {doc.relative_to(DOCS).as_posix() for doc in PAGES}
+    assert pages == nav, f"pages outside the nav: {sorted(pages - nav)}; nav entries, no page: {sorted(nav - pages)}"
 
 
-def test_readme_mutant_vector_and_profile_figures_match_the_code() -> None:
-    kinds = [m.kind for m in MUTANTS.values()]
-    counts = (kinds.count(Kind.BROKER), kinds.count(Kind.CODEC), kinds.count(Kind.CLIENT))
-    assert _figure(r"The seeded faults are (\d+) mutants \((\d+) broker, (\d+) codec and (\d+) client mutants") == (
-        len(MUTANTS),
-        *counts,
-    )
-    assert _figure(r"(\d+) seeded broker mutants split by area") == (counts[0],)
-    assert _figure(r"(\d+) codec and (\d+) client mutants \((\d+) mutants in all\)") == (*counts[1:], len(MUTANTS))
-    assert _figure(r"the (\d+) test vectors TV-01\.\.TV-(\d+)") == (len(VECTORS), len(VECTORS))
-    named = re.findall(r"`(kafka-[\d.]+)`", _one_match(r"`--profile` \(env `KTS_PROFILE`\).*?\)\.").group(0))
-    assert named == list(PROFILES), "README: the --profile sentence must name every profile, in order"
+@cache
+def _figures_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kts_docs_figures", DOCS / "hooks" / "figures.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
+
+@pytest.mark.parametrize("doc", PAGES, ids=_name)
+def test_every_placeholder_has_a_figure(doc: Path) -> None:
+    figures = _figures_module()
+    unknown = sorted(set(figures.placeholders(_text(doc))) - set(figures.figures()))
+    assert not unknown, f"{_name(doc)}: placeholders docs/hooks/figures.py does not know: {unknown}"
+
+
+def test_an_unknown_placeholder_fails_the_build() -> None:
+    figures = _figures_module()
+    assert figures.substitute("{{ clauses }} clauses", {"clauses": "7"}, "x.md") == "7 clauses"
+    with pytest.raises(KeyError, match=r"x\.md: unknown placeholder \{\{ claws \}\}"):
+        figures.substitute("{{ claws }}", {"clauses": "7"}, "x.md")
+
+
+def test_the_figures_are_the_code_s() -> None:
+    figures = _figures_module().figures()
+    assert figures["clauses"] == f"{len(CLAUSES):,}"
+    assert figures["mutants"] == f"{len(MUTANTS):,}"
+    assert figures["vectors"] == str(len(VECTORS))
+    by_kind = sum(int(figures[f"mutants.{kind}"]) for kind in ("broker", "codec", "client"))
+    assert by_kind == len(MUTANTS), "every mutant is of one of the three kinds"
+    parts = sum(int(figures[f"clauses.default.{part}"]) for part in ("broker", "codec-client", "elsewhere"))
+    assert parts == int(figures["clauses.default"]), "the default profile's clauses are checked in one place each"
+
+
+def test_the_cli_reference_covers_every_command() -> None:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+    reference = _figures_module().figures()["cli"]
+    missing = [name for name in commands if f"## {parser.prog} {name}\n" not in reference]
+    assert commands and not missing, f"the CLI reference lacks {missing}"
+
+
+# Counts a run or a code change can contradict, written as digits: they belong in a placeholder or nowhere.
+HAND_COUNT = re.compile(
+    r"\b\d[\d,]* (?:clauses|clause verdicts|mutants|broker mutants|codec mutants|client mutants|profiles|"
+    r"behaviour profiles|test vectors|targets|rules)\b"
+    r"|\b[1-9][\d,]* (?:PASS|FAIL|KNOWN|UNSUPPORTED|N/A|NON-STRICT|BLOCKED|UNEXPECTED-PASS)\b"
+)
+
+
+@pytest.mark.parametrize("doc", [doc for doc in DOCUMENTS if doc != REPO / DOC_PATH], ids=_name)
+def test_no_count_is_written_by_hand(doc: Path) -> None:
+    found = HAND_COUNT.findall(_text(doc))
+    assert not found, f"{_name(doc)} states counts by hand: {found}; write a placeholder (docs/hooks/figures.py)"
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None,
+    reason="MkDocs is not installed (pip install -e '.[docs]'); tox -e lint builds the site",
+)
+def test_the_site_builds_strict(tmp_path: Path) -> None:
+    """What tox -e lint runs: every link and anchor resolves, every page is in the nav, every placeholder is known."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "site" / "cli" / "index.html").is_file()

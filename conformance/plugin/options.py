@@ -92,8 +92,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--control-url",
         default=os.environ.get("KTS_CONTROL_URL") or None,
-        help="--target broker: URL of the cluster's control plane (clocks, leaders, retention; see README "
-        "'Give the suite a control plane'; env KTS_CONTROL_URL)",
+        help="--target broker: URL of the cluster's control plane (clocks, leaders, retention; see "
+        "docs/control-plane.md; env KTS_CONTROL_URL)",
     )
     group.addoption(
         "--brokers",

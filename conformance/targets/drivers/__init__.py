@@ -44,7 +44,7 @@ class DriverSpec:
     language: str  # "go", "node", "python", "java", or "any" for a user's own executable
     # what the registry calls the library: a Go module path, an npm package, a PyPI distribution, a Maven artifact
     package: str
-    registry: str  # how it is obtained, for help texts and the README: "the Go module proxy", "npm", "PyPI"
+    registry: str  # how it is obtained, for help texts and the docs: "the Go module proxy", "npm", "PyPI"
     pinned: str | None  # the version its shipped expectations files describe; None for a user's driver
     roles: frozenset[str]
     # "module:function" of its Build (None: a user's executable, run as it is)

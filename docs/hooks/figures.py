@@ -1,0 +1,267 @@
+"""The figures and tables the docs site reads from the code when it is built, never from a hand-written copy.
+
+A page writes `{{ name }}` where a count, a pinned version or a generated table belongs; `docs/hooks/placeholders.py`
+(the MkDocs hook) puts the value of `name` there. Counts that change with the code (clauses, profiles, mutants, suite
+tests, targets, test vectors), the versions the targets pin, the CLI reference (from `conformance.cli.build_parser`),
+the targets table (from the target registry), the verdicts and the tox environments all come from here, so a page
+cannot drift from the code it describes. tests/test_docs.py checks that every placeholder of every page has a value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import functools
+import html
+import importlib
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+# `{{ name }}`: a name is lower case, digits and . : _ - (e.g. `{{ clauses }}`, `{{ pinned.franz-go }}`).
+PLACEHOLDER = re.compile(r"\{\{\s*([a-z0-9.:_-]+)\s*\}\}")
+# The width the CLI reference's help texts are wrapped to, whatever the terminal that builds the site.
+HELP_WIDTH = 100
+
+
+def substitute(markdown: str, figures: dict[str, str], where: str) -> str:
+    """`markdown` with every placeholder replaced by its figure; a KeyError naming `where` and the unknown name."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in figures:
+            known = ", ".join(sorted(figures))
+            raise KeyError(f"{where}: unknown placeholder {{{{ {name} }}}}: docs/hooks/figures.py knows {known}")
+        return figures[name]
+
+    return PLACEHOLDER.sub(value, markdown)
+
+
+def placeholders(markdown: str) -> list[str]:
+    """The names of the placeholders `markdown` holds, in order."""
+    return PLACEHOLDER.findall(markdown)
+
+
+@functools.cache
+def figures() -> dict[str, str]:
+    """Every figure and table by placeholder name."""
+    found: dict[str, str] = {}
+    for source in (_counts, _versions, _tables):
+        found.update(source())
+    return found
+
+
+# --- counts -------------------------------------------------------------------------------------------------------
+
+
+def clauses_by_kind() -> dict[str, set[str]]:
+    """Clause IDs the suite tests of each kind declare (a test's `@pytest.mark.kind`, else a broker test): the
+    clauses a run against a target of that kind reports a verdict for."""
+    from conformance.judging.coverage import declared_clauses
+    from conformance.targets.implementation import Kind
+
+    by_kind: dict[str, set[str]] = {kind.value: set() for kind in Kind}
+    for clause_id, tests in declared_clauses().items():
+        for node in tests:
+            path, name = node.split("::")
+            function = getattr(importlib.import_module(path.removesuffix(".py").replace("/", ".")), name)
+            marks = [m for m in getattr(function, "pytestmark", []) if m.name == "kind"]
+            by_kind[marks[0].args[0] if marks else Kind.BROKER.value].add(clause_id)
+    return by_kind
+
+
+def _counts() -> dict[str, str]:
+    from conformance.faults import MUTANTS
+    from conformance.judging.coverage import declared_clauses
+    from conformance.targets.registry import table
+    from models.clauses import CLAUSES, clauses_for_profile
+    from models.profiles import DEFAULT_PROFILE, PROFILES
+    from models.rules import RULES, VECTORS
+
+    by_kind = clauses_by_kind()
+    default = {c.id for c in clauses_for_profile(DEFAULT_PROFILE.name)}
+    elsewhere = {c.id for c in CLAUSES if c.checked_elsewhere} & default
+    broker = by_kind["broker"]
+    kinds = [m.kind.value for m in MUTANTS.values()]
+    suite_tests = {node for nodes in declared_clauses().values() for node in nodes}
+    counts = {
+        "clauses": len(CLAUSES),
+        "profiles": len(PROFILES),
+        "rules": len(RULES),
+        "vectors": len(VECTORS),
+        "mutants": len(MUTANTS),
+        "mutants.broker": kinds.count("broker"),
+        "mutants.codec": kinds.count("codec"),
+        "mutants.client": kinds.count("client"),
+        "suite-tests": len(suite_tests),
+        "targets": len(table()),
+        # A run reports one verdict per clause the suites of its target's kind check.
+        "verdicts.broker": len(broker),
+        "verdicts.codec": len(by_kind["codec"]),
+        "verdicts.client": len(by_kind["client"]),
+        # The default profile's clauses, by where they are checked.
+        "clauses.default": len(default),
+        "clauses.default.broker": len(default & broker),
+        "clauses.default.codec-client": len(default - broker - elsewhere),
+        "clauses.default.elsewhere": len(elsewhere),
+    }
+    named = {
+        "profile.default": DEFAULT_PROFILE.name,
+        "profile.names": ", ".join(f"`{name}`" for name in PROFILES),
+        "vectors.last": VECTORS[-1].id if VECTORS else "",
+    }
+    return {name: f"{value:,}" for name, value in counts.items()} | named
+
+
+def _versions() -> dict[str, str]:
+    from conformance.targets.drivers import DRIVERS
+    from conformance.targets.managed.kafka import KAFKA_LINES, NEWEST_LINE, OLDEST_RELEASE
+    from conformance.targets.managed.kfake import KFAKE_VERSION
+
+    found = {f"pinned.{name}": spec.pinned for name, spec in DRIVERS.items() if spec.pinned}
+    found |= {f"kafka.{line}": exact for line, (exact, _) in KAFKA_LINES.items()}
+    found |= {f"kafka.{line}.profile": profile for line, (_, profile) in KAFKA_LINES.items()}
+    found |= {
+        "kafka.newest": NEWEST_LINE,
+        "kafka.newest.release": KAFKA_LINES[NEWEST_LINE][0],
+        "kafka.lines": ", ".join(KAFKA_LINES),
+        "kafka.oldest-release": ".".join(str(n) for n in OLDEST_RELEASE) + ".0",
+        "kfake.version": KFAKE_VERSION,
+    }
+    return found
+
+
+# --- tables -------------------------------------------------------------------------------------------------------
+
+
+def _cell(text: object) -> str:
+    """Text fit for one Markdown table cell: one line, a pipe escaped, and `<release>` shown, not read as HTML."""
+    one_line = " ".join(str(text).split())
+    return html.escape(one_line, quote=False).replace("|", "\\|")
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable[object]]) -> str:
+    titles = list(header)
+    lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(titles)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _code(text: str) -> str:
+    return f"`{text}`" if text else ""
+
+
+def targets_table() -> str:
+    from conformance.targets.registry import table
+
+    rows = []
+    for spec in table():
+        forms = [f"`{spec.name}==VERSION`"] if spec.versions else []
+        forms += [f"`{spec.name}=PATH`"] if spec.paths else []
+        rows.append((
+            _code(spec.name), spec.kind.value, spec.served_by.value, spec.description, spec.obtained,
+            _code(f"suites/expectations/{spec.expectations}") if spec.expectations else "none",
+            ", ".join(forms) or "pinned only",
+            ", ".join(sorted(form.value for form in spec.mutants)) or "",
+        ))  # fmt: skip
+    return _table(
+        ("`--target`", "Kind", "Where it runs", "What it is", "How it is obtained", "Shipped expectations",
+         "Other versions", "Mutants"),
+        rows,
+    )  # fmt: skip
+
+
+def verdicts_table() -> str:
+    from conformance.judging.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER
+
+    return _table(
+        ("Verdict", "Meaning", "Fails the run", "In the Allure reports"),
+        ((f"**{v.value}**", MEANING[v], "yes" if v in FAILS_RUN else "no", ALLURE_STATUS[v]) for v in TRIAGE_ORDER),
+    )
+
+
+def profiles_table() -> str:
+    from models.profiles import DEFAULT_PROFILE, PROFILES
+
+    return _table(
+        ("Profile", "Behaviour"),
+        ((f"`{p.name}`" + (" (default)" if p is DEFAULT_PROFILE else ""), p.description) for p in PROFILES.values()),
+    )
+
+
+def observables_table() -> str:
+    from conformance.judging.observables import Obs
+
+    return _table(("Observable", "What it is"), ((f"`{o.id}`", o.description) for o in Obs))
+
+
+def facts_table() -> str:
+    from conformance.judging.observables import FACTS
+
+    return _table(("`observed_is`", "The value it names"), ((f"`{name}`", meaning) for name, meaning in FACTS.items()))
+
+
+def pinned_table() -> str:
+    from conformance.targets.drivers import DRIVERS
+    from conformance.targets.managed.kafka import KAFKA_ARTIFACT, KAFKA_LINES
+
+    rows: list[tuple[object, ...]] = [
+        (_code(f"kafka:{line}"), "Apache Kafka", KAFKA_ARTIFACT, "Maven Central", f"{exact} (profile `{profile}`)")
+        for line, (exact, profile) in KAFKA_LINES.items()
+    ]
+    rows += [
+        (_code(name), spec.language, spec.package, spec.registry, spec.pinned)
+        for name, spec in DRIVERS.items()
+        if spec.pinned
+    ]
+    return _table(("Library or line", "Language", "Package", "From", "Pinned version"), rows)
+
+
+def tox_table() -> str:
+    """Every tox environment of tox.ini with its description, those the default `tox` runs marked."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(REPO / "tox.ini", encoding="utf-8")
+    default = parser.get("tox", "env_list").replace(",", " ").split()
+    envs = {"py": parser.get("testenv", "description")}
+    envs |= {
+        section.removeprefix("testenv:"): parser.get(section, "description", fallback="")
+        for section in parser.sections()
+        if section.startswith("testenv:")
+    }
+    order = [name for name in default if name in envs] + [name for name in envs if name not in default]
+    return _table(
+        ("Env", "In the default `tox`", "What it does"),
+        ((f"`{name}`", "yes" if name in default else "", envs[name]) for name in order),
+    )
+
+
+def cli_reference() -> str:
+    """The help of `kafka-conformance` and of each subcommand, as argparse prints it."""
+    from conformance.cli import build_parser
+
+    parser = build_parser()
+    parts = [_help(parser)]
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in commands.choices.items():
+        parts.append(f"## {parser.prog} {name}\n\n{_help(sub)}")
+    return "\n\n".join(parts)
+
+
+def _help(parser: argparse.ArgumentParser) -> str:
+    wrapped: Callable[..., argparse.HelpFormatter] = functools.partial(parser.formatter_class, width=HELP_WIDTH)
+    parser.formatter_class = wrapped
+    return f"```text\n{parser.format_help().rstrip()}\n```"
+
+
+def _tables() -> dict[str, str]:
+    return {
+        "table.targets": targets_table(),
+        "table.verdicts": verdicts_table(),
+        "table.profiles": profiles_table(),
+        "table.observables": observables_table(),
+        "table.facts": facts_table(),
+        "table.pinned": pinned_table(),
+        "table.tox": tox_table(),
+        "cli": cli_reference(),
+    }
