@@ -269,6 +269,9 @@ def _assert_one_line(code: int, out: str, err: str, *needles: str) -> None:
         assert needle in lines[0], (needle, lines[0])
 
 
+NEWER = json.dumps({"schema_version": SCHEMA_VERSION + 1, "clauses": {}, "tests": []})
+
+
 @pytest.mark.parametrize(
     ("make", "needles"),
     [
@@ -277,7 +280,7 @@ def _assert_one_line(code: int, out: str, err: str, *needles: str) -> None:
         (lambda d: _text(d / "x.json", "not json"), ["not a verdicts file (not JSON", "--verdicts-json"]),
         (lambda d: _text(d / "x.json", '{"a": 1}'), ['no "clauses" and "tests"']),
         (
-            lambda d: _text(d / "x.json", json.dumps({"schema_version": SCHEMA_VERSION + 1, "clauses": {}, "tests": []})),
+            lambda d: _text(d / "x.json", NEWER),
             [f"schema {SCHEMA_VERSION + 1}", f"reads schema {SCHEMA_VERSION}", "run the suites again"],
         ),
     ],
