@@ -9,8 +9,9 @@ Writes into --out: `campaign.json` (the plan), `rows/<task>.parquet` (as tasks f
 kill table of the mutants it ran) and `tasks.md`. The exit code follows `kafka-conformance run`'s rule over the
 matrix (conformance.spark.aggregate.campaign_outcome): 1 when an implementation's cell (its suites' or its audit's
 rows) is FAIL or UNEXPECTED-PASS, when a graded mutant was not killed (the kill table's rule), when a task timed
-out or crashed, or when a cell regressed against --baseline (an earlier campaign's folder; the comparison goes to
-`matrix-diff.md`); else 0; 2 on bad input, 130 when stopped. The last line says why ("2 FAIL, 0 UNEXPECTED-PASS: exit 1").
+out or crashed, or when a cell regressed against --baseline (an earlier campaign's folder; the comparison goes
+to `matrix-diff.md`); else 0; 2 on bad input, 130 when stopped. The last line says why ("2 FAIL, 0 UNEXPECTED-PASS:
+exit 1").
 """
 
 from __future__ import annotations
