@@ -38,6 +38,11 @@ def verdicts_path(path: Path) -> Path:
     cause and the fix) when there is none."""
     if path.is_dir():
         inside = path / VERDICTS_FILE
+        if not inside.is_file() and (path / "campaign.json").is_file():
+            raise ResultsError(
+                f"{path} is a campaign's folder, not a run's: compare two campaigns with "
+                f"`kafka-conformance campaign ... --baseline {path}`"
+            )
         if not inside.is_file():
             raise ResultsError(
                 f"{path} holds no {VERDICTS_FILE}: pass a run's report folder (the --out of kafka-conformance run) "
