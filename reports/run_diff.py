@@ -133,20 +133,41 @@ def _area(clause: str) -> str:
         return "other"
 
 
-def evidence(run: RunResults, clause: str) -> str:
-    """One line on why `clause` fails in `run`: the first departure recorded for it (observable, observed and
-    expected values, the test) and the command that replays it; "" when the run recorded none."""
+@dataclass(frozen=True)
+class Evidence:
+    """Why a clause fails in a run: the first departure recorded for it, the test, the replay command."""
+
+    what: str  # "list-offsets.offset: observed 6, expected 4", or the test's message line naming the clause
+    test: str
+    replay: str | None
+
+
+def find_evidence(run: RunResults, clause: str) -> Evidence | None:
+    """The evidence of `clause`'s failure in `run`; None when the run recorded none."""
     for test in run.tests_of(clause):
         if test.verdicts.get(clause) not in FAILS_RUN:
             continue
         found = next((v for v in test.violations if v.clause == clause), None)
         if found is not None:
-            line = f"{found.observable}: observed {found.observed}, expected {found.expected} in {test.nodeid}"
+            what = f"{found.observable}: observed {found.observed}, expected {found.expected}"
         else:
-            first = next((ln for ln in test.message.splitlines() if clause in ln), "")
-            line = f"{test.nodeid}: {first.strip()}" if first else test.nodeid
-        return line + (f"; replay: {test.replay}" if test.replay else "")
-    return ""
+            what = next((ln.strip() for ln in test.message.splitlines() if clause in ln), "")
+        return Evidence(what, test.nodeid, test.replay)
+    return None
+
+
+def evidence(run: RunResults, clause: str) -> str:
+    """One line on why `clause` fails in `run` (find_evidence); "" when the run recorded none."""
+    found = find_evidence(run, clause)
+    if found is None:
+        return ""
+    line = f"{found.what} in {found.test}" if found.what else found.test
+    return line + (f"; replay: {found.replay}" if found.replay else "")
+
+
+def _md_evidence(found: Evidence) -> str:
+    line = f"{_md(found.what)} in {_code(found.test)}" if found.what else _code(found.test)
+    return line + (f"; replay: {_code(found.replay)}" if found.replay else "")
 
 
 # --- text ----------------------------------------------------------------------------------------------------
@@ -221,8 +242,8 @@ def to_markdown(diff: RunDiff, *, title: str = "Kafka timestamp conformance: run
             continue
         lines += ["", f"#### {heading}", "", f"_{CHANGE_MEANING[change]}_", "", *table]
         if change is Change.REGRESSED:
-            why = [(c.clause, evidence(new.results, c.clause)) for c in found]
-            shown = [f"- {_code(clause)}: {_md(text)}" for clause, text in why if text]
+            why = [(c.clause, find_evidence(new.results, c.clause)) for c in found]
+            shown = [f"- {_code(clause)}: {_md_evidence(e)}" for clause, e in why if e is not None]
             if shown:
                 lines += ["", "<details><summary>Evidence</summary>", "", *shown, "", "</details>"]
     unchanged = len(diff.of(Change.UNCHANGED))

@@ -23,6 +23,7 @@ from conformance.judging.changes import (
 )
 from conformance.judging.results import SCHEMA_VERSION, RunResults, TestResult, ViolationRecord, write_results
 from conformance.judging.verdicts import FAILS_RUN, Verdict
+from models.clauses import get_clause
 from reports.run_diff import Side, diff_runs, evidence, to_json, to_markdown, to_text
 
 V = Verdict
@@ -141,31 +142,56 @@ def test_changes_are_listed_regressions_first() -> None:
 
 # --- crafted runs ---------------------------------------------------------------------------------------------------
 
+TESTS = {LOOKUP: "suites/test_list_offsets.py::test_timestamp_lookup"}
 
-def _run(clauses: dict[str, Verdict], *, target: str = "kafka:4.0", version: str = "4.0.0") -> RunResults:
+
+def _run(
+    clauses: dict[str, Verdict], *, target: str = "kafka:4.0", version: str = "4.0.0", profile: str = "kafka-4.0"
+) -> RunResults:
     tests = []
     for clause, verdict in clauses.items():
+        nodeid = TESTS.get(clause) or f"suites/test_{get_clause(clause).area.value}.py::test_{clause.split('.')[1]}"
         violations = ()
         if verdict is V.FAIL:
             violations = (ViolationRecord(clause, "list-offsets.offset", "6", "4", "target 17 | v10"),)
         tests.append(
             TestResult(
-                nodeid=f"suites/test_x.py::test_{clause}",
+                nodeid=nodeid.replace("-", "_"),  # a test of the suites that checks the clause, or a name like one
                 outcome="failed" if verdict is V.FAIL else "passed",
                 clauses=(clause,),
                 verdicts={clause: verdict},
-                replay=f"pytest suites/test_x.py::test_{clause} --target {target}" if verdict is V.FAIL else None,
+                replay=f"pytest {nodeid.replace('-', '_')} --target {target} --profile {profile}"
+                if verdict is V.FAIL
+                else None,
                 violations=violations,
             )
         )
     failed = any(v in FAILS_RUN for v in clauses.values())
-    return RunResults(target=target, implementation_version=version, profile="kafka-4.0", exit_status=int(failed),
+    return RunResults(target=target, implementation_version=version, profile=profile, exit_status=int(failed),
                       clauses=clauses, tests=tuple(tests))  # fmt: skip
 
 
 def _diff(old: dict[str, Verdict], new: dict[str, Verdict]):  # type: ignore[no-untyped-def]
     return diff_runs(Side("old", "old/verdicts.json", _run(old, version="3.9.1")),
                      Side("new", "new/verdicts.json", _run(new)))  # fmt: skip
+
+
+def example_diff():  # type: ignore[no-untyped-def]
+    """The example docs/comparing-runs.md shows: Kafka 3.9.1 against 4.0.0, one clause regressed, one fixed, one
+    newly known, one newly unsupported."""
+    old = {LOOKUP: V.PASS, RANGE: V.FAIL, INDEX: V.PASS, "CNV.stored-magic": V.PASS, "VAL.lat-response-time": V.PASS}
+    new = {LOOKUP: V.FAIL, RANGE: V.PASS, INDEX: V.KNOWN, "CNV.stored-magic": V.UNSUPPORTED,
+           "VAL.lat-response-time": V.PASS}  # fmt: skip
+    return diff_runs(
+        Side("old", "reports/out/kafka-3.9", _run(old, target="kafka:3.9", version="3.9.1", profile="kafka-3.9")),
+        Side("new", "reports/out/kafka-4.0", _run(new, target="kafka:4.0", version="4.0.0")),
+    )
+
+
+def test_the_docs_example_is_what_diff_writes() -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "comparing-runs.md").read_text(encoding="utf-8")
+    shown = page.split("<!-- example diff -->\n\n```markdown\n", 1)[1].split("```\n", 1)[0]
+    assert shown == to_markdown(example_diff())
 
 
 def test_text_names_each_change_with_its_evidence_and_the_exit() -> None:
@@ -175,7 +201,7 @@ def test_text_names_each_change_with_its_evidence_and_the_exit() -> None:
     assert "new: new/verdicts.json: kafka:4.0 4.0.0 (kafka-4.0): 1 new failure" in text
     assert re.search(rf"regressed \(1\).*\n  {re.escape(LOOKUP)} +PASS -> FAIL\n", text)
     assert "list-offsets.offset: observed 6, expected 4" in text
-    assert f"replay: pytest suites/test_x.py::test_{LOOKUP}" in text
+    assert "in suites/test_list_offsets.py::test_timestamp_lookup; replay: pytest suites/test_list_offsets.py::" in text
     assert re.search(rf"fixed \(1\).*\n  {re.escape(RANGE)} +FAIL -> PASS\n", text)
     assert "unchanged: 1 clause\n" in text
     assert text.endswith("diff: 1 regressed, 1 fixed, 1 unchanged: exit 1\n")
@@ -211,7 +237,7 @@ def test_markdown_is_a_pull_request_comment() -> None:
     assert "#### Regressed (1)" in md and "#### Newly supported (1)" in md
     # The evidence of a regression, its pipe escaped so that nothing breaks out of the list.
     assert "<details><summary>Evidence</summary>" in md and "target 17" not in md.split("Evidence")[0]
-    assert f"- `{LOOKUP}`: list-offsets.offset: observed 6, expected 4" in md
+    assert f"- `{LOOKUP}`: list-offsets.offset: observed 6, expected 4 in `suites/test_list_offsets.py::" in md
     # A clause that only the old run has is folded away.
     assert "<details><summary>Disappeared (1): " in md
     for table in _tables(md):  # every row of a table has as many cells as its header

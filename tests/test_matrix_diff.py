@@ -83,9 +83,7 @@ def test_markdown_has_a_line_per_column_and_a_row_per_changed_clause() -> None:
     assert f"| `{RANGE}` | — | — | **FAIL → PASS** (fixed) | — |" in md
 
 
-def test_the_campaign_writes_the_diff_against_its_baseline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_campaign_writes_the_diff_against_its_baseline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """campaign --baseline: both campaigns' rows aggregated (here: replaced by the synthetic matrices), the diff
     written to matrix-diff.md, the counts per column logged, a regression returned."""
     old_dir, new_dir = tmp_path / "old", tmp_path / "new"
