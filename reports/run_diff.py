@@ -43,6 +43,10 @@ def verdicts_path(path: Path) -> Path:
                 f"{path} is a campaign's folder, not a run's: compare two campaigns with "
                 f"`kafka-conformance campaign ... --baseline {path}`"
             )
+        if not inside.is_file() and (path / "latest" / VERDICTS_FILE).is_file():
+            raise ResultsError(
+                f"{path} holds runs' folders, not a run: pass one of them, e.g. {path / 'latest'} (the last run)"
+            )
         if not inside.is_file():
             raise ResultsError(
                 f"{path} holds no {VERDICTS_FILE}: pass a run's report folder (the --out of kafka-conformance run) "

@@ -304,6 +304,7 @@ NEWER = json.dumps({"schema_version": SCHEMA_VERSION + 1, "clauses": {}, "tests"
         (lambda d: d / "missing.json", ["does not exist", "pass a verdicts.json"]),
         (lambda d: d, ["holds no verdicts.json", "--out"]),
         (lambda d: _text(d / "campaign.json", "{}").parent, ["a campaign's folder", "--baseline"]),
+        (lambda d: _write(d / "latest" / "verdicts.json", {LOOKUP: V.PASS}).parents[1], ["runs' folders", "latest"]),
         (lambda d: _text(d / "x.json", "not json"), ["not a verdicts file (not JSON", "--verdicts-json"]),
         (lambda d: _text(d / "x.json", '{"a": 1}'), ['no "clauses" and "tests"']),
         (
@@ -311,7 +312,15 @@ NEWER = json.dumps({"schema_version": SCHEMA_VERSION + 1, "clauses": {}, "tests"
             [f"schema {SCHEMA_VERSION + 1}", f"reads schema {SCHEMA_VERSION}", "run the suites again"],
         ),
     ],
-    ids=["missing", "folder-without-verdicts", "campaign-folder", "not-json", "not-verdicts", "newer-schema"],
+    ids=[
+        "missing",
+        "folder-without-verdicts",
+        "campaign-folder",
+        "runs-folder",
+        "not-json",
+        "not-verdicts",
+        "newer-schema",
+    ],
 )
 def test_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str], make, needles) -> None:  # type: ignore[no-untyped-def]
     good = _write(tmp_path / "good.json", {LOOKUP: V.PASS})
