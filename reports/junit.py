@@ -185,10 +185,11 @@ def _count(root: ET.Element) -> None:
 
 
 def junit_tree(
-    results: RunResults, *, exit_code: int | None = None, expectations: Iterable[Expectation] = ()
+    results: RunResults, *, exit_code: int | None = None, expectations: Iterable[Expectation] = (), note: str = ""
 ) -> ET.ElementTree:
     """The JUnit XML of a run. `exit_code`: the run's (None: what its verdict line says, 1 or 0);
-    `expectations`: the entries of its expectations file, whose reasons and links the KNOWN cases quote."""
+    `expectations`: the entries of its expectations file, whose reasons and links the KNOWN cases quote; `note`:
+    what the run's verdict line adds (a regression against a baseline)."""
     headline = headline_of(results)
     code = exit_code if exit_code is not None else int(headline.failed)
     entries = {e.index: e for e in expectations}
@@ -202,7 +203,7 @@ def junit_tree(
         "profile": results.profile,
         "hypothesis_profile": results.hypothesis_profile,
         "seed": "" if results.seed is None else str(results.seed),
-        "verdict": headline.with_exit(code),
+        "verdict": headline.with_exit(code) + note,
     }
     for key, value in settings.items():
         ET.SubElement(properties, "property", name=key, value=_clean(value, _MESSAGE_MAX))
@@ -230,7 +231,7 @@ def junit_tree(
             _case(suite, "expectations", _entry_name(outcome.entry, outcome.covers), ENTRY_OUTCOME[outcome.status],
                   advice, text, outcome.status.value)  # fmt: skip
     run = _suite(root, f"run: {name}")
-    line = headline.with_exit(code)
+    line = headline.with_exit(code) + note
     _case(run, "run", "verdict", PASSED if code == 0 else FAILURE, line, line, "exit code")
     _count(root)
     ET.indent(root)
@@ -238,10 +239,15 @@ def junit_tree(
 
 
 def write_junit(
-    path: Path, results: RunResults, *, exit_code: int | None = None, expectations: Iterable[Expectation] = ()
+    path: Path,
+    results: RunResults,
+    *,
+    exit_code: int | None = None,
+    expectations: Iterable[Expectation] = (),
+    note: str = "",
 ) -> int:
     """Write the JUnit XML of `results` to `path` (its folder made if need be); returns how many test cases."""
-    tree = junit_tree(results, exit_code=exit_code, expectations=expectations)
+    tree = junit_tree(results, exit_code=exit_code, expectations=expectations, note=note)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tree.write(path, encoding="utf-8", xml_declaration=True)

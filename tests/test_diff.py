@@ -364,4 +364,6 @@ def test_run_with_a_baseline_exits_one_on_a_regression(tmp_path: Path, capsys: p
     last = out.strip().splitlines()[-1]
     assert last.startswith("verdict: exit 1: ") and last.endswith("; 1 regressed since the baseline"), last
     assert f"| `{LOOKUP}` | list-offsets | PASS | **FAIL** |" in (out_dir / "diff.md").read_text(encoding="utf-8")
-    assert "<failure" in junit.read_text(encoding="utf-8") and f'name="{LOOKUP}"' in junit.read_text(encoding="utf-8")
+    xml = junit.read_text(encoding="utf-8")
+    assert f'name="{LOOKUP}"' in xml and "<failure" in xml
+    assert f'message="{last.removeprefix("verdict: ")}"' in xml  # the run's case says what the verdict line says

@@ -81,13 +81,18 @@ def after_run(
             note = f"; {len(diff.of(Change.REGRESSED))} regressed since the baseline"
             if exit_code == EXIT_OK:
                 exit_code = EXIT_CHECK_FAILED
-    if args.junit_xml is not None and not _write_junit(args, results, exit_code, expectations, out):
+    if args.junit_xml is not None and not _write_junit(args, results, exit_code, expectations, note, out):
         exit_code = exit_code or EXIT_CHECK_FAILED  # as for a report not built: asked for, not there
     return exit_code, note
 
 
 def _write_junit(
-    args: argparse.Namespace, results: RunResults | None, exit_code: int, expectations: Path | None, out: TextIO
+    args: argparse.Namespace,
+    results: RunResults | None,
+    exit_code: int,
+    expectations: Path | None,
+    note: str,
+    out: TextIO,
 ) -> bool:
     from conformance.judging.expectations import ExpectationsError, load_expectations
     from reports.junit import JunitError, write_junit
@@ -101,7 +106,7 @@ def _write_junit(
         except ExpectationsError:  # checked before the run; a file edited since only loses the reasons
             entries = ()
     try:
-        cases = write_junit(Path(args.junit_xml), results, exit_code=exit_code, expectations=entries)
+        cases = write_junit(Path(args.junit_xml), results, exit_code=exit_code, expectations=entries, note=note)
     except JunitError as exc:
         out.write(f"junit not written: {exc}\n")
         return False
