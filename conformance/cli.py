@@ -52,6 +52,19 @@ _COMMANDS: tuple[_Command, ...] = (
         run.run,
     ),
     _Command(
+        "diff",
+        "compare two runs clause by clause (verdicts.json files or report folders): regressed, fixed, ...; exit 1 "
+        "on a regression",
+        lambda parser: _diff().add_arguments(parser),
+        lambda args, out: _diff().run(args, out),
+    ),
+    _Command(
+        "junit",
+        "write a run's verdicts.json as JUnit XML for a CI's test view (run --junit-xml does it during a run)",
+        lambda parser: _junit().add_arguments(parser),
+        lambda args, out: _junit().run(args, out),
+    ),
+    _Command(
         "mutants",
         "run the suites against every seeded mutant and write the kill table",
         mutants.add_arguments,
@@ -113,6 +126,18 @@ _COMMANDS: tuple[_Command, ...] = (
         lambda args, out: _broker_differential().run(args, out),
     ),
 )
+
+
+def _diff():  # type: ignore[no-untyped-def]
+    from conformance.commands import diff as command
+
+    return command
+
+
+def _junit():  # type: ignore[no-untyped-def]
+    from conformance.commands import junit as command
+
+    return command
 
 
 def _check_driver():  # type: ignore[no-untyped-def]

@@ -8,8 +8,10 @@ Writes into --out: `campaign.json` (the plan), `rows/<task>.parquet` (as tasks f
 `matrix.html`, `matrix.png` (the implementations: brokers, codecs, clients), `mutants.md` and `mutants.html` (the
 kill table of the mutants it ran) and `tasks.md`. The exit code follows `kafka-conformance run`'s rule over the
 matrix (conformance.spark.aggregate.campaign_outcome): 1 when an implementation's cell (its suites' or its audit's
-rows) is FAIL or UNEXPECTED-PASS, when a graded mutant was not killed (the kill table's rule), or when a task timed
-out or crashed; else 0; 2 on bad input, 130 when stopped. The last line says why ("2 FAIL, 0 UNEXPECTED-PASS: exit 1").
+rows) is FAIL or UNEXPECTED-PASS, when a graded mutant was not killed (the kill table's rule), when a task timed
+out or crashed, or when a cell regressed against --baseline (an earlier campaign's folder; the comparison goes
+to `matrix-diff.md`); else 0; 2 on bad input, 130 when stopped. The last line says why ("2 FAIL, 0 UNEXPECTED-PASS:
+exit 1").
 """
 
 from __future__ import annotations
@@ -82,6 +84,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="dev",
         choices=("fast", "dev", "ci", "broker"),
         help="the Hypothesis budget of every task (default dev); the task's --budget still bounds it",
+    )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="OLD_CAMPAIGN",
+        help="the --out folder of an earlier campaign: compare the matrix with its matrix, cell by cell, into "
+        "matrix-diff.md (regressed, fixed, newly known, ...: docs/comparing-runs.md); a regression in any column "
+        "makes the campaign exit 1",
     )
     parser.add_argument(
         "--expectations",
@@ -253,6 +263,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             "suites/test_codec_*.py, client suites suites/test_client_*.py, the others are broker suites"
         )
     expectations = _expectations(args, targets)
+    baseline = check_baseline(args.baseline)
     plan_file = Path(args.out) / "campaign.json" if args.out else None
     if args.resume and (plan_file is None or not plan_file.is_file()):
         raise CampaignError("--resume needs the --out directory of an earlier campaign (it holds campaign.json)")
@@ -297,15 +308,51 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
             brokers = [t for t in targets if target_kind(t) is Kind.BROKER]
             audit_targets(spark, brokers, profiles, out, campaign_id, expectations, out_stream, resume=args.resume)
         outcome = write_outputs(spark, out, campaign_id, tasks, out_stream)
+        regressed = baseline is not None and write_baseline_diff(spark, out, baseline, campaign_id, out_stream)
     except KeyboardInterrupt:
         out_stream.write("stopped: finished rows are kept\n")
         return 130
     finally:
         spark.stop()
     out_stream.write(f"campaign {campaign_id} done in {time.monotonic() - began:.0f} s: {out}\n")
-    code = EXIT_FAILED if outcome.failed else EXIT_OK
-    out_stream.write(f"{outcome.summary()}: exit {code}\n")
+    code = EXIT_FAILED if outcome.failed or regressed else EXIT_OK
+    since = "; a regression since the baseline (matrix-diff.md)" if regressed else ""
+    out_stream.write(f"{outcome.summary()}{since}: exit {code}\n")
     return code
+
+
+def check_baseline(path: str | None) -> Path | None:
+    """--baseline: the folder of an earlier campaign (it holds rows/), or a CampaignError naming the fix."""
+    from conformance.spark.engine import rows_dir
+
+    if path is None:
+        return None
+    folder = Path(path)
+    if not folder.is_dir() or not any(rows_dir(folder).glob("*.parquet")):
+        raise CampaignError(
+            f"--baseline {path}: not the folder of a campaign (no rows/*.parquet in it): pass the --out of an earlier "
+            "`kafka-conformance campaign`"
+        )
+    return folder
+
+
+def write_baseline_diff(spark: object, out: Path, baseline: Path, campaign_id: str, log: TextIO) -> bool:
+    """The matrix of the campaign in `out` against the one in `baseline`, into matrix-diff.md (reports.matrix_diff);
+    the counts per column on `log`. Returns whether a cell regressed."""
+    from conformance.spark.aggregate import aggregate, implementation_matrix
+    from conformance.spark.engine import rows_dir
+    from reports.matrix_diff import DIFF_FILE, matrix_diff, to_markdown
+
+    old = implementation_matrix(aggregate(spark, rows_dir(baseline)))
+    new = implementation_matrix(aggregate(spark, rows_dir(out)))
+    diff = matrix_diff(old, new)
+    title = f"Conformance matrix of campaign {campaign_id} against {baseline}"
+    (out / DIFF_FILE).write_text(to_markdown(diff, title), encoding="utf-8")
+    log.write(f"against the baseline {baseline}: {diff.summary()}, {out / DIFF_FILE}\n")
+    for column in diff.columns:
+        counts = ", ".join(f"{n} {change.value}" for change, n in diff.counts(column).items())
+        log.write(f"  {column[0]} ({column[1]}): {counts}\n")
+    return diff.regressed
 
 
 def _interrupt_on_sigterm() -> None:

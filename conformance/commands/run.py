@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from conformance.commands import run_ci
 from conformance.commands.usage import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -109,6 +110,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="reports/out", help="where the report, verdicts and logs go")
     parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (results still written)")
+    run_ci.add_arguments(parser)
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
 
 
@@ -172,8 +174,9 @@ def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: Tex
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """The main job: the suites against one target, Allure results and the single-file HTML report, and a
     clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
-    NON-STRICT), 1 when a clause FAILs, an expectation is stale or the harness broke, 2 on bad input; stopped
-    by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report of what finished."""
+    NON-STRICT), 1 when a clause FAILs, an expectation is stale, the harness broke or a clause regressed against
+    --baseline, 2 on bad input; stopped by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report of what
+    finished."""
     with sigterm_as_interrupt():
         try:
             return _run(args, out)
@@ -197,6 +200,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     suites, target = _check_run_inputs(args, wire_timeout, out)
     expectations = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
     _check_expectations(expectations)
+    baseline = run_ci.check_inputs(args)
     root = output_directory(args.out)
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
     budget = args.hypothesis_profile or default_hypothesis_profile(target)
@@ -277,6 +281,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         exit_code = EXIT_USAGE
     else:
         exit_code = EXIT_OK if code == 0 else EXIT_CHECK_FAILED
+    exit_code, regressed = run_ci.after_run(args, verdicts, baseline, exit_code, expectations.path, out)
     if verdicts.is_file():
         _print_verdict_summary(read_results(verdicts), out)
     out.write(f"{expectations.describe()}\n")
@@ -288,7 +293,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         from conformance.judging.headline import headline_of
 
         # Last, as on the report's first page: the verdict as the exit code says it.
-        out.write(f"verdict: {headline_of(read_results(verdicts)).with_exit(exit_code)}\n")
+        out.write(f"verdict: {headline_of(read_results(verdicts)).with_exit(exit_code)}{regressed}\n")
     if stopped_by_message is not None:
         out.flush()
         raise UsageError(stopped_by_message)

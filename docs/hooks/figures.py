@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-# `{{ name }}`: a name is lower case, digits and . : _ - (e.g. `{{ clauses }}`, `{{ pinned.franz-go }}`).
-PLACEHOLDER = re.compile(r"\{\{\s*([a-z0-9.:_-]+)\s*\}\}")
+# `{{ name }}`: a name is lower case, digits and . : _ - (e.g. `{{ clauses }}`, `{{ pinned.franz-go }}`); an
+# expression of a GitHub workflow, `${{ steps.x.outputs.y }}`, is left as it is.
+PLACEHOLDER = re.compile(r"(?<!\$)\{\{\s*([a-z0-9.:_-]+)\s*\}\}")
 # The width the CLI reference's help texts are wrapped to, whatever the terminal that builds the site.
 HELP_WIDTH = 100
 
