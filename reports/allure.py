@@ -22,7 +22,7 @@ from typing import Any
 
 from conformance.judging.verdicts import MEANING, TRIAGE_ORDER, UNSUPPORTED_PREFIX, Verdict
 from reports.front_page import CLAUSES_REPORT, TESTS_REPORT
-from reports.known_issues import KNOWN_HEAD, VERDICT_LABEL, config_module, known_issue_rules
+from reports.known_issues import KNOWN_HEAD, VERDICT_LABEL, config_module
 
 ALLURE_VERSION = "3.18.0"
 DEFAULT_CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
@@ -127,7 +127,7 @@ def write_categories(results: Path) -> None:
     HTML built here gets `CATEGORIES` through its config file (Allure 3 ignores categories.json)."""
     results.mkdir(parents=True, exist_ok=True)
     legacy = [
-        {"name": "Known failures: they do not fail the run", "matchedStatuses": ["failed"],
+        {"name": "Known departures: they do not fail the run", "matchedStatuses": ["skipped"],
          "messageRegex": f"(?s){KNOWN_HEAD}.*"},
         {"name": f"{Verdict.FAIL.value}: {MEANING[Verdict.FAIL]}", "matchedStatuses": ["failed"],
          "messageRegex": f"(?s)(?!{KNOWN_HEAD}).*(MUST|SHOULD|MAY).*"},
@@ -179,18 +179,12 @@ def _awesome(name: str) -> dict[str, Any]:
 
 
 def allure_config(
-    name: str,
-    output: Path,
-    global_attachments: list[str] | None = None,
-    resolutions: dict[str, Any] | None = None,
-    *,
-    split: bool = False,
+    name: str, output: Path, global_attachments: list[str] | None = None, *, split: bool = False
 ) -> dict[str, Any]:
     """The Allure 3 config of the report: one file, results grouped by verdict, clauses and tests apart; failed
-    steps open, so a failure's counterexample and wire exchange are visible at once; the known-issue rules
-    (`resolutions`, from known_issue_rules). The quality gate is added by config_module. With `split`, two reports
-    (clauses/ and tests/, reports.front_page), so that clause verdicts and pytest tests are never counted in one
-    ring; config_module gives each its filter."""
+    steps open, so a failure's counterexample and wire exchange are visible at once. The quality gate is added by
+    config_module. With `split`, two reports (clauses/ and tests/, reports.front_page), so that clause verdicts
+    and pytest tests are never counted in one ring; config_module gives each its filter."""
     if split:
         plugins = {
             CLAUSES_REPORT: {"import": _AWESOME, "options": _awesome(f"Clause verdicts · {name}")},
@@ -205,13 +199,10 @@ def allure_config(
         "globalAttachments": list(global_attachments or []),
         "plugins": plugins,
     }
-    if resolutions is not None:
-        config["resolutions"] = resolutions
     return config
 
 
 _AWESOME = "@allurereport/plugin-awesome"
-KNOWN_ISSUES_FILE = "known-issues.json"
 QUALITY_GATE_FILE = "quality-gate.txt"
 # Allure 3.18's quality gate calls Iterator.prototype.toArray, which Node.js has from version 22 only; on an older
 # Node (20 is still maintained) the gate would crash, so the gate runs with this module preloaded (`--import`,
@@ -245,22 +236,23 @@ def _run_allure(
 
 def quality_gate(config: Path, results: Path, *, timeout: float = 300) -> tuple[bool, str]:
     """Allure's quality gate over `results` with the report's `config` (config_module): (passed, Allure's
-    words). It fails on new failures only: a KNOWN, NON-STRICT or BLOCKED result does not count."""
+    words). It counts what fails the run (config_module): the clause verdicts that do and the run's own errors; a
+    KNOWN, NON-STRICT or BLOCKED clause does not count, nor does a pytest test beside its clauses."""
     arguments = ["quality-gate", "--config", str(config), str(results)]
     gate = _run_allure(arguments, config.parent, timeout, "quality-gate", preload=True)
     if gate.returncode not in (0, 1):
         tail = "\n".join((gate.stderr or gate.stdout).strip().splitlines()[-5:])
         raise ReportError(f"allure quality-gate failed (exit {gate.returncode}):\n{tail}")
     words = re.sub(r"\x1b\[[0-9;]*m", "", (gate.stderr + gate.stdout)).strip()  # without its colours
-    return gate.returncode == 0, words or "no new failure: every failure is a known issue, or there is none"
+    return gate.returncode == 0, words or "no clause verdict fails the run and the run had no error of its own"
 
 
 def build_html(results: Path, output: Path, *, name: str, timeout: float = 300, split: bool = False) -> Path:
     """Build the single-file report from `results` into `output`; returns the index.html path. Beside it: the
-    known issues Allure matched (known-issues.json) and the quality gate's outcome (quality-gate.txt, first line
-    "passed", "failed" or "not evaluated"), also on the report's first page; the gate fails on new failures only.
-    With `split`, two single-file reports, `clauses/index.html` and `tests/index.html`, and index.html is Allure's
-    summary of both until the caller writes its own first page there (reports.front_page)."""
+    quality gate's outcome (quality-gate.txt, first line "passed", "failed" or "not evaluated"), also on the report's
+    first page; the gate counts what fails the run. With `split`, two single-file reports, `clauses/index.html` and
+    `tests/index.html`, and index.html is Allure's summary of both until the caller writes its own first page there
+    (reports.front_page). Every Allure page opens on its header (open_on_header)."""
     # allure runs in a private directory (its config beside it): every path it gets must be absolute.
     results, output = Path(results).resolve(), Path(output).resolve()
     if not results.is_dir() or not any(results.iterdir()):
@@ -270,8 +262,7 @@ def build_html(results: Path, output: Path, *, name: str, timeout: float = 300, 
         tmp = Path(directory)
         # An explicit config, so an allurerc.* in the working directory cannot change the report.
         config = tmp / "allurerc.mjs"
-        rules = known_issue_rules(results, output / KNOWN_ISSUES_FILE)
-        config.write_text(config_module(allure_config(name, output, [], rules, split=split)), encoding="utf-8")
+        config.write_text(config_module(allure_config(name, output, [], split=split)), encoding="utf-8")
         try:
             passed, words = quality_gate(config, results, timeout=timeout)
             outcome = f"{'passed' if passed else 'failed'}\n{words}\n"
@@ -279,9 +270,7 @@ def build_html(results: Path, output: Path, *, name: str, timeout: float = 300, 
             outcome = f"not evaluated\n{exc}\n"
         (tmp / QUALITY_GATE_FILE).write_text(outcome, encoding="utf-8")
         attachments = [str(tmp / QUALITY_GATE_FILE), *_global_attachments(results, tmp)]
-        config.write_text(
-            config_module(allure_config(name, output, attachments, rules, split=split)), encoding="utf-8"
-        )
+        config.write_text(config_module(allure_config(name, output, attachments, split=split)), encoding="utf-8")
         arguments = ["generate", "--config", str(config), "--output", str(output), str(results)]
         done = _run_allure(arguments, tmp, timeout, f"generate on {results}")
     index = output / "index.html"
@@ -289,4 +278,39 @@ def build_html(results: Path, output: Path, *, name: str, timeout: float = 300, 
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
         raise ReportError(f"allure generate failed (exit {done.returncode}):\n{tail}")
     (output / QUALITY_GATE_FILE).write_text(outcome, encoding="utf-8")
+    for page in [output / CLAUSES_REPORT / "index.html", output / TESTS_REPORT / "index.html"] if split else [index]:
+        open_on_header(page)
     return index
+
+
+# Allure 3's report gives its tree's first result the keyboard focus on load and scrolls it into view: below a tall
+# header (the title, the counts, the metadata) the report opened scrolled past its counts onto the first rows. Until
+# the reader scrolls, clicks, touches or types, a scroll that happens is put back to the top; a page opened on a
+# result (a link with a route after #) is left to Allure.
+OPEN_ON_HEADER = """<script data-kts="open-on-header">
+(() => {
+  if (location.hash.length > 2) return;
+  let held = true;
+  const release = () => { held = false; };
+  for (const type of ["wheel", "touchstart", "pointerdown", "mousedown", "keydown"]) {
+    window.addEventListener(type, release, { capture: true, once: true, passive: true });
+  }
+  document.addEventListener("scroll", (event) => {
+    const scrolled = event.target === document ? document.scrollingElement : event.target;
+    if (held && scrolled && scrolled.scrollTop > 0) scrolled.scrollTop = 0;
+  }, { capture: true, passive: true });
+})();
+</script>"""
+
+
+def open_on_header(page: Path) -> None:
+    """Make an Allure 3 page open on its header (OPEN_ON_HEADER, first in its <head>); a page that has it is left
+    as it is."""
+    text = page.read_text(encoding="utf-8")
+    if OPEN_ON_HEADER in text:
+        return
+    head = text.find("<head>")
+    if head < 0:
+        raise ReportError(f"{page} has no <head>: not an Allure 3 page, so it cannot be made to open on its header")
+    at = head + len("<head>")
+    page.write_text(text[:at] + "\n" + OPEN_ON_HEADER + text[at:], encoding="utf-8")

@@ -238,9 +238,9 @@ def clause_result(
 
 def write_clause_results(verdicts_json: Path, results: Path, expectations: Path | None = None) -> int:
     """One Allure result per clause of `verdicts_json`; returns how many were written. First puts each test's
-    verdict on allure-pytest's result for it (reports.allure.mark_test_results: a KNOWN test is a failure marked
-    as a known issue, not an xfail's "skipped"). With the run's `expectations` file a KNOWN clause's page shows
-    its entries' reasons and links."""
+    verdict on allure-pytest's result for it (reports.known_issues.mark_test_results: a KNOWN test is skipped with
+    Allure's known flag and its known departures as its message). With the run's `expectations` file a KNOWN
+    clause's page shows its entries' reasons and links."""
     run = read_results(verdicts_json)
     expected = _expectations(expectations)
     results.mkdir(parents=True, exist_ok=True)

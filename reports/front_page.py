@@ -3,8 +3,9 @@ clause verdicts and the tests counted apart, the quality gate's outcome and the 
 links to the two Allure reports beside it (clauses/ and tests/, reports.allure).
 
 Plain HTML and CSS, no script: it opens from disk, prints, and reads on a phone. Allure's own first page counts
-pytest tests and clause results in one ring, shows KNOWN as "skipped" in its counts and hides the quality gate
-under its attachments; this page is what a person reads before opening either report.
+pytest tests and clause results in one ring, has one word per Allure status (KNOWN and NON-STRICT are "skipped"
+there, beside UNSUPPORTED and N/A: docs/report-counts.md) and hides the quality gate under its attachments; this
+page is what a person reads before opening either report.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def render(run: RunResults, facts: RunFacts) -> str:
 <p class="settings" id="settings">{settings}</p>
 <p class="verdict {state}" id="verdict">{esc(said.with_exit(facts.exit_code))}</p>
 {lost}
-<p class="gate" id="gate">Quality gate (fails on new failures only): <strong>{esc(facts.gate)}</strong>: \
+<p class="gate" id="gate">Quality gate (counts what fails the run): <strong>{esc(facts.gate)}</strong>: \
 {esc(facts.gate_words)}</p>
 <p class="expectations" id="expectations">{esc(facts.expectations)}\
 {f" ({esc(entry_line)})" if entry_line else ""}</p>
@@ -122,8 +123,8 @@ def render(run: RunResults, facts: RunFacts) -> str:
 {undecided_row}
 </table>
 <p class="files">Beside this page: <code>{CLAUSES_REPORT}/index.html</code> and <code>{TESTS_REPORT}/index.html</code> \
-(the Allure reports: evidence, counterexamples, wire exchanges, the target's log), <code>quality-gate.txt</code>, \
-<code>known-issues.json</code>; the verdicts as data in <code>verdicts.json</code> next to this folder.</p>
+(the Allure reports: evidence, counterexamples, wire exchanges, the target's log), <code>quality-gate.txt</code>; \
+the verdicts as data in <code>verdicts.json</code> next to this folder.</p>
 </main>
 </body>
 </html>

@@ -1,9 +1,9 @@
 """A verdict on an Allure result, and what Allure 3 makes of it: the verdict label the report's tree groups by,
-each test's verdict put on the result allure-pytest wrote for it (allure-pytest shows a KNOWN test as an xfail,
-"skipped"), a known failure (KNOWN, NON-STRICT) shown as a failure marked as a known issue of its clause (Allure 3
-resolutions: rules matched by test case ID and message, listed in the known-issues file Allure writes), and the
-quality gate that fails on new failures only (ARCHITECTURE.md "Reports"). Verdict words and their Allure status
-come from conformance.judging.verdicts; nothing here runs Allure (reports.allure does).
+each test's verdict put on the result allure-pytest wrote for it, a departure that does not fail the run (KNOWN,
+NON-STRICT) shown as "skipped" with Allure's `known` flag and a label naming the clause it is a known departure of
+(Allure 3 counts every "failed" result as failed in a report's header, however it is resolved: docs/report-counts.md),
+and the quality gate that counts the clause verdicts failing the run and the run's own errors. Verdict words and
+their Allure status come from conformance.judging.verdicts; nothing here runs Allure (reports.allure does).
 """
 
 from __future__ import annotations
@@ -14,27 +14,25 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from conformance.judging.harness import HARNESS_ERROR_PREFIX
 from conformance.judging.results import RunResults
-from conformance.judging.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
-from models.clauses import get_clause, kip_url
+from conformance.judging.verdicts import ALLURE_STATUS, DEPARTS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
 
 CLAUSES_SUITE = "clauses"  # the parentSuite of the clause results (reports.clauses)
 
-# The label the report's tree groups results by ("01 FAIL"), and the label naming the clause a known failure is a
-# known issue of.
+# The label the report's tree groups results by ("01 FAIL"), and the label naming the clause a known departure is of.
 VERDICT_LABEL = "verdict"
 KNOWN_ISSUE_LABEL = "known_issue"
 # The label of the test during which the target was lost: its clauses are BLOCKED, and yet the run fails.
 TARGET_LOST_LABEL = "target_lost"
+# The label of a test the harness broke in (a bug of the suite): its clauses are BLOCKED, and yet the run fails.
+HARNESS_ERROR_LABEL = "harness_error"
 # The run's errors outside any test (the target lost), shown as Allure's global errors on the first page.
 TARGET_LOST_GLOBALS = "target-lost-globals.json"
 _VERDICT_WORDS = frozenset(v.value for v in Verdict)
-# Failures that do not fail the run (KNOWN, NON-STRICT): "failed" in Allure and marked as a known issue, so the
-# first page counts them as failures, known ones, and the quality gate leaves them out.
-KNOWN_ISSUE_VERDICTS = frozenset(v for v, status in ALLURE_STATUS.items() if status == "failed" and v not in FAILS_RUN)
-# Failed or broken in Allure without failing the run (the known issues and BLOCKED, whose blocking test fails on its
-# own account): the quality gate does not count them.
-_NOT_NEW = frozenset(v for v, status in ALLURE_STATUS.items() if status in ("failed", "broken") and v not in FAILS_RUN)
+# Departures that do not fail the run (KNOWN, NON-STRICT): "skipped" with Allure's `known` flag (ALLURE_STATUS), so
+# that a report's header does not count them as failed.
+KNOWN_ISSUE_VERDICTS = DEPARTS - FAILS_RUN
 # How a known failure's message starts (verdict_line), up to the clause: "KNOWN (" or "NON-STRICT (", as a regex.
 KNOWN_HEAD = "(" + "|".join(re.escape(v.value) for v in TRIAGE_ORDER if v in KNOWN_ISSUE_VERDICTS) + r") \("
 # A test's own verdict among its clauses': anything new first, then a known failure (the clauses it stopped are
@@ -54,8 +52,8 @@ def verdict_group(verdict: Verdict | str) -> str:
 
 
 def verdict_line(verdict: Verdict, issue: str | None = None) -> str:
-    """The first line of a result's message: the verdict and what it means; a known failure names its clause, which
-    is how the report's known-issue rules tell it from a new failure of the same test (known_issue_rules)."""
+    """The first line of a result's message: the verdict and what it means; a known departure names its clause, so
+    that the report's categories tell it from a new failure of the same test by its message alone."""
     if verdict in KNOWN_ISSUE_VERDICTS and issue:
         return f"{verdict.value} ({issue}): {MEANING[verdict]}"
     return f"{verdict.value}: {MEANING[verdict]}"
@@ -68,10 +66,10 @@ def verdict_of_test(verdicts: Iterable[Verdict]) -> Verdict | None:
 
 
 def mark_verdict(result: dict[str, Any], verdict: Verdict, issue: str | None = None) -> dict[str, Any]:
-    """Put `verdict` on an Allure result, in place: the verdict label the tree groups by and a tag; a failure that
-    does not fail the run (KNOWN, NON-STRICT) becomes "failed" with the result format's `known` flag and a label
-    naming `issue`, the clause it is a known issue of (known_issue_rules makes Allure 3 show it as one). The
-    message's first line is the caller's (verdict_line)."""
+    """Put `verdict` on an Allure result, in place: the verdict label the tree groups by and a tag; a departure that
+    does not fail the run (KNOWN, NON-STRICT) becomes "skipped" with the result format's `known` flag (Allure shows
+    it on the result's page) and a label naming `issue`, the clause it is a known departure of. The message's first
+    line is the caller's (verdict_line)."""
     labels = [
         label
         for label in result.get("labels", [])
@@ -81,7 +79,6 @@ def mark_verdict(result: dict[str, Any], verdict: Verdict, issue: str | None = N
     labels += [{"name": VERDICT_LABEL, "value": verdict_group(verdict)}, {"name": "tag", "value": verdict.value}]
     if verdict in KNOWN_ISSUE_VERDICTS:
         result["status"] = ALLURE_STATUS[verdict]
-        # Allure 3 without this report's rules shows a `known` failure as an accepted one, never as skipped.
         result["statusDetails"] = {**result.get("statusDetails", {}), "known": True}
         if issue:
             labels.append({"name": KNOWN_ISSUE_LABEL, "value": issue})
@@ -110,10 +107,11 @@ def read_result(path: Path) -> dict[str, Any] | None:
 
 def mark_test_results(results: Path, run: RunResults, most: int = 5) -> int:
     """Put each test's verdict (from a run's verdicts JSON, `run`) on the result allure-pytest wrote for it in
-    `results`; returns how many results changed. allure-pytest shows a KNOWN test as an xfail, "skipped", which
-    reads as "not checked": it becomes a failure marked as a known issue (as does a test whose only departure is
-    NON-STRICT, which pytest passed), a BLOCKED one "broken"; the other statuses are pytest's own. A target lost
-    during the run is a global error of the report, and the test it was lost in counts for the quality gate."""
+    `results`; returns how many results changed. A KNOWN test (an xfail to pytest) stays "skipped" with Allure's
+    `known` flag and its known departures' lines as its message (as does a test whose only departure is NON-STRICT,
+    which pytest passed), a BLOCKED one is "broken"; the other statuses are pytest's own. A target lost during the
+    run is a global error of the report; the test it was lost in, and a test the harness broke in, are labelled so
+    that the quality gate counts them (the run fails on them, though their clauses are only BLOCKED)."""
     by_key: dict[tuple[str, str], list[tuple[Path, dict[str, Any]]]] = {}
     for path in sorted(Path(results).glob("*-result.json")):
         result = read_result(path)
@@ -142,12 +140,18 @@ def mark_test_results(results: Path, run: RunResults, most: int = 5) -> int:
                         lines = [*lines[:most], f"... {len(lines) - most} more: see the counterexample attachment"]
                     result["statusDetails"] = {**details, "message": "\n".join([head, *lines])}
             mark_verdict(result, verdict, issue)
-            if test.target_lost:
-                lost = test.target_lost.strip().splitlines() or ["the target was lost"]
-                result["labels"] = [
-                    *(label for label in result["labels"] if label.get("name") != TARGET_LOST_LABEL),
-                    {"name": TARGET_LOST_LABEL, "value": lost[0][:200]},
-                ]
+            lost = (test.target_lost.strip().splitlines() or ["the target was lost"])[0] if test.target_lost else ""
+            broke = test.message.splitlines()[0] if test.message.startswith(HARNESS_ERROR_PREFIX) else ""
+            run_errors = {TARGET_LOST_LABEL: lost, HARNESS_ERROR_LABEL: broke}
+            if lost or broke:
+                # The test ended in an error of the run, whatever its clauses say: broken, and without the known flag,
+                # which Allure would take as an accepted failure and leave out of the quality gate.
+                result["status"] = "broken"
+                result.get("statusDetails", {}).pop("known", None)
+            result["labels"] = [
+                *(label for label in result["labels"] if label.get("name") not in run_errors),
+                *({"name": name, "value": value[:200]} for name, value in run_errors.items() if value),
+            ]
             path.write_text(json.dumps(result), encoding="utf-8")
             changed += 1
     if run.target_lost:
@@ -156,57 +160,43 @@ def mark_test_results(results: Path, run: RunResults, most: int = 5) -> int:
     return changed
 
 
-# --- known issues and the quality gate (Allure 3 "resolutions") ----------------------------------------
+# --- the quality gate -------------------------------------------------------------------------------
 
 
-def known_issue_rules(results: Path, known_issues: Path | None = None) -> dict[str, Any]:
-    """The `resolutions` of the report's Allure 3 config: one "issue" rule per clause that failed results in
-    `results` name as their known issue (mark_verdict), matching them by test case ID and by their first line (a
-    parametrized test's cases share one test case ID, and a new failure among them must stay new). Allure writes
-    the known issues it matched, each with its results, to `known_issues` (the known-issues file)."""
-    found: dict[str, set[str]] = {}
-    verdicts: dict[str, set[str]] = {}
-    for path in sorted(Path(results).glob("*-result.json")):
-        result = read_result(path)
-        if result is None or result.get("status") not in ("failed", "broken") or not result.get("testCaseId"):
-            continue
-        labels = {str(label.get("name")): str(label.get("value")) for label in result.get("labels", [])}
-        issue = labels.get(KNOWN_ISSUE_LABEL)
-        if issue:
-            found.setdefault(issue, set()).add(str(result["testCaseId"]))
-            verdicts.setdefault(issue, set()).add(labels.get(VERDICT_LABEL, "").partition(" ")[2])
-    links: dict[str, dict[str, str]] = {}
-    rules: list[dict[str, Any]] = []
-    for issue in sorted(found):
-        try:
-            kip = get_clause(issue).kip
-        except KeyError:  # a clause renamed since the run: its issue still needs a link type
-            kip = issue
-        # Allure wants an issue tracker URL per issue type: the KIP's page, the clause as its anchor.
-        links[kip] = {"urlTemplate": kip_url(kip) + "#%s"}
-        known = Verdict.KNOWN if Verdict.KNOWN.value in verdicts[issue] else Verdict.NON_STRICT
-        rules.append({
-            "resolution": "issue",
-            "issue": {"id": issue, "type": kip},
-            "testCaseId": sorted(found[issue]),
-            "messageRegexp": f"^{KNOWN_HEAD}{re.escape(issue)}\\): ",
-            "comment": MEANING[known],
-        })  # fmt: skip
-    resolutions: dict[str, Any] = {"links": links, "rules": rules}
-    if known_issues is not None:
-        resolutions["knownIssuesPath"] = str(known_issues)
-    return resolutions
-
-
-# The quality gate (`allure quality-gate`): fails on new failures only. A failed or broken result counts unless
-# its verdict label says it does not fail the run; one without a verdict (an error outside any verdict) counts,
-# and so does the test the target was lost in (its clauses are BLOCKED, the run fails).
+# The quality gate (`allure quality-gate`) counts what fails the run, as the exit code does, in two rules of its own
+# (Allure's maxFailures says "failed tests" of whatever it counts): the clause verdicts that fail the run (a failed or
+# broken result whose verdict label is not one of `notNew`, or that has none: an error outside any verdict), and the
+# run's own errors, which leave their clauses BLOCKED: a pytest test (allure-pytest labels it framework=pytest) the
+# target was lost in or the harness broke in, or one that failed without any verdict. A pytest test's own FAIL is
+# not counted again beside its clauses' (a gate over both said "160 failed tests" for 103 clauses and 57 tests).
 _QUALITY_GATE = """\
-const notNew = new Set(%s);
+const notNew = new Set(%(not_new)s);
 const label = (tr, name) => (tr.labels ?? []).find((l) => l.name === name)?.value;
-const isNew = (tr) => !notNew.has((label(tr, "%s") ?? "").replace(/^\\d+ /, "")) || label(tr, "%s") !== undefined;
+const verdictOf = (tr) => (label(tr, "%(verdict)s") ?? "").replace(/^\\d+ /, "");
+const isTest = (tr) => label(tr, "framework") === "pytest";
+const failsRun = (tr) => !isTest(tr) && !notNew.has(verdictOf(tr));
+const runErrorLabels = %(errors)s;
+const runError = (tr) => isTest(tr) && (verdictOf(tr) === "" || runErrorLabels.some((n) => label(tr, n) !== undefined));
+const counted = (name, what) => ({
+  rule: name,
+  message: ({ actual, expected }) => `${actual} ${what}; allowed: ${expected}`,
+  successMessage: ({ actual }) => `${actual} ${what}`,
+  validate: async ({ trs, expected, state }) => {
+    const failed = trs.filter((tr) => tr.status === "failed" || tr.status === "broken").map((tr) => tr.id);
+    const actual = (Number(state.getResult()) || 0) + failed.length;
+    state.setResult(actual, failed);
+    return { success: actual <= expected, actual, testResults: failed };
+  },
+});
 config.qualityGate = {
-  rules: [{ id: "new-failures", maxFailures: 0, filter: isNew }],
+  use: [
+    counted("clauseFailures", "clause verdicts fail the run (%(fails)s)"),
+    counted("runErrors", "pytest tests ended in an error of the run itself (%(run_errors)s)"),
+  ],
+  rules: [
+    { id: "clauses", clauseFailures: 0, filter: failsRun },
+    { id: "run", runErrors: 0, filter: runError },
+  ],
 };
 """
 # A split report (reports.allure, split=True): the clause results in one report, the pytest tests in the other.
@@ -220,11 +210,17 @@ if (config.plugins.tests) config.plugins.tests.options.filter = (tr) => !isClaus
 def config_module(config: dict[str, Any]) -> str:
     """The report's Allure 3 config file (allurerc.mjs): `config` plus the quality gate, whose filter is a
     function, so the file is JavaScript."""
-    not_new = json.dumps([v.value for v in TRIAGE_ORDER if v in _NOT_NEW])
+    gate = {
+        "not_new": json.dumps([v.value for v in TRIAGE_ORDER if v not in FAILS_RUN]),
+        "verdict": VERDICT_LABEL,
+        "errors": json.dumps([TARGET_LOST_LABEL, HARNESS_ERROR_LABEL]),
+        "fails": ", ".join(v.value for v in TRIAGE_ORDER if v in FAILS_RUN),
+        "run_errors": "the target lost, a harness error, an error outside any verdict",
+    }
     return (
         "// The Allure 3 config of a kafka-timestamp-conformance report (reports/allure.py).\n"
         f"const config = {json.dumps(config, indent=2)};\n"
-        + _QUALITY_GATE % (not_new, VERDICT_LABEL, TARGET_LOST_LABEL)
+        + _QUALITY_GATE % gate
         + _SPLIT % CLAUSES_SUITE
         + "export default config;\n"
     )

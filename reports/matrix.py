@@ -2,10 +2,11 @@
 opens from disk) and a PNG heatmap. Reads the views of conformance.spark.aggregate; writes
 nothing else.
 
-Colours follow the Allure status of each verdict (conformance.judging.verdicts.ALLURE_STATUS), so the matrix and the
-Allure report agree: failed in reds (FAIL strongest, KNOWN and NON-STRICT lighter: departures that do not fail the
-run), broken in ambers, skipped in greys, passed in green. A clause a column's kind never checks is white with a
-dash, never a verdict colour.
+Colours say what a verdict means: the departures in reds (FAIL strongest, KNOWN and NON-STRICT lighter: departures
+that do not fail the run, which the Allure report shows as skipped with its known flag), then by the Allure status
+of each verdict (conformance.judging.verdicts.ALLURE_STATUS): broken in ambers (a task that timed out or crashed
+included), skipped in greys, passed in green. A clause a column's kind never checks is white with a dash, never a
+verdict colour. A version too long for a narrow header is cut short there and given in full in a note.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
+from typing import Any
 
 from conformance.judging.results import UNKNOWN_VERSION
 from conformance.judging.verdicts import MEANING, PRECEDENCE, KillStatus, Verdict
@@ -35,7 +37,8 @@ from models.clauses import Level, get_clause
 V = Verdict
 K = KillStatus
 
-# Shades per Allure status: every verdict under the status Allure gives it (tests/test_matrix.py checks this).
+# Shades per family: the departures under "failed", every other verdict under the status Allure gives it
+# (tests/test_matrix.py checks this).
 PALETTE: dict[str, dict[Verdict, str]] = {
     "failed": {
         V.FAIL: "#c62828",
@@ -97,6 +100,45 @@ def column_name(matrix: ImplementationMatrix, column: Column, *, short: bool = F
 def column_label(matrix: ImplementationMatrix, column: Column) -> str:
     """`client:sarama v1.61.1 (kafka-4.0)`: the implementation, its version and the profile it ran under."""
     return f"{column_name(matrix, column)} ({column[1]})"
+
+
+# A header is one narrow column wide: a version longer than this is cut short there (HTML, PNG; a Go pseudo-version or
+# a wrapper's version string overlapped its neighbours) and given in full in a note under the table.
+VERSION_SHOWN = 20
+# A Go pseudo-version: vX.Y.Z-[pre.]yyyymmddhhmmss-<12 hex digits of the commit>.
+_PSEUDO_VERSION = re.compile(r"^(v\d+\.\d+\.\d+)-(?:\S*\.)?\d{14}-([0-9a-f]{12})$")
+
+
+def short_version(version: str, most: int = VERSION_SHOWN) -> str:
+    """A version as a narrow header shows it: whole when it fits in `most` characters; a Go pseudo-version as its
+    base and commit (`v0.0.0-…01f206a`); else cut at the last space within `most` characters, with an ellipsis."""
+    if len(version) <= most:
+        return version
+    pseudo = _PSEUDO_VERSION.match(version)
+    if pseudo:
+        return f"{pseudo.group(1)}-…{pseudo.group(2)[:7]}"
+    head = version[: most - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space >= most // 2 else head).rstrip(" (") + "…"
+
+
+def version_notes(matrix: ImplementationMatrix) -> dict[tuple[str, str], int]:
+    """The (target, version) pairs whose headers cut the version short (short_version), numbered in column order:
+    the note under the table gives each in full."""
+    notes: dict[tuple[str, str], int] = {}
+    for column in matrix.columns:
+        version = matrix.shown_version(column)
+        if version is not None and short_version(version) != version:
+            notes.setdefault((column[0], version), len(notes) + 1)
+    return notes
+
+
+def _header_version(matrix: ImplementationMatrix, column: Column, notes: dict[tuple[str, str], int]) -> tuple[str, int]:
+    """(the version a header shows, its note's number or 0); ("", 0) for a header without a version."""
+    version = matrix.shown_version(column)
+    if version is None:
+        return "", 0
+    return short_version(version), notes.get((column[0], version), 0)
 
 
 def _version_note(matrix: ImplementationMatrix, column: Column) -> str:
@@ -169,6 +211,7 @@ table.m{border-collapse:separate;border-spacing:0}
 .m thead tr.kind th{border-bottom:2px solid #333;font-size:12px;letter-spacing:.04em;text-transform:uppercase}
 .m thead tr.profile th{font-weight:400;color:#555;font-size:11px}
 .m thead small.ver{font-weight:400;color:#555;font-size:10px}
+.m thead tr.names th:not(.c){width:64px;min-width:64px;max-width:64px;overflow-wrap:anywhere}
 .m th.c{text-align:left;white-space:nowrap;font-weight:400;position:sticky;left:0;background:#fff;z-index:1;
   padding-right:10px}
 .m th.c code{font-size:11.5px}.m th.c small{color:#8a5a00;font-size:9px;margin-left:4px}
@@ -245,6 +288,7 @@ def _summary_td(tally: Tally, first_of_group: bool) -> str:
 
 
 def _head(matrix: ImplementationMatrix) -> str:
+    notes = version_notes(matrix)
     kinds = "".join(f'<th class="g" colspan="{len(g.columns)}">{KIND_TITLE[g.kind]}</th>' for g in matrix.groups)
     names, profiles = [], []
     for group in matrix.groups:
@@ -256,12 +300,16 @@ def _head(matrix: ImplementationMatrix) -> str:
             )
             # A hyphen is where a long name wraps (confluent-kafka, rdkafka-mock).
             name = html.escape(short_name(column[0])).replace("-", "-<wbr>").replace("@", "<wbr>@")
-            version = matrix.shown_version(column)
-            if version:  # under the name, small: a version string may be long (a checkout's pseudo-version)
-                name += f'<br><small class="ver">{html.escape(version).replace(" ", "<wbr> ")}</small>'
+            version, note = _header_version(matrix, column, notes)
+            if version:  # under the name, small, cut short when long (the note under the table gives it in full)
+                sup = f"<sup>{note}</sup>" if note else ""
+                name += f'<br><small class="ver">{html.escape(version).replace(" ", "<wbr> ")}{sup}</small>'
             names.append(f'<th{cls} title="{title}">{name}</th>')
             profiles.append(f"<th{cls}>{html.escape(column[1])}</th>")
-    rows = [f'<tr class="kind"><th class="c"></th>{kinds}</tr>', f'<tr><th class="c">Clause</th>{"".join(names)}</tr>']
+    rows = [
+        f'<tr class="kind"><th class="c"></th>{kinds}</tr>',
+        f'<tr class="names"><th class="c">Clause</th>{"".join(names)}</tr>',
+    ]
     if len(matrix.profiles) > 1:
         rows.append(f'<tr class="profile"><th class="c">profile</th>{"".join(profiles)}</tr>')
     return "<thead>" + "".join(rows) + "</thead>"
@@ -327,6 +375,18 @@ def _page(title: str, body: str) -> str:
     )
 
 
+def _versions_html(matrix: ImplementationMatrix) -> str:
+    """The note under a table: the versions its headers cut short, in full."""
+    notes = version_notes(matrix)
+    if not notes:
+        return ""
+    listed = "; ".join(
+        f"<sup>{n}</sup> {html.escape(short_name(target))}: <code>{html.escape(version)}</code>"
+        for (target, version), n in notes.items()
+    )
+    return f'<p class="meta versions">Versions cut short in the headers: {listed}.</p>'
+
+
 def to_html(matrix: ImplementationMatrix, title: str, *, meta: str = "", mutants: str = "") -> str:
     """The matrix page: the legend, an overview (area x implementation), then every clause. `meta`: a line about
     the campaign; `mutants`: a line about the kill table (linked to mutants.html)."""
@@ -340,7 +400,7 @@ def to_html(matrix: ImplementationMatrix, title: str, *, meta: str = "", mutants
     return _page(
         title,
         f"<h1>{html.escape(title)}</h1>{intro}{_legend()}{link}"
-        f"<h2>By area</h2>{_overview(matrix)}"
+        f"<h2>By area</h2>{_overview(matrix)}{_versions_html(matrix)}"
         f"<h2>By clause</h2>"
         '<input type="checkbox" id="quiet"> <label for="quiet">only the clauses where an implementation departs '
         "or did not decide</label>"
@@ -357,6 +417,26 @@ def to_png(matrix: ImplementationMatrix, path: Path, title: str) -> tuple[int, i
     """A heatmap: clauses down (an area's header row above its clauses, with the area's worst departure per
     column), implementations across (grouped by kind), one colour per verdict as in the HTML; the departures are
     also written in their cells. Returns the image's size in pixels."""
+    import matplotlib.pyplot as plt
+
+    fig = png_figure(matrix, title)
+    fig.savefig(path, dpi=_PNG_DPI)
+    plt.close(fig)
+    width, height = fig.get_size_inches()
+    return round(width * _PNG_DPI), round(height * _PNG_DPI)
+
+
+def png_column_label(matrix: ImplementationMatrix, column: Column, notes: dict[tuple[str, str], int]) -> str:
+    """A column's name over the heatmap: its library, its version cut short ([n]: the note under the legend gives it
+    in full), and its profile when the campaign ran several."""
+    version, note = _header_version(matrix, column, notes)
+    label = " ".join(part for part in (short_name(column[0]), version, f"[{note}]" if note else "") if part)
+    return label + (f" ({column[1]})" if len(matrix.profiles) > 1 else "")
+
+
+def png_figure(matrix: ImplementationMatrix, title: str) -> Any:
+    """The heatmap's matplotlib figure (to_png); its header makes room for the longest column name, so that no
+    name reaches the kinds' headings or the figure's edge."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -377,13 +457,21 @@ def to_png(matrix: ImplementationMatrix, path: Path, title: str) -> tuple[int, i
     for area_group in matrix.areas:
         rows.append((area_group.title, area_group, None))
         rows += [(clause, None, clause) for clause in area_group.clauses]
+    notes = version_notes(matrix)
+    labels = [png_column_label(matrix, column, notes) for column in matrix.columns]
+    longest = max((len(label) for label in labels), default=0)
     cell_w, row_h, label_w = 0.56, 0.17, 2.6  # inches
-    title_h, kinds_h, names_h, legend_h = 0.4, 0.3, 0.95, 0.55
+    # The names lean at 50 degrees: each character takes about _PNG_CHAR_IN of the line, sin 50 of it upwards
+    # and cos 50 of it to the right.
+    names_h = max(0.95, 0.2 + longest * _PNG_CHAR_IN * 0.766)
+    title_h, kinds_h, legend_h, notes_h = 0.4, 0.3, 0.55, 0.16 * len(notes)
     grid_w = cell_w * span
-    fig_w = max(7.2, label_w + grid_w + 0.9)  # the last column's name leans right; the legend needs ~7 in
-    fig_h = title_h + kinds_h + names_h + row_h * len(rows) + legend_h
+    # The last column's name leans right; the legend needs ~7 in.
+    fig_w = max(7.2, label_w + grid_w + max(0.9, 0.35 * cell_w + longest * _PNG_CHAR_IN * 0.643 + 0.2))
+    fig_h = title_h + kinds_h + names_h + row_h * len(rows) + legend_h + notes_h
     fig = plt.figure(figsize=(fig_w, fig_h), dpi=_PNG_DPI)
-    ax = fig.add_axes((label_w / fig_w, legend_h / fig_h, grid_w / fig_w, row_h * len(rows) / fig_h))
+    bottom = legend_h + notes_h
+    ax = fig.add_axes((label_w / fig_w, bottom / fig_h, grid_w / fig_w, row_h * len(rows) / fig_h))
     ax.set_xlim(0, span)
     ax.set_ylim(len(rows), 0)
     ax.axis("off")
@@ -413,9 +501,9 @@ def to_png(matrix: ImplementationMatrix, path: Path, title: str) -> tuple[int, i
     for patch in patches:
         ax.add_patch(patch)
     # The column names lean over the grid; each kind's name above its columns.
-    for x0, column in zip(xs, matrix.columns, strict=True):
-        name = column_name(matrix, column, short=True) + (f" ({column[1]})" if len(matrix.profiles) > 1 else "")
-        ax.text(x0 + 0.35, -0.25, name, ha="left", va="bottom", rotation=50, rotation_mode="anchor", fontsize=7.2)
+    for x0, name in zip(xs, labels, strict=True):
+        ax.text(x0 + 0.35, -0.25, name, ha="left", va="bottom", rotation=50, rotation_mode="anchor", fontsize=7.2,
+                gid="column-name")  # fmt: skip
     kinds_y = 1 - (title_h + kinds_h * 0.55) / fig_h
     for group in matrix.groups:
         left = label_w + cell_w * xs[matrix.columns.index(group.columns[0])]
@@ -423,18 +511,20 @@ def to_png(matrix: ImplementationMatrix, path: Path, title: str) -> tuple[int, i
         fig.add_artist(Line2D([(left + 0.04) / fig_w, (right - 0.04) / fig_w], [kinds_y, kinds_y], color="#333",
                               linewidth=1.2))  # fmt: skip
         fig.text((left + right) / 2 / fig_w, kinds_y + 0.03 / fig_h, KIND_TITLE[group.kind].upper(), ha="center",
-                 va="bottom", fontsize=7.5, fontweight="bold")  # fmt: skip
-    fig.text(0.12 / fig_w, 1 - 0.12 / fig_h, title, ha="left", va="top", fontsize=9.5, fontweight="bold")
+                 va="bottom", fontsize=7.5, fontweight="bold", gid="kind")  # fmt: skip
+    fig.text(0.12 / fig_w, 1 - 0.12 / fig_h, title, ha="left", va="top", fontsize=9.5, fontweight="bold", gid="title")
     handles = [Patch(facecolor=COLOURS[v.value], edgecolor="#999", linewidth=0.3, label=v.value) for v in PRECEDENCE]
     handles.append(Patch(facecolor="#fff", edgecolor="#999", linewidth=0.3, label="– not checked by this kind"))
-    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.1 / fig_w, 0.02 / fig_h), ncol=6, fontsize=6.5,
-               frameon=False, handlelength=1.2, columnspacing=1.0)  # fmt: skip
-    fig.savefig(path, dpi=_PNG_DPI)
-    plt.close(fig)
-    return round(fig_w * _PNG_DPI), round(fig_h * _PNG_DPI)
+    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.1 / fig_w, (notes_h + 0.02) / fig_h), ncol=6,
+               fontsize=6.5, frameon=False, handlelength=1.2, columnspacing=1.0)  # fmt: skip
+    for i, ((target, version), n) in enumerate(notes.items()):  # the versions cut short in the names, in full
+        fig.text(0.12 / fig_w, (notes_h - 0.16 * (i + 1) + 0.05) / fig_h, f"[{n}] {short_name(target)}: {version}",
+                 ha="left", va="bottom", fontsize=6.5, color="#444", gid="version-note")  # fmt: skip
+    return fig
 
 
 _PNG_DPI = 110
+_PNG_CHAR_IN = 0.062  # the width of a character of the column names (7.2 pt DejaVu Sans), in inches, generously
 _PNG_GAP = 0.35  # the space between two kinds' columns, in cells
 _LIGHT_INK = frozenset(COLOURS[v] for v in _LIGHT_TEXT)
 

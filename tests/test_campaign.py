@@ -110,6 +110,35 @@ def test_rows_of_an_older_campaign_without_the_version_aggregate_beside_new_ones
     assert [column_label(shown, c) for c in shown.columns] == ["model 0.1.0 (kafka-4.0)", "tansu (kafka-4.0)"]
 
 
+@pytest.mark.e2e
+def test_a_clause_a_timed_out_task_did_not_reach_aggregates_as_timeout(tmp_path: Path) -> None:
+    """A task killed at its budget part-way leaves rows for the clauses it decided only: Spark's matrix gives the
+    clauses its suite checks (as another target's rows of that suite say) TIMEOUT in its column, not a gap."""
+    pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
+    from conformance.spark.aggregate import aggregate
+    from conformance.spark.engine import rows_dir, spark_session, write_rows
+
+    def row(task: CampaignTask, clause: str, status: str) -> dict[str, object]:
+        return {"campaign_id": "c", "task_id": task.task_id, "target": task.target, "machine": task.machine,
+                "profile": task.profile, "seed": 1, "clause": clause, "verdict": "PASS", "status": status,
+                "tests": 1, "examples": 5, "task_examples": 5, "counterexample": "", "replay": "",
+                "first_failure_s": None, "task_seconds": 90.0, "finished_at": 1.0, "implementation_version": None}
+
+    finished, cut = (CampaignTask(t, "list_offsets", "kafka-4.0", 1, 90.0) for t in ("model", "tansu"))
+    clauses = ("LO.first-ge-target", "LO.earliest-is-log-start")
+    write_rows(tmp_path, finished, [row(finished, c, "ok") for c in clauses])
+    write_rows(tmp_path, cut, [row(cut, clauses[0], "timeout")])  # killed before the second clause
+    spark = spark_session("local[1]", app="kafka-conformance test")
+    try:
+        matrix = aggregate(spark, rows_dir(tmp_path))
+    finally:
+        spark.stop()
+    tansu = ("tansu", "kafka-4.0")
+    assert matrix.cells[(clauses[0], tansu)].verdict == "PASS"  # decided before the budget ran out
+    reached = matrix.cells[(clauses[1], tansu)]
+    assert reached.verdict == "TIMEOUT" and reached.message.startswith(f"task {cut.task_id} (list_offsets, seed 1)")
+
+
 @pytest.mark.parametrize(
     ("targets", "machines", "profiles", "seeds", "budget", "message"),
     [

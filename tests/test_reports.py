@@ -1,8 +1,8 @@
 """The report (reports.clauses, reports.known_issues, reports.allure): one Allure result per clause whose
 description tells a reader the verdict, the clause, the known failure's reason and the evidence, with the tests'
-attachments on the clause's own page; each test's verdict on allure-pytest's result (a KNOWN test is a failure
-marked as a known issue, not an xfail's "skipped"); the known-issue rules and the quality gate (new failures only);
-the config that groups results by verdict; the environment block."""
+attachments on the clause's own page; each test's verdict on allure-pytest's result (a KNOWN test is "skipped" with
+Allure's known flag, never counted as failed); the quality gate (what fails the run, clauses counted, not tests);
+the config that groups results by verdict; the environment block; every Allure page opens on its header."""
 
 from __future__ import annotations
 
@@ -15,30 +15,33 @@ from typing import Any
 
 import pytest
 
+from conformance.judging.harness import HARNESS_ERROR_PREFIX
 from conformance.judging.results import SCHEMA_VERSION, RunResults
 from conformance.judging.verdicts import ALLURE_STATUS, FAILS_RUN, MEANING, TRIAGE_ORDER, Verdict
 from reports.allure import (
     ALLURE_VERSION,
     CATEGORIES,
     DEFAULT_CACHE,
+    OPEN_ON_HEADER,
     QUALITY_GATE_FILE,
     ReportError,
     allure_config,
     allure_executable,
     build_html,
+    open_on_header,
     quality_gate,
     target_logs,
     write_environment,
 )
 from reports.clauses import write_clause_results
 from reports.known_issues import (
+    HARNESS_ERROR_LABEL,
     KNOWN_ISSUE_LABEL,
     KNOWN_ISSUE_VERDICTS,
     TARGET_LOST_GLOBALS,
     TARGET_LOST_LABEL,
     allure_key,
     config_module,
-    known_issue_rules,
     mark_test_results,
     verdict_group,
     verdict_line,
@@ -69,8 +72,8 @@ def test_a_known_clause_page_shows_the_reason_the_observation_and_the_replay(tmp
     pages = _clause_pages(tmp_path / "results")
     known = pages["LO.first-ge-target"]
     assert known["name"].startswith("KNOWN  LO.first-ge-target: ")
-    # A failure marked as a known issue of its clause, not "skipped": the first page counts it as a failure.
-    assert known["status"] == "failed" and known["statusDetails"]["known"] is True  # type: ignore[index]
+    # "skipped" with Allure's known flag, not "failed": Allure's header counts every failed result as failed.
+    assert known["status"] == "skipped" and known["statusDetails"]["known"] is True  # type: ignore[index]
     assert _labels(known)[KNOWN_ISSUE_LABEL] == "LO.first-ge-target"
     assert str(known["statusDetails"]["message"]).startswith(  # type: ignore[index]
         verdict_line(Verdict.KNOWN, "LO.first-ge-target")
@@ -119,7 +122,8 @@ def _run_dir(tmp_path: Path, verdicts: dict[str, str], message: str) -> tuple[Pa
     (results / "l1-attachment.txt").write_text("tansu broker 0.6.0\n")
     (results / "t1-result.json").write_text(json.dumps({
         "uuid": "t1", "name": "test_timestamp_lookup", "fullName": "suites.test_list_offsets#test_timestamp_lookup",
-        "status": "failed", "testCaseId": "tc-lookup", "labels": [{"name": "parentSuite", "value": "suites"}],
+        "status": "failed", "testCaseId": "tc-lookup",
+        "labels": [{"name": "parentSuite", "value": "suites"}, {"name": "framework", "value": "pytest"}],
         "attachments": [
             {"name": "counterexample", "source": "c1-attachment.txt", "type": "text/plain"},
             {"name": "last requests and responses (wire)", "source": "w1-attachment.txt", "type": "text/plain"},
@@ -275,7 +279,7 @@ def test_build_html_runs_allure_generate_with_the_config(tmp_path: Path, monkeyp
         f"pathlib.Path({str(seen)!r}).write_text(json.dumps({{'args': args, 'config': config, 'logs': logs,\n"
         "    'gate': 'qualityGate' in module}))\n"
         "out = pathlib.Path(args[args.index('--output') + 1]); out.mkdir(parents=True, exist_ok=True)\n"
-        "(out / 'index.html').write_text('<html></html>')\n"
+        "(out / 'index.html').write_text('<html><head></head><body></body></html>')\n"
     )
     fake.chmod(0o755)
     monkeypatch.setenv("KTS_ALLURE", str(fake))
@@ -293,6 +297,19 @@ def test_build_html_runs_allure_generate_with_the_config(tmp_path: Path, monkeyp
     assert recorded["logs"][1:] == ["tansu broker 0.6.0\n"]
     assert [Path(p).name for p in recorded["config"]["globalAttachments"]] == [QUALITY_GATE_FILE, "tansu-log.txt"]
     assert (tmp_path / "report" / QUALITY_GATE_FILE).read_text().startswith("failed\n")
+    assert OPEN_ON_HEADER in index.read_text()  # first in its <head>: the page opens on Allure's header
+
+
+def test_a_page_opens_on_its_header_once(tmp_path: Path) -> None:
+    page = tmp_path / "index.html"
+    page.write_text("<!DOCTYPE html>\n<html><head>\n<title>t</title></head><body></body></html>")
+    open_on_header(page)
+    open_on_header(page)  # a second report build does not add it again
+    text = page.read_text()
+    assert text.count(OPEN_ON_HEADER) == 1 and text.index(OPEN_ON_HEADER) < text.index("<title>")
+    (tmp_path / "other.html").write_text("<html><body></body></html>")
+    with pytest.raises(ReportError, match="has no <head>"):
+        open_on_header(tmp_path / "other.html")
 
 
 # --- each test's verdict on allure-pytest's result (reports.allure.mark_test_results) -----------------
@@ -303,7 +320,8 @@ def _pytest_result(results: Path, uuid: str, nodeid: str, status: str, message: 
     full_name, name = allure_key(nodeid)
     result: dict[str, Any] = {
         "uuid": uuid, "name": name, "fullName": full_name, "status": status, "testCaseId": f"tc-{full_name}",
-        "labels": [{"name": "parentSuite", "value": "suites"}, {"name": "tag", "value": "LO-2"}],
+        "labels": [{"name": "parentSuite", "value": "suites"}, {"name": "framework", "value": "pytest"},
+                   {"name": "tag", "value": "LO-2"}],
     }  # fmt: skip
     if message:
         result["statusDetails"] = {"message": message, "trace": "..."}
@@ -348,9 +366,9 @@ def marked(tmp_path: Path) -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in map(json.loads, map(Path.read_text, results.glob("*-result.json")))}
 
 
-def test_a_known_test_is_a_failure_marked_as_a_known_issue_not_an_xfail_skip(marked: dict[str, Any]) -> None:
+def test_a_known_test_is_skipped_with_allures_known_flag_never_counted_failed(marked: dict[str, Any]) -> None:
     known = marked["test_timestamp_lookup"]
-    assert known["status"] == "failed"
+    assert known["status"] == "skipped"
     assert known["statusDetails"]["known"] is True
     # The verdict first (naming the clause it is a known issue of), then the clause's violation, once.
     assert known["statusDetails"]["message"].splitlines() == [
@@ -362,9 +380,9 @@ def test_a_known_test_is_a_failure_marked_as_a_known_issue_not_an_xfail_skip(mar
     assert {(x["name"], x["value"]) for x in known["labels"]} >= {("tag", "LO-2"), ("tag", "KNOWN")}
 
 
-def test_a_non_strict_test_that_pytest_passed_is_a_known_failure_too(marked: dict[str, Any]) -> None:
+def test_a_non_strict_test_that_pytest_passed_is_a_known_departure_too(marked: dict[str, Any]) -> None:
     non_strict = marked["test_producer_set_lat_flag"]
-    assert (non_strict["status"], non_strict["statusDetails"]["known"]) == ("failed", True)
+    assert (non_strict["status"], non_strict["statusDetails"]["known"]) == ("skipped", True)
     assert non_strict["statusDetails"]["message"] == verdict_line(Verdict.NON_STRICT, "VAL.lat-flag-error-text")
 
 
@@ -372,7 +390,7 @@ def test_new_failures_and_the_other_verdicts_keep_pytests_status(marked: dict[st
     new = marked["test_after[0]"]
     assert new["status"] == "failed" and "known" not in new["statusDetails"]
     assert _labels(new)["verdict"] == verdict_group(Verdict.FAIL) and KNOWN_ISSUE_LABEL not in _labels(new)
-    assert marked["test_after[1]"]["status"] == "failed"  # the KNOWN case of the same parametrized test
+    assert marked["test_after[1]"]["status"] == "skipped"  # the KNOWN case of the same parametrized test
     assert (marked["test_bounds"]["status"], _labels(marked["test_bounds"])["verdict"]) == (
         "skipped",
         verdict_group(Verdict.UNSUPPORTED),
@@ -397,27 +415,7 @@ def test_a_tests_verdict_is_its_most_urgent_clause_verdict(verdicts: set[Verdict
     assert verdict_of_test(verdicts) is shown
 
 
-# --- known issues and the quality gate (reports.allure) -------------------------------------------------
-
-
-def test_the_known_issue_rules_match_the_known_case_and_not_a_new_failure_of_the_same_test(
-    marked: dict[str, Any], tmp_path: Path
-) -> None:
-    resolutions = known_issue_rules(tmp_path / "results", tmp_path / "known-issues.json")
-    assert resolutions["knownIssuesPath"] == str(tmp_path / "known-issues.json")
-    rules = {rule["issue"]["id"]: rule for rule in resolutions["rules"]}
-    assert set(rules) == {"LO.first-ge-target", "VAL.lat-flag-error-text", "VAL.range-before-after"}
-    rule = rules["VAL.range-before-after"]
-    assert rule["resolution"] == "issue" and rule["testCaseId"] == ["tc-suites.test_v#test_after"]
-    assert rule["comment"] == MEANING[Verdict.KNOWN]
-    # Allure checks the rule by test case ID (shared by test_after[0] and [1]) and by the message (JavaScript
-    # RegExp; this one is the same in Python's re).
-    assert re.search(rule["messageRegexp"], marked["test_after[1]"]["statusDetails"]["message"])
-    assert not re.search(rule["messageRegexp"], marked["test_after[0]"]["statusDetails"]["message"])
-    # Every issue type has its tracker URL template (Allure refuses the config otherwise).
-    for issue in resolutions["rules"]:
-        template = resolutions["links"][issue["issue"]["type"]]["urlTemplate"]
-        assert template.startswith("https://") and template.count("%s") == 1
+# --- the categories and the quality gate (reports.allure) -----------------------------------------------
 
 
 def test_a_known_failures_message_is_not_taken_for_a_violation_by_the_categories(marked: dict[str, Any]) -> None:
@@ -428,13 +426,30 @@ def test_a_known_failures_message_is_not_taken_for_a_violation_by_the_categories
     assert not re.search(by_message[0], marked["test_timestamp_lookup"]["statusDetails"]["message"])
 
 
-def test_the_quality_gate_counts_new_failures_only() -> None:
+def test_the_quality_gate_counts_the_clauses_that_fail_the_run_and_the_runs_own_errors() -> None:
     module = config_module(allure_config("r", Path("/out")))
-    not_new = json.loads(module.split("const notNew = new Set(", 1)[1].split(");", 1)[0])
+    not_new = set(json.loads(module.split("const notNew = new Set(", 1)[1].split(");", 1)[0]))
+    assert not_new == {v.value for v in Verdict} - {v.value for v in FAILS_RUN}
+    # What Allure counts as failed or broken is what fails the run, and BLOCKED (the run's errors count instead).
     failing = {v.value for v, status in ALLURE_STATUS.items() if status in ("failed", "broken")}
-    assert set(not_new) == failing - {v.value for v in FAILS_RUN} == {"KNOWN", "NON-STRICT", "BLOCKED"}
+    assert failing - not_new == {v.value for v in FAILS_RUN} and failing & not_new == {"BLOCKED"}
     assert {v.value for v in KNOWN_ISSUE_VERDICTS} == {"KNOWN", "NON-STRICT"}
-    assert "maxFailures: 0" in module and module.rstrip().endswith("export default config;")
+    assert {ALLURE_STATUS[v] for v in KNOWN_ISSUE_VERDICTS} == {"skipped"}
+    # Two rules: the clause verdicts (no pytest test among them), and the run's own errors (pytest tests only).
+    assert "{ id: \"clauses\", clauseFailures: 0, filter: failsRun }" in module
+    assert "{ id: \"run\", runErrors: 0, filter: runError }" in module
+    assert 'const failsRun = (tr) => !isTest(tr) &&' in module and 'const runError = (tr) => isTest(tr) &&' in module
+    assert f"const runErrorLabels = {json.dumps([TARGET_LOST_LABEL, HARNESS_ERROR_LABEL])};" in module
+    assert module.rstrip().endswith("export default config;")
+
+
+def test_a_test_the_harness_broke_in_is_labelled_for_the_gate(tmp_path: Path) -> None:
+    broke = f"{HARNESS_ERROR_PREFIX}the suite's own code raised IndexError: tuple index out of range"
+    verdicts, results = _run_dir(tmp_path, {"LO.not-found-minus-one": "BLOCKED"}, broke + "\ntraceback ...")
+    write_clause_results(verdicts, results)
+    test = json.loads((results / "t1-result.json").read_text())
+    assert test["status"] == "broken" and _labels(test)[HARNESS_ERROR_LABEL] == broke
+    assert TARGET_LOST_LABEL not in _labels(test)
 
 
 def _cached_allure(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -460,7 +475,7 @@ def test_a_lost_target_is_a_global_error_and_counts_for_the_gate(tmp_path: Path)
     assert _labels(test)[TARGET_LOST_LABEL] == "tansu (pid 7, 127.0.0.1:9092) exited with signal 9"
     errors = json.loads((results / TARGET_LOST_GLOBALS).read_text())["errors"]
     assert errors == [{"message": "TARGET LOST: tansu (pid 7, 127.0.0.1:9092) exited with signal 9"}]
-    assert f'label(tr, "{TARGET_LOST_LABEL}") !== undefined' in config_module(allure_config("r", Path("/out")))
+    assert HARNESS_ERROR_LABEL not in _labels(test)
 
 
 def _run_of(tmp_path: Path, case: str) -> Path:
@@ -477,36 +492,38 @@ def _run_of(tmp_path: Path, case: str) -> Path:
     return results
 
 
-def test_allure_shows_known_failures_as_known_issues_and_its_gate_passes(
+def test_allure_counts_a_known_clause_as_skipped_and_its_gate_passes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The real Allure 3 over a run with a known failure only: the clause's result and the test's are in the
-    known-issues file Allure writes, and the quality gate passes."""
+    """The real Allure 3 over a run with a known failure only: neither report's header counts it as failed, the
+    quality gate passes, and both pages open on their header."""
     _cached_allure(monkeypatch)
     results = _run_of(tmp_path, "known only")
-    assert build_html(results, tmp_path / "report", name="r").is_file()
-    assert (tmp_path / "report" / QUALITY_GATE_FILE).read_text().startswith("passed\n")
-    known = json.loads((tmp_path / "report" / "known-issues.json").read_text())
-    issues = {issue["id"]: issue for issue in known["resolutionIssues"]}
-    assert set(issues) == {"LO.first-ge-target"}
-    names = sorted(r["name"] for r in issues["LO.first-ge-target"]["testResults"].values())
-    assert names == ["KNOWN  LO.first-ge-target: " + _summary("LO.first-ge-target"), "test_timestamp_lookup"]
+    report = tmp_path / "report"
+    build_html(results, report, name="r", split=True)
+    assert (report / QUALITY_GATE_FILE).read_text().startswith("passed\n")
+    clauses = json.loads((report / "clauses" / "summary.json").read_text())["stats"]
+    tests = json.loads((report / "tests" / "summary.json").read_text())["stats"]
+    assert (clauses["total"], clauses.get("failed", 0), clauses["skipped"], clauses["passed"]) == (2, 0, 1, 1)
+    assert (tests["total"], tests.get("failed", 0), tests["skipped"]) == (1, 0, 1)
+    for page in ("clauses", "tests"):
+        assert OPEN_ON_HEADER in (report / page / "index.html").read_text()
 
 
 @pytest.mark.parametrize("case", ["a new failure", "target lost"])
 def test_allures_quality_gate_fails_on_a_new_failure_or_a_lost_target(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
-    """Allure's own quality gate with the report's config, beside a known failure that it does not count."""
+    """Allure's own quality gate with the report's config, beside a known failure that it does not count: a new
+    failure counts its clause and not the pytest test beside it; a lost target counts the test it was lost in."""
     _cached_allure(monkeypatch)
     results = _run_of(tmp_path, case)
     config = tmp_path / "allurerc.mjs"
-    rules = known_issue_rules(results, tmp_path / "known-issues.json")
-    config.write_text(config_module(allure_config("r", tmp_path / "report", [], rules)))
+    config.write_text(config_module(allure_config("r", tmp_path / "report")))
     passed, words = quality_gate(config, results)
-    # One new failed result: the test's (FAIL; or the test the target was lost in), and for a FAIL its clause's.
-    expected = 2 if case == "a new failure" else 1
-    assert not passed and f"failed tests {expected} exceeds the allowed threshold value 0" in words, words
+    expected = "1 clause verdicts fail the run" if case == "a new failure" else "1 pytest tests ended in an error"
+    assert not passed and expected in words, words
+    assert words.count("allowed: 0") == 1, words  # the other rule holds
 
 
 def _summary(clause_id: str) -> str:

@@ -137,6 +137,12 @@ def aggregate(spark: Any, rows: Path) -> Matrix:
     for r in broken:
         for clause in clauses:
             out.setdefault((clause, (r["target"], r["profile"])), Cell(_RANKED[r["rank"]], 0, None))
+    # The clauses each machine's suites check, as the rows of every task that ran them say: a task that timed out or
+    # crashed part-way leaves rows for the clauses it decided only, and the rest read as its end (unfinished_cells).
+    machine_clauses: dict[str, set[str]] = {}
+    for r in spark.sql(f"SELECT DISTINCT machine, clause FROM campaign_rows WHERE clause <> '{WHOLE_TASK}'").collect():
+        machine_clauses.setdefault(r["machine"], set()).add(r["clause"])
+    out.update(unfinished_cells(out, tasks, machine_clauses))
     said = []
     if VERSION_FIELD in frame.columns:
         said = spark.sql(
@@ -148,6 +154,41 @@ def aggregate(spark: Any, rows: Path) -> Matrix:
         ).collect()
     versions = column_versions((r["target"], r["profile"], r["version"]) for r in said)
     return Matrix(clauses, columns, out, tasks, versions)
+
+
+# How a task that did not finish ended (the rows' "status"), as the verdict of the clauses it left undecided.
+_TASK_END = {TaskStatus.TIMEOUT.value: Verdict.TIMEOUT, TaskStatus.CRASHED.value: Verdict.CRASHED}
+
+
+def unfinished_cells(
+    cells: dict[tuple[str, Column], Cell], tasks: Iterable[dict[str, Any]], machine_clauses: dict[str, set[str]]
+) -> dict[tuple[str, Column], Cell]:
+    """The cells a task that timed out or crashed left undecided: every clause its machine's suites check
+    (`machine_clauses`, from the rows of every task that ran them) that no row of its column decided reads TIMEOUT
+    or CRASHED, never "not checked by this kind". `tasks` as Matrix.tasks (task_id, target, machine, profile, seed,
+    status, seconds). A clause another task of the column decided keeps that verdict; several unfinished tasks of
+    one column give the most severe end, their seeds counted."""
+    found: dict[tuple[str, Column], Cell] = {}
+    for task in tasks:
+        end = _TASK_END.get(str(task.get("status")))
+        if end is None:
+            continue
+        column = (str(task["target"]), str(task["profile"]))
+        seconds = task.get("seconds")
+        how = "crashed" if end is Verdict.CRASHED else "timed out" + (f" after {seconds:.0f} s" if seconds else "")
+        task_said = f"task {task.get('task_id')} ({task.get('machine')}, seed {task.get('seed')})"
+        why = f"{task_said} {how} before deciding this clause"
+        for clause in sorted(machine_clauses.get(str(task.get("machine")), ())):
+            key = (clause, column)
+            if key in cells:
+                continue
+            before = found.get(key)
+            if before is None:
+                found[key] = Cell(end.value, 1, None, message=why)
+                continue
+            worst = end.value if _RANKED.index(end.value) < _RANKED.index(before.verdict) else before.verdict
+            found[key] = Cell(worst, before.seeds + 1, None, message=before.message if worst == before.verdict else why)
+    return found
 
 
 # --- which columns are implementations, which are mutants ------------------------------------------------------
