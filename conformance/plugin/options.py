@@ -19,7 +19,7 @@ from conformance.judging.expectations import ExpectationsError, load_expectation
 from conformance.judging.run_state import RunState
 from conformance.plugin.hypothesis_profiles import PROFILE_NAMES, register_profiles, same_examples_for_every_target
 from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
-from conformance.plugin.state import EXPECTATIONS_IN_FORCE, STATE, STOPPED, STOPPED_BY, ResultCollector
+from conformance.plugin.state import EXPECTATIONS_IN_FORCE, SECURITY, STATE, STOPPED, STOPPED_BY, ResultCollector
 from conformance.targets.fault_hook import fault_options
 from conformance.targets.registry import (
     PROFILE_DEFAULT,
@@ -29,6 +29,7 @@ from conformance.targets.registry import (
     default_profile,
     target_version,
 )
+from conformance.wire.client_config import SecurityConfigError, resolve_security, security_options
 from models.clauses import get_clause
 from models.profiles import DEFAULT_PROFILE
 
@@ -114,6 +115,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where managed brokers write their logs (env KTS_LOG_DIR)",
     )
     for flag, options in fault_options():
+        group.addoption(flag, **options)
+    for flag, options in security_options():
         group.addoption(flag, **options)
     group.addoption(
         "--count-examples",
@@ -267,12 +270,15 @@ def pytest_configure(config: pytest.Config) -> None:
                     f"--clauses: unknown clause {cid.strip()!r}: `kafka-conformance clauses` lists the IDs"
                 ) from None
     try:
+        security = resolve_security(lambda dest: config.getoption(dest, None))
         check_target(
             config.getoption("--target"),
             config.getoption("--profile"),
             bootstrap=config.getoption("--bootstrap-servers"),
             control_url=config.getoption("--control-url"),
             brokers=config.getoption("--brokers"),
+            security=security,
         )
-    except TargetError as exc:
+    except (TargetError, SecurityConfigError) as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[SECURITY] = security
