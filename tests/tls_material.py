@@ -26,6 +26,7 @@ class TlsFiles:
     broker_key: Path
     client_cert: Path
     client_key: Path  # encrypted with `client_key_password`
+    client_keystore: Path  # the encrypted key and the certificate in one file (Kafka's PEM keystore form)
     client_key_password: str
 
 
@@ -99,6 +100,7 @@ def make_tls_files(folder: Path) -> TlsFiles:
         broker_key=folder / "broker-key.pem",
         client_cert=folder / "client.pem",
         client_key=folder / "client-key.pem",
+        client_keystore=folder / "client-keystore.pem",
         client_key_password=password,
     )
     files.ca.write_bytes(_pem(ca_cert))
@@ -108,6 +110,7 @@ def make_tls_files(folder: Path) -> TlsFiles:
     files.broker_key.write_bytes(_key(broker_key))
     files.client_cert.write_bytes(_pem(client_cert))
     files.client_key.write_bytes(_key(client_key, password))
-    for path in (files.broker_keystore, files.broker_key, files.client_key):
+    files.client_keystore.write_bytes(_key(client_key, password) + _pem(client_cert))
+    for path in (files.broker_keystore, files.broker_key, files.client_key, files.client_keystore):
         path.chmod(0o600)
     return files

@@ -350,11 +350,10 @@ class KafkaConnection:
     def _tls_failed(self, exc: TlsError) -> WireError:
         if exc.verify:
             fix = (
-                "pass the CA that signed the broker's certificate with --ssl-ca-file (ssl.truststore.location), or "
-                "connect by the name the certificate gives"
-                if "hostname" not in exc.reason.lower() and "ip address" not in exc.reason.lower()
-                else "connect by a name the certificate gives, or turn hostname verification off with "
+                "connect by a name the certificate gives, or turn hostname verification off with "
                 "--ssl-endpoint-identification-algorithm '' (ssl.endpoint.identification.algorithm=)"
+                if exc.name_mismatch
+                else "pass the CA that signed the broker's certificate with --ssl-ca-file (ssl.truststore.location)"
             )
             return WireError(
                 f"TLS verification of the broker at {self.address} failed ({exc.reason}): {fix}",

@@ -81,6 +81,8 @@ class SecuritySettings:
 
 
 PLAINTEXT = SecuritySettings()
+# OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH and X509_V_ERR_IP_ADDRESS_MISMATCH.
+_NAME_MISMATCH = frozenset({62, 64})
 
 
 class TlsSetupError(ValueError):
@@ -91,10 +93,11 @@ class TlsSetupError(ValueError):
 class TlsError(OSError):
     """The TLS handshake with a broker failed; `verify` when its certificate did not verify."""
 
-    def __init__(self, reason: str, *, verify: bool) -> None:
+    def __init__(self, reason: str, *, verify: bool, name_mismatch: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.verify = verify
+        self.name_mismatch = name_mismatch  # the certificate verified, but for other names than the address
 
 
 @functools.lru_cache(maxsize=8)
@@ -116,18 +119,35 @@ def tls_context(settings: SecuritySettings) -> ssl.SSLContext:
                 f"a client key ({settings.key_file}) without a client certificate: pass --ssl-cert-file too"
             )
         try:
-            context.load_cert_chain(settings.cert_file, settings.key_file, password=settings.key_password or None)
+            # Never OpenSSL's own prompt for a pass phrase on the terminal: an encrypted key without a password fails.
+            context.load_cert_chain(settings.cert_file, settings.key_file, password=settings.key_password or _none)
         except (ssl.SSLError, OSError) as exc:
-            hint = (
-                "check --ssl-key-password (ssl.key.password)"
-                if "bad decrypt" in str(exc).lower() or "password" in str(exc).lower()
-                else "pass a PEM certificate and its PEM private key (--ssl-cert-file, --ssl-key-file)"
-            )
+            encrypted = _encrypted_key(settings.key_file or settings.cert_file)
+            if encrypted and not settings.key_password:
+                hint = "the key is encrypted: set env KTS_SSL_KEY_PASSWORD (ssl.key.password)"
+            elif encrypted:
+                hint = "check the key's password (--ssl-key-password, env KTS_SSL_KEY_PASSWORD, ssl.key.password)"
+            else:
+                hint = "pass a PEM certificate and its PEM private key (--ssl-cert-file, --ssl-key-file)"
             raise TlsSetupError(
                 f"client certificate {settings.cert_file} (key {settings.key_file or 'in the same file'}) cannot be "
                 f"loaded ({_reason(exc)}): {hint}"
             ) from None
     return context
+
+
+def _none() -> bytes:
+    return b""
+
+
+def _encrypted_key(path: str) -> bool:
+    """Whether the PEM file at `path` holds an encrypted private key (PKCS#8 or OpenSSL's legacy form)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    return b"BEGIN ENCRYPTED PRIVATE KEY" in head or b"Proc-Type: 4,ENCRYPTED" in head
 
 
 def _reason(exc: BaseException) -> str:
@@ -150,7 +170,8 @@ def open_socket(host: str, port: int, *, timeout: float, settings: SecuritySetti
         return tls_context(settings).wrap_socket(sock, server_hostname=host)
     except ssl.SSLCertVerificationError as exc:
         sock.close()
-        raise TlsError(exc.verify_message or _reason(exc), verify=True) from None
+        mismatch = exc.verify_code in _NAME_MISMATCH
+        raise TlsError(exc.verify_message or _reason(exc), verify=True, name_mismatch=mismatch) from None
     except TimeoutError:
         sock.close()
         raise TlsError("no answer to the TLS handshake", verify=False) from None
