@@ -167,10 +167,10 @@ def _check_run_inputs(
     if target.served_by is ServedBy.CLUSTER:
         from conformance.targets.kafka_wire import check_control, check_reachable
 
-        if not security.plaintext:
-            out.write(f"security: {security.describe()}\n")
         try:
             check_reachable(args.bootstrap_servers, timeout=wire_timeout, security=security)
+            if not security.plaintext:  # once it works: a usage error stays one line
+                out.write(f"security: {security.describe()}\n")
             if args.control_url:
                 offer = check_control(args.bootstrap_servers, args.control_url, timeout=wire_timeout, security=security)
                 _print_control_offer(args, offer, out)
