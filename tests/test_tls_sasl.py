@@ -34,11 +34,13 @@ from conformance.errors import TargetError
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_environment
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
+from conformance.targets.health import TargetHealth
 from conformance.targets.kafka_wire import check_reachable
 from conformance.targets.model import ModelFactory
 from conformance.wire.client import WireClient
 from conformance.wire.client_config import (
     SecurityConfigError,
+    config_bootstrap,
     pytest_arguments,
     read_properties,
     resolve_security,
@@ -81,6 +83,9 @@ def test_a_confluent_cloud_style_file_gives_sasl_ssl_plain(tmp_path: Path) -> No
     assert settings.username in ("KEY123", "'KEY123'")  # a bare JAAS value is kept as written
     assert settings.check_hostname and settings.ca_file is None
     assert PASSWORD not in repr(settings) and PASSWORD not in settings.describe()
+    assert config_bootstrap(lambda dest: str(config) if dest == "client_config" else None, {}) == (
+        "pkc-xxxx.confluent.cloud:9092"
+    )
 
 
 def test_scram_with_a_private_ca_from_kafka_keys(tmp_path: Path, tls: TlsFiles) -> None:
@@ -194,11 +199,12 @@ def test_security_settings_for_a_managed_target_are_one_usage_line(capsys: pytes
 
 
 @contextlib.contextmanager
-def _tls_listener(tls: TlsFiles) -> Iterator[str]:
-    """A TLS listener with the broker's certificate that speaks nothing after the handshake."""
+def _tls_listener(tls: TlsFiles, host: str = "127.0.0.1") -> Iterator[str]:
+    """A TLS listener on `host` with the broker's certificate (for 127.0.0.1 and localhost) that speaks nothing after
+    the handshake."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(tls.broker_cert, tls.broker_key)
-    server = socket.create_server(("127.0.0.1", 0))
+    server = socket.create_server((host, 0))
     stop = threading.Event()
 
     def serve() -> None:
@@ -218,7 +224,7 @@ def _tls_listener(tls: TlsFiles) -> Iterator[str]:
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
     try:
-        yield f"127.0.0.1:{server.getsockname()[1]}"
+        yield f"{host}:{server.getsockname()[1]}"
     finally:
         stop.set()
         thread.join(5)
@@ -230,6 +236,26 @@ def test_an_untrusted_certificate_names_the_ca_option(tls: TlsFiles) -> None:
         check_reachable(address, timeout=2, security=SecuritySettings("SSL", ca_file=str(tls.other_ca)))
     assert str(raised.value).startswith(f"TLS verification of the broker at {address} failed (")
     assert "pass the CA that signed the broker's certificate with --ssl-ca-file" in str(raised.value)
+
+
+def test_hostname_verification_is_on_by_default_and_can_be_turned_off(tls: TlsFiles) -> None:
+    """127.0.0.2 is not a name of the broker's certificate: refused, naming the option that turns the check off;
+    with it off the handshake succeeds (and the listener, which speaks no Kafka, is named as such)."""
+    try:
+        listener = _tls_listener(tls, host="127.0.0.2")
+        address = listener.__enter__()
+    except OSError:
+        pytest.skip("127.0.0.2 is not a loopback address here")
+    try:
+        with pytest.raises(TargetError) as raised:
+            check_reachable(address, timeout=2, security=SecuritySettings("SSL", ca_file=str(tls.ca)))
+        assert str(raised.value).startswith(f"TLS verification of the broker at {address} failed (")
+        assert "--ssl-endpoint-identification-algorithm ''" in str(raised.value)
+        unchecked = SecuritySettings("SSL", ca_file=str(tls.ca), check_hostname=False)
+        with pytest.raises(TargetError, match="does not speak the Kafka protocol"):
+            check_reachable(address, timeout=2, security=unchecked)
+    finally:
+        listener.__exit__(None, None, None)
 
 
 def test_a_plaintext_listener_reached_over_tls_names_the_protocol_option(tls: TlsFiles) -> None:
@@ -285,16 +311,17 @@ def _clause_verdicts(out: Path) -> dict[str, str]:
 
 @pytest.mark.e2e
 def test_sasl_ssl_scram_gives_the_plaintext_verdicts_and_shows_no_secret(kafka: SecureKafka, tmp_path: Path) -> None:
-    """The same clauses, seed and control plane over the PLAINTEXT listener and over the SASL_SSL one (SCRAM-SHA-512,
-    the private CA, a client certificate whose key is encrypted, all from a client properties file): the same
-    verdicts; then every file under the SASL run's output folder, and its terminal, searched for both passwords."""
+    """The same clauses, budget and control plane over the PLAINTEXT listener and over the SASL_SSL one (the address,
+    SCRAM-SHA-512, the private CA, a client certificate whose key is encrypted, all from a client properties file):
+    the same verdicts; then every file under the SASL run's output folder, and its terminal, searched for both
+    passwords."""
     started = time.monotonic()
     plain = _run(["--bootstrap-servers", kafka.plain, "--control-url", kafka.control_url, "--no-html"],
                  tmp_path / "plain")  # fmt: skip
     assert plain.returncode == 0, plain.stdout[-3000:] + plain.stderr[-3000:]
     config = tmp_path / "client.properties"
     config.write_text(
-        "security.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
+        f"bootstrap.servers={kafka.secure}\nsecurity.protocol=SASL_SSL\nsasl.mechanism=SCRAM-SHA-512\n"
         "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required\\\n"
         f'  username="alice" password="{PASSWORD}";\n'
         f"ssl.truststore.type=PEM\nssl.truststore.location={kafka.tls.ca}\n"
@@ -303,8 +330,7 @@ def test_sasl_ssl_scram_gives_the_plaintext_verdicts_and_shows_no_secret(kafka: 
         encoding="utf-8",
     )
     out = tmp_path / "sasl"
-    secured = _run(["--bootstrap-servers", kafka.secure, "--control-url", kafka.control_url,
-                    "--client-config", str(config)], out)  # fmt: skip
+    secured = _run(["--control-url", kafka.control_url, "--client-config", str(config)], out)  # its address too
     assert secured.returncode == 0, secured.stdout[-3000:] + secured.stderr[-3000:]
     assert "security: SASL_SSL (SCRAM-SHA-512 as 'alice'" in secured.stdout
     verdicts = _clause_verdicts(out)
@@ -379,3 +405,7 @@ def test_plain_and_scram_256_authenticate_and_a_plaintext_port_over_tls_is_named
     settings = SecuritySettings("SASL_SSL", "SCRAM-SHA-512", "alice", PASSWORD, ca_file=str(kafka.tls.ca))
     with pytest.raises(TargetError, match="is it a TLS listener"):
         check_reachable(kafka.plain, timeout=5, security=settings)
+    # The health probe between tests asks ApiVersions over TLS (before authentication, as a SASL listener allows).
+    assert TargetHealth("broker", kafka.secure, timeout=5, security=settings)._unanswered() is None
+    lost = TargetHealth("broker", kafka.plain, timeout=1, security=settings)._unanswered()
+    assert lost is not None and "TLS handshake failed" in lost

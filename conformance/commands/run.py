@@ -27,10 +27,16 @@ from conformance.targets.registry import (
     check_target,
     default_hypothesis_profile,
     default_profile,
+    parse_target,
     targets_help,
 )
 from conformance.targets.target import ServedBy, Target
-from conformance.wire.client_config import SecurityConfigError, resolve_security, security_options
+from conformance.wire.client_config import (
+    SecurityConfigError,
+    config_bootstrap,
+    resolve_security,
+    security_options,
+)
 from conformance.wire.security import SecuritySettings
 from models.clauses import CLAUSES
 from models.profiles import PROFILES
@@ -56,7 +62,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
-        help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
+        help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS; else bootstrap.servers of "
+        "--client-config)",
     )
     parser.add_argument(
         "--control-url",
@@ -150,6 +157,8 @@ def _check_run_inputs(
 
     security = _security(args)
     try:
+        if args.bootstrap_servers is None and parse_target(args.target).served_by is ServedBy.CLUSTER:
+            args.bootstrap_servers = config_bootstrap(lambda dest: getattr(args, dest, None))
         if args.profile is None:
             args.profile = default_profile(args.target)
         check_profile(args.profile)

@@ -27,9 +27,11 @@ from conformance.targets.registry import (
     TargetError,
     check_target,
     default_profile,
+    parse_target,
     target_version,
 )
-from conformance.wire.client_config import SecurityConfigError, resolve_security, security_options
+from conformance.targets.target import ServedBy
+from conformance.wire.client_config import SecurityConfigError, config_bootstrap, resolve_security, security_options
 from models.clauses import get_clause
 from models.profiles import DEFAULT_PROFILE
 
@@ -206,6 +208,14 @@ def _default_profile(config: pytest.Config) -> None:
             config.option.profile = DEFAULT_PROFILE.name
 
 
+def security_target(target: str) -> bool:
+    """Whether `target` is the user's cluster, which alone takes security settings and a client file's address."""
+    try:
+        return parse_target(target).served_by is ServedBy.CLUSTER
+    except TargetError:
+        return False
+
+
 def _row_version(target: str) -> str | None:
     """What the target's row knows of its version (None for a name the table does not know: the target fixture
     reports that as a usage error)."""
@@ -271,6 +281,8 @@ def pytest_configure(config: pytest.Config) -> None:
                 ) from None
     try:
         security = resolve_security(lambda dest: config.getoption(dest, None))
+        if config.getoption("--bootstrap-servers") is None and security_target(config.getoption("--target")):
+            config.option.bootstrap_servers = config_bootstrap(lambda dest: config.getoption(dest, None))
         check_target(
             config.getoption("--target"),
             config.getoption("--profile"),

@@ -16,7 +16,8 @@ whose text is one line naming the setting and the fix, never a secret.
     --ssl-endpoint-identification-algorithm     ssl.endpoint.identification.algorithm
     --client-config                             (the file; env KTS_CLIENT_CONFIG)
 
-The file also takes librdkafka's names (sasl.username, sasl.password, ssl.ca.location, ssl.certificate.location,
+The file's `bootstrap.servers` is the cluster's address where --bootstrap-servers (KAFKA_BOOTSTRAP_SERVERS) is not
+given. The file also takes librdkafka's names (sasl.username, sasl.password, ssl.ca.location, ssl.certificate.location,
 ssl.key.location): a Confluent Cloud client file works as it is. Stores must be PEM: a JKS or PKCS12 store is
 refused with the command that converts it. Keys the suite has no use for (client.id, timeouts, ...) are ignored.
 
@@ -40,6 +41,7 @@ __all__ = [
     "CLIENT_CONFIG_ENV",
     "PASSWORD_ENV",
     "SecurityConfigError",
+    "config_bootstrap",
     "pytest_arguments",
     "read_properties",
     "resolve_security",
@@ -121,6 +123,14 @@ def security_options() -> list[tuple[str, dict[str, Any]]]:
         options.append((s.flag, {"default": None, "metavar": s.flag.rsplit("-", 1)[-1].upper(),
                                  "help": f"--target broker: {s.help} (env {s.env})"}))  # fmt: skip
     return options
+
+
+def config_bootstrap(given: Callable[[str], str | None], environ: Mapping[str, str] | None = None) -> str | None:
+    """`bootstrap.servers` of the client properties file (`--client-config`, else KTS_CLIENT_CONFIG), if it has one:
+    the cluster's address where --bootstrap-servers is not given."""
+    env = os.environ if environ is None else environ
+    path = given("client_config") or env.get(CLIENT_CONFIG_ENV) or None
+    return (read_properties(path).get("bootstrap.servers") or "").strip() or None if path else None
 
 
 def _option_name(flag: str) -> str:
