@@ -405,6 +405,10 @@ def test_plain_and_scram_256_authenticate_and_a_plaintext_port_over_tls_is_named
     settings = SecuritySettings("SASL_SSL", "SCRAM-SHA-512", "alice", PASSWORD, ca_file=str(kafka.tls.ca))
     with pytest.raises(TargetError, match="is it a TLS listener"):
         check_reachable(kafka.plain, timeout=5, security=settings)
+    # SASL on a listener without it: Kafka's request handler answers the handshake ILLEGAL_SASL_STATE.
+    sasl_plaintext = SecuritySettings("SASL_PLAINTEXT", "SCRAM-SHA-512", "alice", PASSWORD)
+    with pytest.raises(TargetError, match="does not take SASL on this listener"):
+        check_reachable(kafka.plain, timeout=5, security=sasl_plaintext)
     # The health probe between tests asks ApiVersions over TLS (before authentication, as a SASL listener allows).
     assert TargetHealth("broker", kafka.secure, timeout=5, security=settings)._unanswered() is None
     lost = TargetHealth("broker", kafka.plain, timeout=1, security=settings)._unanswered()

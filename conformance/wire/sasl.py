@@ -66,6 +66,11 @@ def authenticate(send: Callable[[Any, int], Any], settings: SecuritySettings, ad
             f"{address} does not enable SASL mechanism {settings.mechanism} (it offers "
             f"{', '.join(answer.mechanisms) or 'none'}): set --sasl-mechanism (sasl.mechanism) to one of those"
         )
+    if answer.error_code == _ILLEGAL_SASL_STATE:
+        raise SaslError(
+            f"{address} does not take SASL on this listener (SaslHandshake answered ILLEGAL_SASL_STATE): set "
+            "--security-protocol SSL or PLAINTEXT (security.protocol) for a listener without SASL"
+        )
     if answer.error_code != 0:
         raise SaslError(f"{address} refused SaslHandshake for {settings.mechanism} (error {answer.error_code})")
     version = min(auth[1], int(SaslAuthenticateRequest.max_version))
