@@ -186,6 +186,8 @@ CASES = [
         2,
         "--security-protocol SSL is for --target broker; target 'tansu' is started by the suite on a PLAINTEXT",
     ),
+    ("audit-sasl-without-sasl-protocol", "audit --target broker --bootstrap-servers {kafka} --sasl-username u", 2,
+     "--sasl-username is set but the security protocol is PLAINTEXT"),
     ("run-out-not-writable", "run --target model --out /proc/nope/out", 2, "cannot create the output directory"),
     ("run-hypothesis-profile", "run --target model --hypothesis-profile turbo", 2, "invalid choice: 'turbo'"),
     (

@@ -72,13 +72,12 @@ class _Setting:
 
 _SETTINGS = (
     _Setting("protocol", "--security-protocol", "KTS_SECURITY_PROTOCOL", ("security.protocol",),
-             f"how to reach --target broker: {', '.join(PROTOCOLS)} (default PLAINTEXT)"),
+             f"the security protocol: {', '.join(PROTOCOLS)} (default PLAINTEXT)"),
     _Setting("mechanism", "--sasl-mechanism", "KTS_SASL_MECHANISM", ("sasl.mechanism", "sasl.mechanisms"),
              f"the SASL mechanism of a SASL_* protocol: {', '.join(MECHANISMS)}"),
     _Setting("username", "--sasl-username", "KTS_SASL_USERNAME", ("sasl.username",), "the SASL user"),
     _Setting("password", "--sasl-password", PASSWORD_ENV, ("sasl.password",),
-             f"the SASL password (prefer env {PASSWORD_ENV} or --client-config: other users of this machine can "
-             "read a command line)", secret=True),
+             "the SASL password", secret=True),
     _Setting("ca_file", "--ssl-ca-file", "KTS_SSL_CA_FILE", ("ssl.truststore.location", "ssl.ca.location"),
              "PEM file of the CA certificates that signed the brokers' (default: the system's CAs)"),
     _Setting("cert_file", "--ssl-cert-file", "KTS_SSL_CERT_FILE",
@@ -87,7 +86,7 @@ _SETTINGS = (
     _Setting("key_file", "--ssl-key-file", "KTS_SSL_KEY_FILE", ("ssl.key.location",),
              "PEM file of the client certificate's private key"),
     _Setting("key_password", "--ssl-key-password", KEY_PASSWORD_ENV, ("ssl.key.password",),
-             f"the password of an encrypted client key (prefer env {KEY_PASSWORD_ENV})", secret=True),
+             "the password of an encrypted client key", secret=True),
     _Setting("check_hostname", "--ssl-endpoint-identification-algorithm", "KTS_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM",
              ("ssl.endpoint.identification.algorithm",),
              "https (the default) checks the broker's certificate names the address connected to; '' turns it off"),
@@ -120,8 +119,10 @@ def security_options() -> list[tuple[str, dict[str, Any]]]:
         )
     ]
     for s in _SETTINGS:
+        env = f"env {s.env}" + (", safer than the option: other users of this machine can read a command line"
+                                if s.secret else "")  # fmt: skip
         options.append((s.flag, {"default": None, "metavar": s.flag.rsplit("-", 1)[-1].upper(),
-                                 "help": f"--target broker: {s.help} (env {s.env})"}))  # fmt: skip
+                                 "help": f"--target broker: {s.help} ({env})"}))  # fmt: skip
     return options
 
 
