@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +47,7 @@ from conformance.wire.client_config import (
     resolve_security,
     secret_environment,
 )
+from conformance.wire.connection import KafkaConnection
 from conformance.wire.security import PLAINTEXT, SecuritySettings
 from tests.tls_material import TlsFiles, make_tls_files
 
@@ -265,6 +267,114 @@ def test_a_plaintext_listener_reached_over_tls_names_the_protocol_option(tls: Tl
         check_reachable(address, timeout=2, security=SecuritySettings("SSL", ca_file=str(tls.ca)))
     assert f"TLS handshake with {address} failed" in str(raised.value)
     assert "set --security-protocol PLAINTEXT or SASL_PLAINTEXT" in str(raised.value)
+
+
+# --- SASL on loopback ------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _plain_sasl_listener(password: str) -> Iterator[tuple[str, list[bytes]]]:
+    """A loopback listener that does what a Kafka SASL_PLAINTEXT listener with PLAIN does up to authentication:
+    ApiVersions, SaslHandshake v1 (PLAIN only), SaslAuthenticate of `alice` with `password`, then ApiVersions again.
+    Every request frame it got is kept, to show what went over the wire."""
+    from kafka.protocol.metadata import ApiVersionsResponse
+    from kafka.protocol.sasl import (
+        SaslAuthenticateRequest,
+        SaslAuthenticateResponse,
+        SaslHandshakeRequest,
+        SaslHandshakeResponse,
+    )
+
+    from conformance.wire.framing import REQUEST_HEAD, FrameError, read_frame
+
+    offered = {18: (0, 3), 17: (0, 1), 36: (0, 2)}
+    version_of = ApiVersionsResponse.ApiVersion
+    keys = [version_of(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in offered.items()]
+    server = socket.create_server(("127.0.0.1", 0))
+    frames: list[bytes] = []
+
+    def answer(frame: bytes) -> Any:
+        api_key, version, _ = REQUEST_HEAD.unpack_from(frame)
+        if api_key == 18:
+            return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=0, version=version)
+        if api_key == 17:
+            mechanism = SaslHandshakeRequest.decode(frame, version=version, header=True).mechanism
+            return SaslHandshakeResponse(error_code=0 if mechanism == "PLAIN" else 33, mechanisms=["PLAIN"],
+                                         version=version)  # fmt: skip
+        token = bytes(SaslAuthenticateRequest.decode(frame, version=version, header=True).auth_bytes)
+        good = token.split(b"\0")[1:] == [b"alice", password.encode()]
+        return SaslAuthenticateResponse(
+            error_code=0 if good else 58, error_message=None if good else "Invalid username or password",
+            auth_bytes=b"", session_lifetime_ms=0, version=version,
+        )  # fmt: skip
+
+    stop = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)  # closing a socket does not wake a thread blocked in its accept(): poll
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with contextlib.suppress(OSError, FrameError), conn:  # the client is done: the next one
+                conn.settimeout(2)
+                while True:
+                    frame = read_frame(conn, min_size=8, max_size=1 << 20)
+                    frames.append(frame)
+                    response = answer(frame)
+                    response.with_header(correlation_id=REQUEST_HEAD.unpack_from(frame)[2])
+                    conn.sendall(response.encode(header=True, framed=True))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.getsockname()[1]}", frames
+    finally:
+        stop.set()
+        thread.join(5)
+        server.close()
+
+
+def test_sasl_plain_authenticates_and_keeps_its_bytes_out_of_the_history() -> None:
+    from kafka.protocol.metadata import ApiVersionsRequest
+
+    with _plain_sasl_listener(PASSWORD) as (address, frames):
+        host, _, port = address.rpartition(":")
+        settings = SecuritySettings("SASL_PLAINTEXT", "PLAIN", "alice", PASSWORD)
+        with KafkaConnection(host, int(port), timeout=2, security=settings) as conn:
+            conn.connect()
+            assert conn.send(ApiVersionsRequest(), 0).error_code == 0
+    # ApiVersions, SaslHandshake, SaslAuthenticate (the token with the password), then the recorded ApiVersions.
+    assert [REQUEST_HEAD_KEY(f) for f in frames] == [18, 17, 36, 18]
+    assert PASSWORD.encode() in frames[2]
+    assert [e.api_key for e in conn.exchanges] == [18]
+    assert not any(PASSWORD.encode() in e.request_bytes + e.response_bytes for e in conn.exchanges)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (SecuritySettings("SASL_PLAINTEXT", "PLAIN", "alice", "not-" + PASSWORD),
+         "SASL authentication as 'alice' with PLAIN failed at {address} (the broker said: Invalid username or password)"
+         ": check the username and password"),
+        (SecuritySettings("SASL_PLAINTEXT", "SCRAM-SHA-512", "alice", PASSWORD),
+         "{address} does not enable SASL mechanism SCRAM-SHA-512 (it offers PLAIN): set --sasl-mechanism"),
+    ],
+)  # fmt: skip
+def test_a_refused_login_is_one_line_naming_the_fix(settings: SecuritySettings, message: str) -> None:
+    with _plain_sasl_listener(PASSWORD) as (address, _frames), pytest.raises(TargetError) as raised:
+        check_reachable(address, timeout=2, security=settings)
+    assert str(raised.value).startswith(message.format(address=address))
+    assert PASSWORD not in str(raised.value)
+
+
+def REQUEST_HEAD_KEY(frame: bytes) -> int:
+    from conformance.wire.framing import REQUEST_HEAD
+
+    return int(REQUEST_HEAD.unpack_from(frame)[0])
 
 
 # --- e2e: Apache Kafka with a SASL_SSL listener -------------------------------------------------------------------
