@@ -206,9 +206,9 @@ def _checked(values: dict[str, str], origin: dict[str, str]) -> SecuritySettings
                 "sasl.jaas.config with username and password in --client-config)"
             )
     for name in ("ca_file", "cert_file", "key_file"):
-        path = values.get(name)
-        if path and not Path(path).expanduser().is_file():
-            raise SecurityConfigError(f"{origin[name]} {path}: no such file: give the path of a PEM file")
+        given = values.get(name)
+        if given and not Path(given).expanduser().is_file():
+            raise SecurityConfigError(f"{origin[name]} {given}: no such file: give the path of a PEM file")
     algorithm = values.get("check_hostname", "https").strip()
     if algorithm.lower() not in ("https", ""):
         raise SecurityConfigError(
