@@ -102,8 +102,13 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
         f'link = "none"\ntest = "{NOT_A_TEST}"\n',
         encoding="utf-8",
     )
+    jks = tmp / "client-jks.properties"
+    jks.write_text(
+        f"security.protocol=SSL\nssl.truststore.type=JKS\nssl.truststore.location={expectations}\n", encoding="utf-8"
+    )
     with _web_server() as web, _silent_listener() as silent, _silent_listener() as taken, _reference_broker() as kafka:
         yield {
+            "jks_config": str(jks),
             "web": web,
             "web_url": f"http://{web}",
             "silent": f"127.0.0.1:{silent.getsockname()[1]}",
@@ -141,6 +146,48 @@ CASES = [
         2,
         "is it overloaded or hung? raise --wire-timeout (env KTS_WIRE_TIMEOUT)",
     ),
+    # TLS and SASL settings that cannot be used, named before anything connects (tests/test_tls_sasl.py has the
+    # rows that need a broker with TLS and SASL: a wrong password, an untrusted CA, the TLS port as PLAINTEXT).
+    (
+        "run-unknown-security-protocol",
+        "run --target broker --bootstrap-servers {kafka} --security-protocol TLS",
+        2,
+        "--security-protocol 'TLS': unknown security protocol: choose one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL",
+    ),
+    (
+        "run-sasl-mechanism-without-credentials",
+        "run --target broker --bootstrap-servers {kafka} --security-protocol SASL_SSL --sasl-mechanism SCRAM-SHA-512",
+        2,
+        "SASL mechanism SCRAM-SHA-512 needs a username: pass --sasl-username and set env KTS_SASL_PASSWORD",
+    ),
+    (
+        "run-sasl-without-sasl-protocol",
+        "run --target broker --bootstrap-servers {kafka} --sasl-mechanism PLAIN",
+        2,
+        "--sasl-mechanism is set but the security protocol is PLAINTEXT: set --security-protocol SASL_SSL",
+    ),
+    (
+        "run-ca-file-missing",
+        "run --target broker --bootstrap-servers {kafka} --security-protocol SSL --ssl-ca-file /no/such/ca.pem",
+        2,
+        "--ssl-ca-file /no/such/ca.pem: no such file: give the path of a PEM file",
+    ),
+    (
+        "run-client-config-jks",
+        "run --target broker --bootstrap-servers {kafka} --client-config {jks_config}",
+        2,
+        "is JKS: the suite reads PEM stores only; convert it to PEM: keytool -exportcert -rfc",
+    ),
+    ("run-client-config-missing", "run --target broker --bootstrap-servers {kafka} --client-config /no/such.properties",
+     2, "--client-config /no/such.properties: cannot read it (No such file or directory)"),
+    (
+        "run-security-for-a-managed-target",
+        "run --target tansu --security-protocol SSL",
+        2,
+        "--security-protocol SSL is for --target broker; target 'tansu' is started by the suite on a PLAINTEXT",
+    ),
+    ("audit-sasl-without-sasl-protocol", "audit --target broker --bootstrap-servers {kafka} --sasl-username u", 2,
+     "--sasl-username is set but the security protocol is PLAINTEXT"),
     ("run-out-not-writable", "run --target model --out /proc/nope/out", 2, "cannot create the output directory"),
     ("run-hypothesis-profile", "run --target model --hypothesis-profile turbo", 2, "invalid choice: 'turbo'"),
     (
@@ -216,6 +263,9 @@ SUITE_CASES = [
                  "--hypothesis-profile turbo: no such Hypothesis profile: choose one of fast, ci, broker, dev",
                  id="hypothesis-profile"),
     pytest.param("--target mutant:nope", LIST, id="unknown-mutant", marks=pytest.mark.e2e),
+    pytest.param("--target broker --bootstrap-servers {kafka} --security-protocol SASL_SSL --sasl-mechanism PLAIN "
+                 "--sasl-username u", "SASL mechanism PLAIN needs a password: pass --sasl-username and set env "
+                 "KTS_SASL_PASSWORD", id="sasl-without-password", marks=pytest.mark.e2e),
     pytest.param("--target model --expectations {no_such_test} --collect-only",
                  f"entry 1 (LO.first-ge-target) names test '{NOT_A_TEST}', which the suites do not have: fix its node",
                  id="expectations-no-such-test", marks=pytest.mark.e2e),

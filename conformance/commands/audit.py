@@ -32,10 +32,18 @@ from conformance.targets.registry import (
     check_target,
     default_profile,
     open_target,
+    parse_target,
     said_version,
     targets_help,
 )
 from conformance.targets.target import ServedBy
+from conformance.wire.client_config import (
+    SecurityConfigError,
+    config_bootstrap,
+    resolve_security,
+    security_options,
+)
+from conformance.wire.security import PLAINTEXT, SecuritySettings
 from models.constants import ErrorCode
 
 if TYPE_CHECKING:
@@ -61,6 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
         help="HOST:PORT of your cluster (target broker only)",
     )
+    security = parser.add_argument_group(
+        "TLS and SASL (--target broker)",
+        "how to reach your cluster, as in `run` (docs/tls-sasl.md): options, KTS_ variables or a client properties "
+        "file",
+    )
+    for flag, options in security_options():
+        security.add_argument(flag, **options)
     parser.add_argument("--topic", default=None, help="audit this existing topic instead of a generated workload")
     parser.add_argument("--partition", type=int, default=0, help="the partition of --topic (default 0)")
     parser.add_argument("--seed", type=int, default=1, help="the generated workload's seed (default 1)")
@@ -111,7 +126,9 @@ def load_entries(path: str | None) -> tuple[Expectation, ...]:
         raise CampaignError(f"--expectations: {exc}") from None
 
 
-def check_topic(bootstrap: str, topic: str, partition: int, *, timeout: float) -> None:
+def check_topic(
+    bootstrap: str, topic: str, partition: int, *, timeout: float, security: SecuritySettings = PLAINTEXT
+) -> None:
     """--topic on the user's cluster, checked before Spark starts (which takes many seconds): the cluster answers,
     and the topic and its partition exist; otherwise a CampaignError naming the fix."""
     from conformance.targets.kafka_wire import check_reachable
@@ -119,8 +136,8 @@ def check_topic(bootstrap: str, topic: str, partition: int, *, timeout: float) -
     from conformance.wire.connection import WireError
 
     try:
-        check_reachable(bootstrap, timeout=timeout)
-        client = WireClient(bootstrap, timeout=timeout)
+        check_reachable(bootstrap, timeout=timeout, security=security)
+        client = WireClient(bootstrap, timeout=timeout, security=security)
         try:
             described = client.metadata([topic]).topics.get(topic)
         finally:
@@ -155,10 +172,13 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     from conformance.spark.engine import SparkUnavailable, spark_session, write_rows
 
     try:
+        security = resolve_security(lambda dest: getattr(args, dest, None))
+        if args.bootstrap_servers is None and parse_target(args.target).served_by is ServedBy.CLUSTER:
+            args.bootstrap_servers = config_bootstrap(lambda dest: getattr(args, dest, None))
         if args.profile is None:
             args.profile = default_profile(args.target)
-        target = check_target(args.target, args.profile, bootstrap=args.bootstrap_servers)
-    except TargetError as exc:
+        target = check_target(args.target, args.profile, bootstrap=args.bootstrap_servers, security=security)
+    except (TargetError, SecurityConfigError) as exc:
         raise CampaignError(str(exc)) from None
     if args.topic is not None and target.served_by is not ServedBy.CLUSTER:
         raise CampaignError("--topic reads a topic on your cluster: use it with --target broker --bootstrap-servers")
@@ -176,7 +196,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     choice = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
     entries = load_entries(str(choice.path) if choice.path is not None else None)
     if args.topic is not None:
-        check_topic(args.bootstrap_servers, args.topic, args.partition, timeout=args.timeout)
+        check_topic(args.bootstrap_servers, args.topic, args.partition, timeout=args.timeout, security=security)
     out = output_directory(args.out or f"reports/out/audit-{args.target.replace(':', '-')}")
     campaign_id = f"audit-{uuid.uuid4().hex[:8]}"
     out_stream.write(f"{choice.describe()}\n")  # once the input is known good: a usage error stays one line
@@ -189,7 +209,8 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     out_stream.write(f"spark session ({args.master}) started in {time.monotonic() - began:.1f} s\n")
     try:
         with open_target(
-            target, args.profile, bootstrap=args.bootstrap_servers, log_dir=out / "logs", timeout=args.timeout
+            target, args.profile, bootstrap=args.bootstrap_servers, log_dir=out / "logs", timeout=args.timeout,
+            security=security,
         ) as (factory, _logs):
             if args.topic is not None:
                 import dataclasses

@@ -28,9 +28,17 @@ from conformance.targets.registry import (
     check_target,
     default_hypothesis_profile,
     default_profile,
+    parse_target,
     targets_help,
 )
 from conformance.targets.target import ServedBy, Target
+from conformance.wire.client_config import (
+    SecurityConfigError,
+    config_bootstrap,
+    resolve_security,
+    security_options,
+)
+from conformance.wire.security import SecuritySettings
 from models.clauses import CLAUSES
 from models.profiles import PROFILES
 
@@ -55,7 +63,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bootstrap-servers",
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
-        help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
+        help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS; else bootstrap.servers of "
+        "--client-config)",
     )
     parser.add_argument(
         "--control-url",
@@ -65,6 +74,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "retention as far as it declares them (env KTS_CONTROL_URL; `kafka-conformance check-control URL` "
         "checks it)",
     )
+    security = parser.add_argument_group(
+        "TLS and SASL (--target broker)",
+        "how to reach your cluster, as Kafka clients set it: options, KTS_ environment variables or a client "
+        "properties file; an option wins over its variable, which wins over the file (docs/tls-sasl.md)",
+    )
+    for flag, options in security_options():
+        security.add_argument(flag, **options)
     parser.add_argument(
         "--brokers",
         type=int,
@@ -125,19 +141,32 @@ def _wire_timeout(args: argparse.Namespace) -> float:
     return seconds
 
 
-def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO) -> tuple[Path, Target]:
-    """Everything `run` can check before pytest starts, each problem one usage error; the suites directory and
-    the parsed target. What a control plane turns on is said on `out`."""
+def _security(args: argparse.Namespace) -> SecuritySettings:
+    """The TLS and SASL settings of the run (options, then KTS_ variables, then --client-config), or a usage error."""
+    try:
+        return resolve_security(lambda dest: getattr(args, dest, None))
+    except SecurityConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_run_inputs(
+    args: argparse.Namespace, wire_timeout: float, out: TextIO
+) -> tuple[Path, Target, SecuritySettings]:
+    """Everything `run` can check before pytest starts, each problem one usage error; the suites directory, the
+    parsed target and its security settings. What a control plane turns on is said on `out`."""
     from conformance.plugin.launcher import LauncherError, suites_dir
     from conformance.targets.fault_hook import check_fault_options
 
+    security = _security(args)
     try:
+        if args.bootstrap_servers is None and parse_target(args.target).served_by is ServedBy.CLUSTER:
+            args.bootstrap_servers = config_bootstrap(lambda dest: getattr(args, dest, None))
         if args.profile is None:
             args.profile = default_profile(args.target)
         check_profile(args.profile)
         target = check_target(
             args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url,
-            brokers=args.brokers,
+            brokers=args.brokers, security=security,
         )
         check_fault_options(args.target, args.fault_hook, args.allow_disruptive)
         suites = suites_dir(args.suites)
@@ -150,13 +179,15 @@ def _check_run_inputs(args: argparse.Namespace, wire_timeout: float, out: TextIO
         from conformance.targets.kafka_wire import check_control, check_reachable
 
         try:
-            check_reachable(args.bootstrap_servers, timeout=wire_timeout)
+            check_reachable(args.bootstrap_servers, timeout=wire_timeout, security=security)
+            if not security.plaintext:  # once it works: a usage error stays one line
+                out.write(f"security: {security.describe()}\n")
             if args.control_url:
-                offer = check_control(args.bootstrap_servers, args.control_url, timeout=wire_timeout)
+                offer = check_control(args.bootstrap_servers, args.control_url, timeout=wire_timeout, security=security)
                 _print_control_offer(args, offer, out)
         except TargetError as exc:
             raise UsageError(str(exc)) from None
-    return suites, target
+    return suites, target, security
 
 
 def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: TextIO) -> None:
@@ -194,10 +225,16 @@ def _signal_of(exc: KeyboardInterrupt) -> signal.Signals:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     import shlex
 
-    from conformance.plugin.launcher import SuitesRun, choose_expectations, pytest_command, run_streaming
+    from conformance.plugin.launcher import (
+        SuitesRun,
+        choose_expectations,
+        pytest_command,
+        run_streaming,
+        suites_environment,
+    )
 
     wire_timeout = _wire_timeout(args)
-    suites, target = _check_run_inputs(args, wire_timeout, out)
+    suites, target, security = _check_run_inputs(args, wire_timeout, out)
     expectations = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
     _check_expectations(expectations)
     baseline = run_ci.check_inputs(args)
@@ -219,6 +256,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         fault_hook=args.fault_hook,
         allow_disruptive=args.allow_disruptive,
         control_url=args.control_url,
+        security=security,
         draft_expectations=args.draft_expectations,
         verdicts_json=verdicts,
         alluredir=results,
@@ -228,7 +266,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     cmd = pytest_command(run)
     out.write(f"$ {shlex.join(['pytest', *cmd[3:]])}\n{expectations.describe()}\n")
     out.flush()
-    finished = run_streaming(cmd, out, forward_stops=True)
+    finished = run_streaming(cmd, out, env=suites_environment(run), forward_stops=True)
     # pytest.exit(): the run could not start (e.g. a managed broker that did not come up), or a driver broke
     # under it (conformance.targets.drivers). Its message names the cause and the fix; the class that carried it
     # is no news to a user. What ran before a driver broke keeps its report, and the message comes last.

@@ -11,7 +11,7 @@ import pytest
 
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.plugin.reporting import attach_to_allure
-from conformance.plugin.state import HEALTH, SAID_VERSION, STATE, STOPPED, STOPPED_BY
+from conformance.plugin.state import HEALTH, SAID_VERSION, SECURITY, STATE, STOPPED, STOPPED_BY
 from conformance.targets.drivers.driver_process import broken_driver_behind
 from conformance.targets.health import TargetHealth, TargetLost
 from conformance.targets.implementation import (
@@ -22,6 +22,7 @@ from conformance.targets.implementation import (
 )
 from conformance.targets.model import ModelFactory
 from conformance.targets.registry import TargetError, open_target
+from conformance.wire.security import PLAINTEXT
 from models.profiles import Profile, get_profile, narrow_versions
 
 
@@ -38,6 +39,7 @@ def profile(pytestconfig: pytest.Config, target_factory: ImplementationFactory) 
 def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactory]:
     """The target for this session (in each pytest-xdist worker: its own managed broker), started on first
     use and stopped when the session ends, whatever happened; managed brokers' logs go to the report."""
+    security = pytestconfig.stash.get(SECURITY, PLAINTEXT)
     try:
         opened = open_target(
             pytestconfig.getoption("--target"),
@@ -49,12 +51,14 @@ def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactor
             allow_disruptive=pytestconfig.getoption("--allow-disruptive"),
             control_url=pytestconfig.getoption("--control-url"),
             brokers=pytestconfig.getoption("--brokers"),
+            security=security,
         )
         with opened as (factory, logs):
             bootstrap = getattr(factory, "bootstrap", None)
             if isinstance(bootstrap, str):
                 pytestconfig.stash[HEALTH] = TargetHealth(
-                    factory.name, bootstrap, timeout=pytestconfig.getoption("--wire-timeout")
+                    factory.name, bootstrap, timeout=pytestconfig.getoption("--wire-timeout"),
+                    security=getattr(factory, "security", PLAINTEXT),
                 )
             yield factory
             if HEALTH in pytestconfig.stash:

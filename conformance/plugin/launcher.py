@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import TextIO
 
 from conformance.targets.registry import TargetError, expectations_file, parse_target
+from conformance.wire.client_config import CLIENT_CONFIG_ENV, pytest_arguments, secret_environment
+from conformance.wire.security import PLAINTEXT, SecuritySettings
 
 PLUGIN = "conformance.plugin"
 
@@ -126,6 +128,8 @@ class SuitesRun:
     fault_hook: str | None = None
     allow_disruptive: bool = False
     control_url: str | None = None  # --target broker: the cluster's control plane (conformance.reference)
+    # --target broker: TLS and SASL; on the command line without its secrets, which go by suites_environment
+    security: SecuritySettings = PLAINTEXT
     draft_expectations: str | None = None
     hypothesis_seed: int | None = None
     verdicts_json: Path | None = None
@@ -165,6 +169,7 @@ def pytest_command(run: SuitesRun) -> list[str]:
     for flag, value in options:
         if value is not None:
             cmd += [flag, str(value)]
+    cmd += pytest_arguments(run.security)
     if run.alluredir is not None:
         cmd += ["--alluredir", str(run.alluredir), "--clean-alluredir"]
     if run.no_expectations and run.expectations is None:
@@ -174,6 +179,18 @@ def pytest_command(run: SuitesRun) -> list[str]:
     if run.count_examples:
         cmd.append("--count-examples")
     return cmd + list(run.extra)
+
+
+def suites_environment(run: SuitesRun) -> dict[str, str] | None:
+    """The environment of the pytest process of `run`: this one's, with the secrets of its security settings
+    (never on the command line, which is printed and which other users of the machine can read), and without a
+    client properties file of the environment, whose settings the command line already carries. None: this one's
+    as it is."""
+    if run.security == PLAINTEXT:
+        return None
+    env = {k: v for k, v in os.environ.items() if k != CLIENT_CONFIG_ENV}
+    env.update(secret_environment(run.security))
+    return env
 
 
 def _under(root: Path, test: str) -> str:

@@ -19,7 +19,7 @@ from conformance.judging.expectations import ExpectationsError, load_expectation
 from conformance.judging.run_state import RunState
 from conformance.plugin.hypothesis_profiles import PROFILE_NAMES, register_profiles, same_examples_for_every_target
 from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
-from conformance.plugin.state import EXPECTATIONS_IN_FORCE, STATE, STOPPED, STOPPED_BY, ResultCollector
+from conformance.plugin.state import EXPECTATIONS_IN_FORCE, SECURITY, STATE, STOPPED, STOPPED_BY, ResultCollector
 from conformance.targets.fault_hook import fault_options
 from conformance.targets.registry import (
     PROFILE_DEFAULT,
@@ -27,8 +27,11 @@ from conformance.targets.registry import (
     TargetError,
     check_target,
     default_profile,
+    parse_target,
     target_version,
 )
+from conformance.targets.target import ServedBy
+from conformance.wire.client_config import SecurityConfigError, config_bootstrap, resolve_security, security_options
 from models.clauses import get_clause
 from models.profiles import DEFAULT_PROFILE
 
@@ -114,6 +117,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="where managed brokers write their logs (env KTS_LOG_DIR)",
     )
     for flag, options in fault_options():
+        group.addoption(flag, **options)
+    for flag, options in security_options():
         group.addoption(flag, **options)
     group.addoption(
         "--count-examples",
@@ -203,6 +208,14 @@ def _default_profile(config: pytest.Config) -> None:
             config.option.profile = DEFAULT_PROFILE.name
 
 
+def security_target(target: str) -> bool:
+    """Whether `target` is the user's cluster, which alone takes security settings and a client file's address."""
+    try:
+        return parse_target(target).served_by is ServedBy.CLUSTER
+    except TargetError:
+        return False
+
+
 def _row_version(target: str) -> str | None:
     """What the target's row knows of its version (None for a name the table does not know: the target fixture
     reports that as a usage error)."""
@@ -267,12 +280,17 @@ def pytest_configure(config: pytest.Config) -> None:
                     f"--clauses: unknown clause {cid.strip()!r}: `kafka-conformance clauses` lists the IDs"
                 ) from None
     try:
+        security = resolve_security(lambda dest: config.getoption(dest, None))
+        if config.getoption("--bootstrap-servers") is None and security_target(config.getoption("--target")):
+            config.option.bootstrap_servers = config_bootstrap(lambda dest: config.getoption(dest, None))
         check_target(
             config.getoption("--target"),
             config.getoption("--profile"),
             bootstrap=config.getoption("--bootstrap-servers"),
             control_url=config.getoption("--control-url"),
             brokers=config.getoption("--brokers"),
+            security=security,
         )
-    except TargetError as exc:
+    except (TargetError, SecurityConfigError) as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[SECURITY] = security

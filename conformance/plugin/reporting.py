@@ -35,6 +35,7 @@ from conformance.plugin.state import (
     RECORD,
     RESULT_PROPERTY,
     SAID_VERSION,
+    SECURITY,
     STATE,
     STOPPED,
     STOPPED_BY,
@@ -43,6 +44,8 @@ from conformance.plugin.state import (
 from conformance.targets.drivers.driver_process import broken_driver_behind
 from conformance.targets.health import TargetLost
 from conformance.targets.implementation import UnsupportedOperation
+from conformance.wire.client_config import pytest_arguments
+from conformance.wire.security import PLAINTEXT
 from models.clauses import get_clause
 
 
@@ -402,6 +405,8 @@ def replay_command(item: pytest.Item) -> str:
         value = config.getoption(option, None)
         if value:
             args += [option, str(value)]
+    # TLS and SASL without the secrets: a replay reads them from KTS_SASL_PASSWORD and KTS_SSL_KEY_PASSWORD.
+    args += pytest_arguments(config.stash.get(SECURITY, PLAINTEXT))
     if config.getoption("--no-expectations", False):
         args.append("--no-expectations")
     if config.getoption("--allow-disruptive", False):

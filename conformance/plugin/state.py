@@ -15,11 +15,14 @@ from conformance.judging.draws import DrawLog
 from conformance.judging.results import TestResult
 from conformance.judging.run_state import RunState
 from conformance.targets.health import TargetHealth
+from conformance.wire.security import SecuritySettings
 
 STATE = pytest.StashKey[RunState]()
 RECORD = pytest.StashKey[CheckRecord]()
 DRAWS = pytest.StashKey[DrawLog]()
 HEALTH = pytest.StashKey[TargetHealth]()
+# The TLS and SASL settings of --target broker (conformance.wire.client_config), read once at configure.
+SECURITY = pytest.StashKey[SecuritySettings]()
 # The signal that stopped the run early (SIGINT, SIGTERM), if one did, and the run's "incomplete" text then.
 STOPPED_BY = pytest.StashKey[signal.Signals]()
 STOPPED = "the run was stopped"  # what a stop signal's KeyboardInterrupt and pytest's reason for stopping say

@@ -10,6 +10,8 @@ import time
 from conformance.targets.implementation import Capability
 from conformance.targets.managed.process import ApiVersionsProbeError, managed_broker_at, probe_api_versions
 from conformance.wire.client import parse_bootstrap
+from conformance.wire.connection import TLS_ALERT
+from conformance.wire.security import PLAINTEXT, SecuritySettings
 
 # A Kafka broker answers ApiVersions v0 in milliseconds. An address that has not answered by then is asked once
 # in HTTP: a web server waits for the end of a request line that a Kafka frame never sends, so it stays silent to
@@ -20,10 +22,13 @@ _HTTP_REQUEST = b"GET / HTTP/1.0\r\n\r\n"
 _FIX = "pass the broker's address with --bootstrap-servers HOST:PORT"
 
 
-def not_a_kafka_broker(bootstrap: str, *, timeout: float) -> str | None:
+def not_a_kafka_broker(bootstrap: str, *, timeout: float, security: SecuritySettings = PLAINTEXT) -> str | None:
     """One line naming an address of `bootstrap` that answers, but not as a Kafka broker (an HTTP server, a TLS
     listener, another protocol), and the fix; None when an address answers ApiVersions, or when nothing there
-    answers at all (refused, silent, a slow broker): the wire client's own check then says which, in its time."""
+    answers at all (refused, silent, a slow broker): the wire client's own check then says which, in its time.
+    Over TLS (`security`) there is nothing to ask before the handshake: the wire client's TLS errors say it."""
+    if security.tls:
+        return None
     seconds = min(timeout, QUICK_PROBE_SECONDS)
     found: str | None = None
     for host, port in parse_bootstrap(bootstrap):
@@ -50,10 +55,10 @@ def _answer_to_http(host: str, port: int, *, timeout: float) -> bytes:
 
 
 def _not_kafka_line(address: str, answer: bytes) -> str:
-    if answer[:2] == b"\x15\x03":  # a TLS alert record (content type 21, version 3.x)
+    if answer[:2] == TLS_ALERT:
         return (
-            f"{address} is not a plaintext Kafka listener (it answered with a TLS alert): the suite speaks "
-            "PLAINTEXT; pass the address of a PLAINTEXT listener with --bootstrap-servers HOST:PORT"
+            f"{address} is a TLS listener (it answered with a TLS alert) and the connection was PLAINTEXT: set "
+            "--security-protocol SSL or SASL_SSL (security.protocol), with --ssl-ca-file for a private CA"
         )
     first_line = answer.split(b"\n", 1)[0].strip().decode("utf-8", errors="replace")[:60]
     if first_line.startswith("HTTP/"):
@@ -79,8 +84,9 @@ class TargetHealth:
     # overload is not a loss); a probe that times out has already waited the whole wire timeout.
     RETRY_PAUSES = (0.5, 1.0)
 
-    def __init__(self, name: str, bootstrap: str, *, timeout: float) -> None:
+    def __init__(self, name: str, bootstrap: str, *, timeout: float, security: SecuritySettings = PLAINTEXT) -> None:
         self.name = name
+        self.security = security  # a TLS listener is probed over TLS
         self.bootstrap = bootstrap
         self.timeout = timeout
         self.managed = managed_broker_at(bootstrap)
@@ -130,7 +136,7 @@ class TargetHealth:
             for host, port in addresses:
                 started = time.monotonic()
                 try:
-                    probe_api_versions(host, port, timeout=self.timeout)
+                    probe_api_versions(host, port, timeout=self.timeout, security=self.security)
                 except ApiVersionsProbeError as exc:
                     problem = f"{host}:{port}: {exc}" if len(addresses) > 1 else str(exc)
                     if time.monotonic() - started >= self.timeout * 0.9:

@@ -60,8 +60,9 @@ from conformance.targets.fault_hook import FaultHook
 from conformance.targets.health import not_a_kafka_broker
 from conformance.targets.implementation import Capability, Implementation, UnsupportedOperation
 from conformance.targets.managed.failovers import failover_cluster
-from conformance.wire.client import UnsupportedVersion, WireClient, error_name
+from conformance.wire.client import API_VERSIONS, UnsupportedVersion, WireClient, error_name
 from conformance.wire.connection import WireError
+from conformance.wire.security import PLAINTEXT, SecuritySettings
 from models.cluster import FetchResponse, ProduceResponse
 from models.codec import decode_batches, encode_batches
 from models.config import TopicConfig, check_config
@@ -229,6 +230,8 @@ class WireFactory:
     # Topic names are the suite's names behind this prefix (default kts-<run id>-); "" names a user's
     # existing topic as it is (audit mode reads topics it did not create).
     topic_prefix: str | None = None
+    # How every connection reaches the brokers (TLS, SASL): the user's cluster's settings, PLAINTEXT otherwise.
+    security: SecuritySettings = PLAINTEXT
 
     @property
     def name(self) -> str:
@@ -245,7 +248,7 @@ class WireFactory:
             admin = failover_cluster(self.admin)  # type: ignore[assignment]
         control = ControlClient(self.control_url, timeout=self.timeout) if self.control_url is not None else None
         return WireImplementation(
-            WireClient(self.bootstrap, timeout=self.timeout),
+            WireClient(self.bootstrap, timeout=self.timeout, security=self.security),
             get_profile(self.profile),
             name=self.target,
             topic_prefix=f"kts-{self.run_id}-" if self.topic_prefix is None else self.topic_prefix,
@@ -257,36 +260,53 @@ class WireFactory:
 
     def offered_versions(self) -> dict[int, tuple[int, int]]:
         """The broker's ApiVersions answer (the plugin narrows the profile's version ranges with it)."""
-        client = WireClient(self.bootstrap, timeout=self.timeout)
+        client = WireClient(self.bootstrap, timeout=self.timeout, security=self.security)
         try:
             return client.api_versions()
         finally:
             client.close()
 
 
-def check_reachable(bootstrap: str, *, timeout: float = 10.0) -> None:
+def check_reachable(bootstrap: str, *, timeout: float = 10.0, security: SecuritySettings = PLAINTEXT) -> None:
     """Fail fast, in one line, when nothing that speaks Kafka answers at `bootstrap` (WireError's text
-    names the address and the fix). What answers but is not a Kafka broker (an HTTP server) is named at once."""
+    names the address and the fix). What answers but is not a Kafka broker (an HTTP server) is named at once; so is
+    a TLS listener reached without TLS, a wrong password or an untrusted certificate (`security`), and a SASL
+    listener reached without SASL, which answers ApiVersions and then closes the connection on Metadata."""
     try:
-        wrong = not_a_kafka_broker(bootstrap, timeout=timeout)
+        wrong = not_a_kafka_broker(bootstrap, timeout=timeout, security=security)
         if wrong is not None:
             raise TargetError(wrong)
-        client = WireClient(bootstrap, timeout=timeout)
+        client = WireClient(bootstrap, timeout=timeout, security=security)
         try:
             client.api_versions()
+            client.metadata([])
+        except WireError as exc:
+            if exc.kind == "closed" and not security.sasl and client.exchanges and _answered_api_versions(client):
+                raise TargetError(
+                    f"{exc.address or bootstrap} answered ApiVersions and then closed the connection on Metadata, as a "
+                    "SASL listener does to a client that does not authenticate: set --security-protocol SASL_SSL or "
+                    "SASL_PLAINTEXT (security.protocol) with --sasl-mechanism, --sasl-username and KTS_SASL_PASSWORD"
+                ) from None
+            raise
         finally:
             client.close()
     except WireError as exc:
         raise TargetError(str(exc)) from None
 
 
-def check_control(bootstrap: str, control_url: str, *, timeout: float = 10.0) -> ControlOffer:
+def _answered_api_versions(client: WireClient) -> bool:
+    return any(e.api_key == API_VERSIONS and e.error is None for e in client.exchanges)
+
+
+def check_control(
+    bootstrap: str, control_url: str, *, timeout: float = 10.0, security: SecuritySettings = PLAINTEXT
+) -> ControlOffer:
     """Fail fast, in one line, when the control plane at `control_url` does not answer /capabilities, or
     names other brokers than Metadata at `bootstrap` (a TargetError naming the URL and the fix)."""
     control = ControlClient(control_url, timeout=timeout)
     answer = control.capabilities()  # first: a control plane that does not answer is the likelier mistake
     try:
-        client = WireClient(bootstrap, timeout=timeout)
+        client = WireClient(bootstrap, timeout=timeout, security=security)
         try:
             brokers = tuple(b.node_id for b in client.metadata().brokers)
         finally:
@@ -895,7 +915,7 @@ class WireImplementation(Implementation):
 
             host, _, port = bootstrap.split(",")[0].rpartition(":")
             try:
-                probe_api_versions(host, int(port), timeout=self.client.timeout)
+                probe_api_versions(host, int(port), timeout=self.client.timeout, security=self.client.security)
             except (ApiVersionsProbeError, OSError, ValueError) as probe:
                 _lost[bootstrap] = (
                     f"broker at {bootstrap} stopped answering during the run ({exc.kind}: {exc}; an ApiVersions "

@@ -52,9 +52,9 @@ def open_cluster(target: Target, opening: Opening) -> Iterator[Opened]:
             f"target {str(target)!r} needs a bootstrap address: pass --bootstrap-servers HOST:PORT "
             "or set KAFKA_BOOTSTRAP_SERVERS"
         )
-    check_reachable(opening.bootstrap, timeout=opening.timeout)
+    check_reachable(opening.bootstrap, timeout=opening.timeout, security=opening.security)
     if opening.control_url:
-        check_control(opening.bootstrap, opening.control_url, timeout=opening.timeout)
+        check_control(opening.bootstrap, opening.control_url, timeout=opening.timeout, security=opening.security)
     yield WireFactory(
         bootstrap=opening.bootstrap,
         profile=opening.profile,
@@ -62,4 +62,5 @@ def open_cluster(target: Target, opening: Opening) -> Iterator[Opened]:
         timeout=opening.timeout,
         fault_hook=opening.fault_hook,
         control_url=opening.control_url or None,
+        security=opening.security,
     ), []

@@ -74,6 +74,7 @@ from conformance.targets.target import (
     served_mutant_name,
     short_name,
 )
+from conformance.wire.security import PLAINTEXT, SecuritySettings
 from models.profiles import DEFAULT_PROFILE, PROFILES
 
 __all__ = [
@@ -526,6 +527,14 @@ _NO_CONTROL_PLANE = {
 }
 
 
+# Why a target that is not the user's cluster takes no security settings.
+_SPEAKS_PLAINTEXT = {
+    ServedBy.IN_PROCESS: "is not reached over the wire",
+    ServedBy.MANAGED: "is started by the suite on a PLAINTEXT loopback listener",
+    ServedBy.REFERENCE: "is served by the suite on a PLAINTEXT loopback listener",
+}
+
+
 def _cluster_names() -> str:
     return " or ".join(f"--target {s.name}" for s in table() if s.served_by is ServedBy.CLUSTER)
 
@@ -540,6 +549,12 @@ def _check_addresses(target: Target, opening: Opening) -> None:
                 "or set KAFKA_BOOTSTRAP_SERVERS"
             )
         return
+    if not opening.security.plaintext:
+        raise TargetError(
+            f"--security-protocol {opening.security.protocol} is for {_cluster_names()}; target {name!r} "
+            f"{_SPEAKS_PLAINTEXT[target.served_by]}: drop the security settings (--security-protocol, --sasl-*, "
+            "--ssl-*, --client-config and their KTS_ variables)"
+        )
     if opening.bootstrap and target.served_by is not ServedBy.IN_PROCESS:
         raise TargetError(
             f"target {name!r} is started by the suite: drop --bootstrap-servers (or use {_cluster_names()})"
@@ -588,10 +603,12 @@ def check_target(
     bootstrap: str | None = None,
     control_url: str | None = None,
     brokers: int | None = None,
+    security: SecuritySettings = PLAINTEXT,
 ) -> Target:
     """Validate a target choice before anything starts (bad names, missing addresses and broker counts it cannot
-    start are usage errors); the parsed target."""
-    return _checked(name, Opening(profile, bootstrap=bootstrap, control_url=control_url, brokers=brokers))
+    start, security settings for a target that is not the user's cluster are usage errors); the parsed target."""
+    opening = Opening(profile, bootstrap=bootstrap, control_url=control_url, brokers=brokers, security=security)
+    return _checked(name, opening)
 
 
 def resolve_target(name: str | Target, profile: str) -> ImplementationFactory:
@@ -620,6 +637,7 @@ def open_target(
     allow_disruptive: bool = False,
     control_url: str | None = None,
     brokers: int | None = None,
+    security: SecuritySettings = PLAINTEXT,
 ) -> Iterator[Opened]:
     """The factory of target `name` for one run, and the log files of what was started for it, through its row's
     opener, which stops what it started on the way out (also on errors).
@@ -627,10 +645,11 @@ def open_target(
     `fault_hook` (the user's cluster only, with `allow_disruptive`): a command that moves a partition leader on the
     user's cluster (`conformance.targets.fault_hook.FaultHook`). `control_url` (the user's cluster only): the
     cluster's control plane (conformance.reference), checked before the run starts. `brokers`: how many brokers
-    to start, where the row starts more than one (TargetSpec.max_brokers); None for its own number."""
+    to start, where the row starts more than one (TargetSpec.max_brokers); None for its own number. `security`
+    (the user's cluster only): TLS and SASL settings of every connection to it."""
     opening = Opening(
         profile, bootstrap=bootstrap, control_url=control_url, timeout=timeout, fault_hook=fault_hook,
-        log_dir=Path(log_dir) if log_dir is not None else Opening.log_dir, brokers=brokers,
+        log_dir=Path(log_dir) if log_dir is not None else Opening.log_dir, brokers=brokers, security=security,
     )  # fmt: skip
     target = _checked(name, opening)
     check_fault_options(str(target), fault_hook, allow_disruptive)

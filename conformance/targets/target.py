@@ -24,6 +24,7 @@ from pathlib import Path
 
 from conformance.errors import TargetError
 from conformance.targets.implementation import ImplementationFactory, Kind
+from conformance.wire.security import PLAINTEXT, SecuritySettings
 
 MODEL = "model"
 REFERENCE = "reference"  # the reference broker (`kafka-conformance serve`), and the target serving the model
@@ -213,6 +214,7 @@ class Opening:
     timeout: float = 10.0
     fault_hook: str | None = None
     brokers: int | None = None  # how many brokers to start (`kafka-conformance up --brokers`); None: its own number
+    security: SecuritySettings = PLAINTEXT  # how the user's cluster is reached (TLS, SASL); PLAINTEXT otherwise
 
 
 Opened = tuple[ImplementationFactory, list[Path]]

@@ -62,6 +62,7 @@ from kafka.protocol.producer import ProduceRequest
 from kafka.version import __version__ as KAFKA_PYTHON_VERSION
 
 from conformance.wire.connection import DEFAULT_TIMEOUT, Exchange, KafkaConnection, WireError, api_name
+from conformance.wire.security import PLAINTEXT, SecuritySettings
 
 __all__ = [
     "KAFKA_PYTHON_VERSION",
@@ -300,8 +301,10 @@ class WireClient:
         *,
         retries: int = 3,
         history: int = 64,
+        security: SecuritySettings = PLAINTEXT,
     ) -> None:
         self.bootstrap = bootstrap
+        self.security = security
         self.timeout = timeout
         self.client_id = client_id
         self.retries = retries
@@ -341,7 +344,9 @@ class WireClient:
         """A connected, version-negotiated connection to `address`."""
         conn = self._conns.get(address)
         if conn is None:
-            conn = KafkaConnection(address[0], address[1], timeout=self.timeout, client_id=self.client_id)
+            conn = KafkaConnection(
+                address[0], address[1], timeout=self.timeout, client_id=self.client_id, security=self.security
+            )
             conn.exchanges = self.exchanges
             self._conns[address] = conn
         if not conn.connected or address not in self._versions:
@@ -365,7 +370,7 @@ class WireClient:
                 )
                 response = conn.send(request, version)
             except WireError as exc:
-                if exc.kind == "unreachable":
+                if exc.kind in ("unreachable", "tls", "auth"):  # no other version fixes these
                     raise
                 failures.append(exc)
                 continue

@@ -9,7 +9,10 @@ that a garbled answer is reported as such, not as a decode crash deep inside kaf
 kafka-python decode the rest at the version we asked for.
 
 Every failure of the transport (refused, timed out, reset, closed, garbage, undecodable) raises
-`WireError` and closes the socket: the next `send` reconnects. The last exchanges (raw request and
+`WireError` and closes the socket: the next `send` reconnects. A connection to a secured listener
+(conformance.wire.security) negotiates TLS and authenticates with SASL (conformance.wire.sasl) each time it
+connects, before its first request; those round trips are kept out of the exchange history, whose bytes a report
+shows (a PLAIN token holds the password). The last exchanges (raw request and
 response bytes with their wall-clock bracket) are kept in a bounded deque for the report.
 """
 
@@ -32,10 +35,13 @@ from conformance.wire.framing import (
     read_frame,
     send_all,
 )
+from conformance.wire.sasl import SaslError, authenticate
+from conformance.wire.security import PLAINTEXT, SecuritySettings, TlsError, open_socket
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_RESPONSE_BYTES",
+    "TLS_ALERT",
     "Exchange",
     "KafkaConnection",
     "WireError",
@@ -47,6 +53,8 @@ DEFAULT_TIMEOUT = 10.0
 # 1 397 966 893. Real fetch responses are bounded by the max_bytes the suite asks for.
 MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 _SIZE = struct.Struct(">i")
+# What a TLS listener sends back to bytes that are not a TLS handshake: an alert record (content type 21, 3.x).
+TLS_ALERT = b"\x15\x03"
 # What a read's part is called in the errors of a round trip.
 _RESPONSE_PART = {SIZE_PREFIX: "the response size", FRAME: "the response"}
 
@@ -55,11 +63,13 @@ _API_NAMES = {
     1: "Fetch",
     2: "ListOffsets",
     3: "Metadata",
+    17: "SaslHandshake",
     18: "ApiVersions",
     19: "CreateTopics",
     20: "DeleteTopics",
     32: "DescribeConfigs",
     33: "AlterConfigs",
+    36: "SaslAuthenticate",
     43: "ElectLeaders",
     44: "IncrementalAlterConfigs",
 }
@@ -75,8 +85,10 @@ class WireError(Exception):
     that is not the Kafka protocol. `str(error)` is one line that names the address and the fix.
     `kind` says which: "unreachable" (nothing sent), "timeout", "closed", "not-kafka" (garbage,
     absurd size, wrong correlation id), "undecodable" (a Kafka-looking frame that does not decode at
-    the version asked), "protocol" (a decoded answer that breaks the protocol) or "address" (a
-    malformed bootstrap string)."""
+    the version asked), "protocol" (a decoded answer that breaks the protocol), "address" (a
+    malformed bootstrap string), "tls" (the TLS handshake failed: the certificate did not verify, or
+    the listener does not speak TLS) or "auth" (SASL authentication failed). "tls" and "auth" are the
+    settings' to fix: no other address or version fixes them."""
 
     def __init__(self, message: str, *, address: str = "", kind: str = "protocol") -> None:
         super().__init__(message)
@@ -109,6 +121,10 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def _forget(*_exchange: object) -> None:
+    """Where a round trip is not recorded (the SASL exchange)."""
+
+
 def _fmt_seconds(value: float) -> str:
     return f"{value:g} s"
 
@@ -128,6 +144,7 @@ class KafkaConnection:
         timeout: float = DEFAULT_TIMEOUT,
         client_id: str = "kafka-timestamp-conformance",
         history: int = 64,
+        security: SecuritySettings = PLAINTEXT,
     ) -> None:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
@@ -135,6 +152,7 @@ class KafkaConnection:
         self.port = port
         self.timeout = timeout
         self.client_id = client_id
+        self.security = security
         self.exchanges: deque[Exchange] = deque(maxlen=history)
         self._sock: socket.socket | None = None
         self._correlation_id = 0
@@ -155,18 +173,29 @@ class KafkaConnection:
         return self._sock is not None
 
     def connect(self) -> None:
-        """Open the TCP connection if it is not open (bounded by `timeout`)."""
+        """Open the connection if it is not open: TCP, TLS and SASL as the security settings ask, each step
+        bounded by `timeout`."""
         if self._sock is not None:
             return
         try:
-            sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+            sock = open_socket(self.host, self.port, timeout=self.timeout, settings=self.security)
+        except TlsError as exc:
+            raise self._tls_failed(exc) from None
         except TimeoutError:
             raise self._unreachable("no answer") from None
         except OSError as exc:
             raise self._unreachable(exc.strerror or str(exc)) from None
-        sock.settimeout(self.timeout)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock = sock
+        if self.security.sasl:
+            try:
+                authenticate(self._unrecorded, self.security, self.address)
+            except SaslError as exc:
+                self.close()
+                raise WireError(str(exc), address=self.address, kind="auth" if exc.kind == "auth" else "protocol") \
+                    from None
+            except WireError:
+                self.close()
+                raise
 
     def close(self) -> None:
         sock, self._sock = self._sock, None
@@ -191,6 +220,13 @@ class KafkaConnection:
     def send(self, request: Any, version: int) -> Any:
         """Send `request` at `version` and return the decoded response (None if the request
         expects none). Raises WireError on any transport failure (and closes the connection)."""
+        return self._round_trip(request, version, record=True)
+
+    def _unrecorded(self, request: Any, version: int) -> Any:
+        """A round trip of the SASL exchange on the open socket, kept out of the history (its bytes are secret)."""
+        return self._round_trip(request, version, record=False)
+
+    def _round_trip(self, request: Any, version: int, *, record: bool) -> Any:
         api_key = int(request.API_KEY)
         self._correlation_id = (self._correlation_id + 1) & 0x7FFFFFFF
         correlation_id = self._correlation_id
@@ -198,7 +234,9 @@ class KafkaConnection:
         request.with_header(correlation_id=correlation_id, client_id=self.client_id)
         payload = bytes(request.encode(header=True, framed=True))
         expect_response = bool(request.expect_response())
-        self.connect()
+        if record:
+            self.connect()
+        keep = self._record if record else _forget
         wall_start = _now_ms()
         started = time.monotonic()
         response = b""
@@ -212,14 +250,13 @@ class KafkaConnection:
                 if got == correlation_id or got not in self._unanswered:
                     break
                 self._unanswered.remove(got)
-                self._record(api_key, version, b"", response, started, wall_start, got,
-                             f"an answer to request {got}, which expected none (acks=0), skipped")
+                keep(api_key, version, b"", response, started, wall_start, got,
+                     f"an answer to request {got}, which expected none (acks=0), skipped")
         except WireError as exc:
             self.close()
-            self._record(api_key, version, payload, response, started, wall_start, correlation_id,
-                         exc.message)
+            keep(api_key, version, payload, response, started, wall_start, correlation_id, exc.message)
             raise
-        self._record(api_key, version, payload, response, started, wall_start, correlation_id, None)
+        keep(api_key, version, payload, response, started, wall_start, correlation_id, None)
         if not expect_response:
             return None
         return self._decode(request, version, response, correlation_id)
@@ -273,6 +310,8 @@ class KafkaConnection:
             got = f"after {ended.done} of {ended.expected} bytes of {what}" if ended.done else f"before {what}"
             raise self._closed(api_key, version, f"end of stream {got}") from None
         except FrameSizeError as bad:
+            if bad.head[:2] == TLS_ALERT:
+                raise self._tls_listener() from None
             raise self._not_kafka(f"a response size of {bad.size} bytes (first bytes {bad.head!r})") from None
         except OSError as exc:
             raise self._closed(api_key, version, exc.strerror or str(exc)) from None
@@ -308,6 +347,26 @@ class KafkaConnection:
             kind="unreachable",
         )
 
+    def _tls_failed(self, exc: TlsError) -> WireError:
+        if exc.verify:
+            fix = (
+                "connect by a name the certificate gives, or turn hostname verification off with "
+                "--ssl-endpoint-identification-algorithm '' (ssl.endpoint.identification.algorithm=)"
+                if exc.name_mismatch
+                else "pass the CA that signed the broker's certificate with --ssl-ca-file (ssl.truststore.location)"
+            )
+            return WireError(
+                f"TLS verification of the broker at {self.address} failed ({exc.reason}): {fix}",
+                address=self.address,
+                kind="tls",
+            )
+        return WireError(
+            f"TLS handshake with {self.address} failed ({exc.reason}): is it a TLS listener? for a listener "
+            "without TLS set --security-protocol PLAINTEXT or SASL_PLAINTEXT (security.protocol)",
+            address=self.address,
+            kind="tls",
+        )
+
     def _timed_out(self, api_key: int, version: int, what: str) -> WireError:
         return WireError(
             f"broker at {self.address} did not finish {what} for {api_name(api_key)} v{version} "
@@ -324,6 +383,15 @@ class KafkaConnection:
             "version; check the broker log",
             address=self.address,
             kind="closed",
+        )
+
+    def _tls_listener(self) -> WireError:
+        return WireError(
+            f"{self.address} is a TLS listener (it answered with a TLS alert) and the connection was "
+            f"{self.security.protocol}: set --security-protocol SSL or SASL_SSL (security.protocol), with "
+            "--ssl-ca-file for a private CA",
+            address=self.address,
+            kind="tls",
         )
 
     def _not_kafka(self, what: str) -> WireError:

@@ -332,6 +332,42 @@ logger.state.level = WARN
 
 
 @dataclass(frozen=True)
+class SecureListener:
+    """A second client listener of a one-node cluster, SASL_SSL on loopback (the project's tests of TLS and SASL:
+    tests/test_tls_sasl.py), beside the PLAINTEXT one the suite's own probes and control plane use; the controller
+    and inter-broker listeners stay PLAINTEXT. `keystore`: the broker's PEM key and certificate chain in one file
+    (ssl.keystore.type=PEM); PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are enabled, `users` (name, password) get
+    SCRAM credentials of both kinds at format time and a PLAIN login."""
+
+    port: int
+    keystore: Path
+    users: tuple[tuple[str, str], ...]
+
+    def properties(self) -> dict[str, str]:
+        """The listener's broker settings (its port is added to `listeners` by server_properties)."""
+        prefix = "listener.name.sasl_ssl."
+        plain_users = " ".join(f'user_{name}="{password}"' for name, password in self.users)
+        scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        return {
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            f"{prefix}ssl.keystore.type": "PEM",
+            f"{prefix}ssl.keystore.location": str(self.keystore),
+            f"{prefix}plain.sasl.jaas.config":
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
+            f"{prefix}scram-sha-256.sasl.jaas.config": scram,
+            f"{prefix}scram-sha-512.sasl.jaas.config": scram,
+        }  # fmt: skip
+
+    def format_arguments(self) -> list[str]:
+        """StorageTool format's --add-scram arguments: each user's credentials of both SCRAM kinds."""
+        return [
+            f"--add-scram={kind}=[name={name},password={password}]"
+            for name, password in self.users
+            for kind in ("SCRAM-SHA-256", "SCRAM-SHA-512")
+        ]
+
+
+@dataclass(frozen=True)
 class KafkaNode:
     """One node of a managed cluster, as its configuration names it: its id (broker and controller), its
     controller port (the quorum's voters list every node's), and the loopback port of its launcher's clock."""
@@ -351,17 +387,20 @@ def quorum_voters(nodes: Sequence[KafkaNode]) -> str:
     return ",".join(f"{n.node_id}@{LOOPBACK}:{n.controller_port}" for n in nodes)
 
 
-def server_properties(port: int, node: KafkaNode, voters: str, log_dir: Path, *, brokers: int = 1) -> str:
+def server_properties(
+    port: int, node: KafkaNode, voters: str, log_dir: Path, *, brokers: int = 1, secure: SecureListener | None = None
+) -> str:
     """A node's configuration: a combined broker and controller on loopback in a static quorum of `voters`
-    (see the module doc); `brokers` nodes in all."""
+    (see the module doc); `brokers` nodes in all; with `secure`, its SASL_SSL listener as well."""
+    extra = f",SASL_SSL://{LOOPBACK}:{secure.port}" if secure is not None else ""
     settings = {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
         "controller.quorum.voters": voters,
-        "listeners": f"PLAINTEXT://{LOOPBACK}:{port},CONTROLLER://{LOOPBACK}:{node.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
+        "listeners": f"PLAINTEXT://{LOOPBACK}:{port}{extra},CONTROLLER://{LOOPBACK}:{node.controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}{extra}",
         "controller.listener.names": "CONTROLLER",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL",
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(log_dir),
         "num.partitions": "1",
@@ -390,13 +429,14 @@ def server_properties(port: int, node: KafkaNode, voters: str, log_dir: Path, *,
         # run to run (IDX.compacted-roll-max-lag NON-STRICT in 1 of 3 runs of 4.4.0). The roll a compaction lag
         # forces (IDX-9) is decided at append and stays.
         "log.cleaner.enable": "false",
+        **(secure.properties() if secure is not None else {}),
     }
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
 def kafka_command(
     java: str, lib: Path, launcher: Path, work: Path, port: int, node: KafkaNode, voters: str, cluster_id: str,
-    *, brokers: int = 1,
+    *, brokers: int = 1, secure: SecureListener | None = None,
 ) -> list[str]:
     """The argv that formats a fresh log directory of `node` under `work` (the cluster's `cluster_id`) and then
     runs it, its broker on `port`, through our launcher (`launcher`: its classes), whose clock control listens
@@ -404,12 +444,21 @@ def kafka_command(
     run = Path(tempfile.mkdtemp(prefix=f"node-{node.node_id}-{port}-", dir=work))
     (run / "data").mkdir()
     config = run / "server.properties"
-    config.write_text(server_properties(port, node, voters, run / "data", brokers=brokers), encoding="utf-8")
+    config.write_text(
+        server_properties(port, node, voters, run / "data", brokers=brokers, secure=secure), encoding="utf-8"
+    )
     (run / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
     jvm = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp", f"{lib}/*"]
     # `--cluster-id=ID`, not `-t ID`: a base64 id may start with "-", which the tool's parser reads as an option.
     fmt = [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config),
            "--ignore-formatted"]  # fmt: skip
+    if secure is not None:
+        # The SCRAM passwords go in a script of the node's private folder, not on the command line that the
+        # broker's log shows.
+        script = run / "format.sh"
+        script.write_text(shlex.join([*fmt, *secure.format_arguments()]) + "\n", encoding="utf-8")
+        script.chmod(0o600)
+        fmt = ["/bin/sh", str(script)]
     broker = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp",
               f"{lib}/*:{launcher}", LAUNCHER_CLASS, str(config), str(node.clock_port)]  # fmt: skip
     return ["/bin/sh", "-c", f"{shlex.join(fmt)} && exec {shlex.join(broker)}"]
@@ -447,10 +496,13 @@ def _java_and_launcher(found: KafkaRelease) -> tuple[str, Path, Path]:
 
 def kafka_nodes(
     found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
-    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT, secure: SecureListener | None = None,
 ) -> list[ManagedBroker]:
     """The managed processes of one cluster of `found` (not started): one per node, formatted with one cluster
-    id, in a static quorum of them all; configuration and data under `work`, logs in `log_dir`."""
+    id, in a static quorum of them all; configuration and data under `work`, logs in `log_dir`; `secure` (one
+    node only) its SASL_SSL listener."""
+    if secure is not None and len(nodes) != 1:
+        raise ValueError("a SASL_SSL listener is offered on a one-node cluster only")
     java, lib, launcher = _java_and_launcher(found)
     log_dir.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
@@ -460,7 +512,7 @@ def kafka_nodes(
         ManagedBroker(
             "kafka" if len(nodes) == 1 else f"kafka-node{node.node_id}",
             lambda port, node=node: kafka_command(  # type: ignore[misc]
-                java, lib, launcher, work, port, node, voters, cluster_id, brokers=len(nodes)
+                java, lib, launcher, work, port, node, voters, cluster_id, brokers=len(nodes), secure=secure
             ),
             log_dir,
             ready_timeout=ready_timeout,
@@ -502,11 +554,12 @@ def start_kafka(
 @contextlib.contextmanager
 def kafka_cluster(
     found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
-    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT, secure: SecureListener | None = None,
 ) -> Iterator[list[ManagedBroker]]:
     """A fresh Apache Kafka of `found` on `nodes`, started side by side and ready (each answered ApiVersions,
-    which a node of a quorum does once a majority of voters is up); every node stopped on the way out."""
-    brokers = kafka_nodes(found, log_dir, work, nodes, ready_timeout=ready_timeout)
+    which a node of a quorum does once a majority of voters is up); every node stopped on the way out. `secure`:
+    a SASL_SSL listener beside the PLAINTEXT one (one node only)."""
+    brokers = kafka_nodes(found, log_dir, work, nodes, ready_timeout=ready_timeout, secure=secure)
     start_together(brokers)
     try:
         _await_every_node_known(brokers, [n.node_id for n in nodes], timeout=ready_timeout)
@@ -553,14 +606,17 @@ class RunningKafka:
 
 
 @contextlib.contextmanager
-def kafka_on_the_suites_clock(found: KafkaRelease, opening: Opening) -> Iterator[RunningKafka]:
+def kafka_on_the_suites_clock(
+    found: KafkaRelease, opening: Opening, *, secure: SecureListener | None = None
+) -> Iterator[RunningKafka]:
     """A fresh Apache Kafka of `found` (`opening.brokers` nodes, default one) through our launcher, with the
     project's control plane over it (kafka_control), stopped on the way out (also on errors); its configuration and
-    data in a temporary folder, removed after it stops."""
+    data in a temporary folder, removed after it stops. `secure`: a SASL_SSL listener as well (one node; its
+    address is not in `bootstrap`, which stays the PLAINTEXT listener's)."""
     work = Path(tempfile.mkdtemp(prefix=f"kts-kafka-{found.version}-"))
     nodes = cluster_nodes(opening.brokers or 1)
     try:
-        with kafka_cluster(found, opening.log_dir, work, nodes) as brokers:
+        with kafka_cluster(found, opening.log_dir, work, nodes, secure=secure) as brokers:
             clocks = {n.node_id: LauncherClock(n.clock_port, timeout=opening.timeout) for n in nodes}
             addresses = {n.node_id: b.bootstrap for n, b in zip(nodes, brokers, strict=True)}
             controlled = KafkaControlled(clocks, addresses, timeout=opening.timeout)

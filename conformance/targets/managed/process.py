@@ -37,7 +37,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
@@ -51,6 +50,7 @@ from typing import Any, BinaryIO
 
 from conformance.targets.managed.ports import LOOPBACK, free_loopback_port, listener_pids
 from conformance.wire.framing import FrameSizeError, StreamEnded, read_frame, write_frame
+from conformance.wire.security import PLAINTEXT, SecuritySettings, TlsError, open_socket
 
 __all__ = [
     "API_VERSIONS_KEY",
@@ -134,25 +134,29 @@ def dies_with_parent(argv: Sequence[str]) -> list[str]:
     return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else list(argv)
 
 
-def probe_api_versions(host: str, port: int, timeout: float = _PROBE_TIMEOUT) -> dict[int, tuple[int, int]]:
+def probe_api_versions(
+    host: str, port: int, timeout: float = _PROBE_TIMEOUT, *, security: SecuritySettings = PLAINTEXT
+) -> dict[int, tuple[int, int]]:
     """Send one ApiVersions v0 request and return the broker's {api_key: (min_version, max_version)}.
 
     Request v0 (header v1): ``size int32 | api_key int16 = 18 | api_version int16 = 0 |
     correlation_id int32 | client_id string`` and an empty body. Response v0: ``size int32 |
     correlation_id int32 | error_code int16 | [api_key int16, min int16, max int16] (int32 count)``.
     An error code is accepted as an answer as long as the frame is well formed: the broker is up
-    and speaking Kafka, which is all readiness means. `timeout` bounds every socket operation."""
+    and speaking Kafka, which is all readiness means. `timeout` bounds every socket operation. A TLS listener
+    (`security`) is asked over TLS; a SASL listener answers ApiVersions before authentication, so none is done."""
     correlation_id = 0x4B54  # arbitrary; checked on the way back
     header = struct.pack(">hhih", API_VERSIONS_KEY, 0, correlation_id, len(_CLIENT_ID)) + _CLIENT_ID
     try:
-        with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.settimeout(timeout)
+        with open_socket(host, port, timeout=timeout, settings=security) as sock:
             write_frame(sock, header)
             payload = read_frame(sock, min_size=10, max_size=_MAX_API_VERSIONS_RESPONSE)
     except StreamEnded as ended:
         raise ApiVersionsProbeError(f"connection closed after {ended.done} of {ended.expected} bytes") from None
     except FrameSizeError as bad:
         raise ApiVersionsProbeError(f"size prefix {bad.size} is not an ApiVersions v0 answer") from None
+    except TlsError as exc:
+        raise ApiVersionsProbeError(f"TLS handshake failed: {exc.reason}") from None
     except OSError as exc:  # refused, reset, timed out (socket.timeout is an OSError)
         raise ApiVersionsProbeError(f"{type(exc).__name__}: {exc}") from exc
     size = len(payload)
