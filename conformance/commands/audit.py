@@ -141,6 +141,10 @@ def check_topic(bootstrap: str, topic: str, partition: int, *, timeout: float) -
         raise CampaignError(f"--partition {partition}: topic {topic!r} has partitions 0..{count - 1}: pass one of them")
 
 
+# Bad input this command raises as its own exception: the CLI prints it as one line, exit 2.
+USAGE_ERRORS: tuple[type[Exception], ...] = (CampaignError,)
+
+
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     from conformance.spark.audit_job import (
         AuditError,

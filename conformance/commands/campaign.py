@@ -230,6 +230,10 @@ def _expectations(args: argparse.Namespace, targets: list[str]) -> dict[str, str
     return found
 
 
+# Bad input this command raises as its own exception: the CLI prints it as one line, exit 2.
+USAGE_ERRORS: tuple[type[Exception], ...] = (CampaignError,)
+
+
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     from conformance.spark.engine import SparkUnavailable, finished_tasks, rows_dir, run_campaign, spark_session
 

@@ -143,6 +143,10 @@ def parse_inputs(args: argparse.Namespace) -> tuple[list[str], tuple[str, ...], 
     return profiles, allowed, clauses
 
 
+# Bad input this command raises as its own exception: the CLI prints it as one line, exit 2.
+USAGE_ERRORS: tuple[type[Exception], ...] = (CompareError,)
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     profiles, allowed, clauses = parse_inputs(args)
     try:

