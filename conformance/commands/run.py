@@ -27,6 +27,7 @@ from conformance.targets.registry import (
     check_target,
     default_hypothesis_profile,
     default_profile,
+    name_syntax,
     targets_help,
 )
 from conformance.targets.target import ServedBy, Target
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--target",
         default=os.environ.get("KTS_TARGET", "tansu"),
         help="the implementation under test: a broker, a record library (codec:<library>) or a client library "
-        f"(client:<library>): {targets_help()} (env KTS_TARGET; default tansu)",
+        f"(client:<library>): {targets_help()}. Names also take {name_syntax()} (env KTS_TARGET; default tansu)",
     )
     parser.add_argument(
         "--profile",

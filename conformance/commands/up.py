@@ -40,9 +40,10 @@ from conformance.targets.registry import (
     open_target,
     parse_target,
     spec_of,
+    table,
     targets_help,
 )
-from conformance.targets.target import ServedBy, Target
+from conformance.targets.target import ServedBy, Target, read_name
 
 DEFAULT_LOG_DIR = "reports/out/up"
 
@@ -74,9 +75,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _parsed(name: str) -> Target:
+    """`name` parsed; a name the table does not know lists what `up` starts, not every target `run` takes."""
+    try:
+        return parse_target(name)
+    except TargetError:
+        if read_name(name).implementation in {spec.name for spec in table()}:
+            raise  # a known row with a bad version, mutant or path: its own message says what is wrong
+        raise TargetError(f"unknown target {name!r}: up starts {targets_help(startable)}") from None
+
+
 def _target(args: argparse.Namespace) -> Target:
     try:
-        target = parse_target(args.target)
+        target = _parsed(args.target)
         if not startable(spec_of(target)):
             raise TargetError(
                 f"{args.target!r} is not a broker the suite starts: up starts {targets_help(startable)}"

@@ -31,6 +31,7 @@ from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind, implementation_version, reference_version
 from conformance.targets.managed.kafka import (
     KAFKA_BROKERS,
+    KAFKA_LINES,
     check_kafka,
     kafka_profile,
     kafka_release,
@@ -96,6 +97,7 @@ __all__ = [
     "fixed_profile",
     "is_wire",
     "known_targets",
+    "name_syntax",
     "open_target",
     "parse_target",
     "register_target",
@@ -446,6 +448,20 @@ def targets_help(where: Callable[[TargetSpec], bool] | None = None) -> str:
 TARGETS_HELP = targets_help()
 
 
+def name_syntax() -> str:
+    """How a name picks a release, a local build or the broker a client runs against, for the help texts: the
+    forms `read_name` reads, with the rows that take each."""
+    line = next(iter(KAFKA_LINES))
+    exact = KAFKA_LINES[line][0]
+    versioned = ", ".join(s.name for s in table() if s.versions)
+    own = " or ".join(f"{s.name}=PATH" for s in table() if s.paths and not s.versions)
+    return (
+        f"kafka:{line} (a Kafka line), kafka=={exact} (an exact release); T==VERSION (a release of T) or T=PATH (a "
+        f"local checkout or build of T) for T one of {versioned}; {own} (your own driver's executable); "
+        f"client:<library>@kafka:{line} (a client against Apache Kafka)"
+    )
+
+
 def known_targets() -> list[str]:
     """Every target name but the served mutants: the table's, and `mutant:<id>` for every mutant."""
     return [s.name for s in table()] + [mutant_name(m) for m in sorted(MUTANTS)]
@@ -572,9 +588,19 @@ def _check_brokers(target: Target, opening: Opening) -> None:
         raise TargetError(f"--brokers {opening.brokers}: target {str(target)!r} runs 1..{most} brokers")
 
 
+def _check_path(target: Target) -> None:
+    """A local path (NAME=PATH) that is not there says so, whatever the row does with one."""
+    if target.path is None or Path(target.path).expanduser().exists():
+        return
+    spec = spec_of(target)
+    what = "your driver's executable" if not spec.versions else f"a local checkout or build of {short_name(spec.name)}"
+    raise TargetError(f"target {str(target)!r}: {target.path} does not exist: give the path of {what} (=PATH)")
+
+
 def _checked(name: str | Target, opening: Opening) -> Target:
     _check_profile(opening.profile)
     target = name if isinstance(name, Target) else parse_target(name)
+    _check_path(target)
     _check_brokers(target, opening)
     check = spec_of(target).check
     if check is not None:

@@ -264,7 +264,8 @@ def build_kfake(home: Path, version: str, replaces: Mapping[str, Path] | None = 
         raise ManagedProcessError(f"go not found on PATH, and the kfake target builds kfake with it: {_GO_FIX}")
     home.mkdir(parents=True, exist_ok=True)
     local = next(iter(replaces.values()), None) if replaces else None
-    with open(home.parent / f".{home.name}.lock", "w") as lock:
+    lock_file = home.parent / f".{home.name}.lock"
+    with open(lock_file, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if replaces is None and (done := _built(home)) is not None:  # another run built it while this one waited
             return done
@@ -287,6 +288,11 @@ def build_kfake(home: Path, version: str, replaces: Mapping[str, Path] | None = 
             for name in ("go.mod", "go.sum"):  # what was built, for a reader of the cache
                 shutil.copy2(work / name, home / name)
             os.replace(work / _BINARY, home / _BINARY)
+        except ManagedProcessError:
+            if _built(home) is None:  # a version not served, a failed build: nothing of it stays in the cache
+                shutil.rmtree(home, ignore_errors=True)
+                lock_file.unlink(missing_ok=True)
+            raise
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return home / _BINARY
