@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import TextIO
@@ -45,8 +47,6 @@ from conformance.targets.registry import (
 )
 from conformance.targets.target import ServedBy, Target, read_name
 
-DEFAULT_LOG_DIR = "reports/out/up"
-
 
 def startable(spec: TargetSpec) -> bool:
     """What `up` starts: a broker the suite starts and stops itself (managed, or the reference broker)."""
@@ -68,7 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "which takes 1 or 3, and for the others, which run one)",
     )
     parser.add_argument(
-        "--log-dir", default=DEFAULT_LOG_DIR, help=f"where the broker's log goes (default {DEFAULT_LOG_DIR})"
+        "--log-dir",
+        default=None,
+        help="where the broker's log goes (default: a new folder in the system's temporary directory, "
+        "kafka-conformance-up-<target>-..., kept after it stops)",
     )
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds each readiness probe may take (default 10)"
@@ -108,6 +111,9 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
     """Start TARGET, print its JSON line on `out` once it answers, keep it until SIGTERM or Ctrl-C (or until
     `stop` is set, for callers outside the main thread), then stop it."""
     target = _target(args)
+    if args.log_dir is None:  # not reports/out/ of whatever folder `up` runs in: a folder of its own
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "-", str(target)).strip("-.")
+        args.log_dir = tempfile.mkdtemp(prefix=f"kafka-conformance-up-{safe}-")
     err = sys.stderr
     with sigterm_as_interrupt():
         try:
