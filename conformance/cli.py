@@ -18,6 +18,7 @@ from typing import Any, NoReturn, TextIO
 
 from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, PROG, UsageError
 from conformance.extras import extra_of, install_hint
+from conformance.progress import silenced
 
 __all__ = ["EXIT_CHECK_FAILED", "EXIT_OK", "EXIT_USAGE", "PROG", "UsageError", "build_parser", "main"]
 
@@ -51,7 +52,8 @@ class _Command:
         command = self.load()
         usage_errors: tuple[type[Exception], ...] = getattr(command, "USAGE_ERRORS", ())
         try:
-            code: int = command.run(args, out)
+            with silenced(bool(getattr(args, "quiet", False))):
+                code: int = command.run(args, out)
         except usage_errors as exc:
             raise UsageError(str(exc)) from None
         except ModuleNotFoundError as exc:

@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from conformance.commands.usage import output_directory, spark_master
+from conformance.commands.usage import add_quiet, output_directory, spark_master
 from conformance.judging.verdicts import FAILS_RUN
 from conformance.spark.tasks import CampaignError
 from conformance.targets.implementation import Kind
@@ -46,6 +46,7 @@ EXIT_OK, EXIT_DISAGREED = 0, 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument(
         "--target",
         required=True,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from conformance.commands.usage import add_quiet
 from conformance.judging.results import ResultsError, read_results
 from conformance.judging.verdicts import Verdict
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
@@ -71,6 +72,7 @@ class Comparison:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument(
         "--target",
         default="reference",

@@ -14,6 +14,7 @@ from conformance.commands.usage import (
     EXIT_USAGE,
     PROG,
     UsageError,
+    add_quiet,
     check_profile,
     output_directory,
     run_directory,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument(
         "--target",
         default=os.environ.get("KTS_TARGET", "tansu"),

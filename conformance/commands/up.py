@@ -28,7 +28,14 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, UsageError, check_profile, sigterm_as_interrupt
+from conformance.commands.usage import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_quiet,
+    check_profile,
+    sigterm_as_interrupt,
+)
 from conformance.errors import TargetError
 from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
@@ -54,6 +61,7 @@ def startable(spec: TargetSpec) -> bool:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument("target", metavar="TARGET", help=f"the broker to start: {targets_help(startable)}")
     parser.add_argument(
         "--profile",

@@ -25,6 +25,17 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
+def add_quiet(parser: argparse.ArgumentParser) -> None:
+    """--quiet: no progress lines for the slow steps (conformance.progress), here and in what the command starts."""
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        default=False,
+        help="no progress lines while a target is fetched, built or started or the report tool installed "
+        "(env KTS_QUIET=1)",
+    )
+
+
 def output_directory(path: str | Path) -> Path:
     """`--out` created (with its parents) if it is not there; a UsageError naming it when it cannot be."""
     out = Path(path)

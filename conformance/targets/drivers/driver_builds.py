@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from conformance.errors import TargetError
+from conformance.progress import step
 from conformance.targets.drivers import CACHE, DRIVERS, Build, DriverSpec, DriverUnavailable, VersionNotServed
 
 # A first build fetches the library and its dependencies from the registry and compiles them (Go: about 30 s for
@@ -152,7 +153,7 @@ def install_python_library(spec: DriverSpec, *, version: str | None, path: str |
         command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                    "--target", str(folder), requirement]  # fmt: skip
         try:
-            with log.open("w") as out:
+            with log.open("w") as out, step(f"installing {requirement} with pip...", f"installed {requirement}"):
                 done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             raise DriverUnavailable(

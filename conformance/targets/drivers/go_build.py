@@ -24,6 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from conformance.progress import step as progress_step
 from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable, VersionNotServed
 from conformance.targets.drivers.driver_builds import BuildLock, cache_key, sources_digest
 
@@ -69,20 +70,23 @@ def build_go_driver(spec: DriverSpec, *, version: str | None, path: str | None, 
             if checkout is not None:  # the checkout may have changed since: go's own build cache makes this cheap
                 step.run("build", "-trimpath", "-o", str(binary), ".")
             return [str(binary)]
-        shutil.rmtree(root, ignore_errors=True)
-        _copy_sources(source, root)
-        try:
-            if checkout is not None:
-                for module, folder in _replacements(spec.package, checkout, module_dir / "go.mod"):
-                    step.run("mod", "edit", f"-replace={module}={folder}")
-            elif wanted != spec.pinned:
-                step.run("get", f"{spec.package}@{wanted}", version=wanted)
-            step.run("mod", "tidy", version=wanted)
-        except VersionNotServed:
-            lock.discard()  # nothing to keep: the proxy does not have that version
-            raise
-        step.run("build", "-trimpath", "-o", str(binary), ".")
-        (root / ".complete").write_text(f"{spec.package} {wanted or checkout}\n")
+        what = f"the {spec.name} driver against {spec.package}@{wanted}" if checkout is None else (
+            f"the {spec.name} driver against {checkout}")
+        with progress_step(f"building {what} with go...", f"built {what}"):
+            shutil.rmtree(root, ignore_errors=True)
+            _copy_sources(source, root)
+            try:
+                if checkout is not None:
+                    for module, folder in _replacements(spec.package, checkout, module_dir / "go.mod"):
+                        step.run("mod", "edit", f"-replace={module}={folder}")
+                elif wanted != spec.pinned:
+                    step.run("get", f"{spec.package}@{wanted}", version=wanted)
+                step.run("mod", "tidy", version=wanted)
+            except VersionNotServed:
+                lock.discard()  # nothing to keep: the proxy does not have that version
+                raise
+            step.run("build", "-trimpath", "-o", str(binary), ".")
+            (root / ".complete").write_text(f"{spec.package} {wanted or checkout}\n")
     return [str(binary)]
 
 

@@ -29,6 +29,7 @@ import time
 import zipfile
 from pathlib import Path
 
+from conformance.progress import step
 from conformance.spark.jvm.locate import JvmUnavailable
 from conformance.spark.jvm.locate import java_tool as locate_java_tool
 from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable, VersionNotServed
@@ -70,7 +71,8 @@ def build_java_driver(spec: DriverSpec, *, version: str | None, path: str | None
     classpath = os.pathsep.join([str(root / "classes"), *([str(jar)] if jar is not None else []), str(lib / "*")])
     with BuildLock(root):
         if not (root / ".complete").is_file():
-            _compile(javac, source, root, classpath, deadline=deadline)
+            with step("building the java driver with javac...", "built the java driver"):
+                _compile(javac, source, root, classpath, deadline=deadline)
     said = [f"-Dkts.library.path={path}"] if path is not None else []
     return [java, *JVM_OPTIONS, *said, "-cp", classpath, MAIN_CLASS]
 
@@ -171,14 +173,16 @@ def _libraries(version: str, *, own_jar: bool, deadline: float) -> Path:
         (folder / "pom.xml").write_text(text, encoding="utf-8")
         staging = Path(tempfile.mkdtemp(prefix="lib-", dir=folder))
         log = folder / "mvn.log"
-        output = _run(maven_command(mvn, folder / "pom.xml", staging, own_jar=own_jar), log=log, deadline=deadline,
-                      what=f"Maven's fetch of {GROUP}:{ARTIFACT}:{version}")  # fmt: skip
-        if output is not None or not any(staging.glob("*.jar")):
-            shutil.rmtree(staging, ignore_errors=True)
-            if not_served(output or "", version):
-                lock.discard()  # nothing to keep: Maven Central does not have that version
-                raise VersionNotServed(explain_maven(output or "", version, log))
-            raise DriverUnavailable(explain_maven(output or "", version, log))
+        fetched = f"{GROUP}:{ARTIFACT}:{version}"
+        with step(f"fetching {fetched} from Maven Central...", f"fetched {fetched}"):
+            output = _run(maven_command(mvn, folder / "pom.xml", staging, own_jar=own_jar), log=log,
+                          deadline=deadline, what=f"Maven's fetch of {fetched}")  # fmt: skip
+            if output is not None or not any(staging.glob("*.jar")):
+                shutil.rmtree(staging, ignore_errors=True)
+                if not_served(output or "", version):
+                    lock.discard()  # nothing to keep: Maven Central does not have that version
+                    raise VersionNotServed(explain_maven(output or "", version, log))
+                raise DriverUnavailable(explain_maven(output or "", version, log))
         staging.rename(lib)
         (folder / ".complete").write_text(f"{GROUP}:{ARTIFACT}:{version}\n", encoding="utf-8")
     return lib

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from conformance.progress import step
 from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable, VersionNotServed
 from conformance.targets.drivers.driver_builds import BuildLock, cache_key, sources_digest
 
@@ -51,7 +52,8 @@ def install_node_driver(spec: DriverSpec, *, version: str | None, path: str | No
     with BuildLock(folder) as lock:
         if not (folder / ".complete").is_file():
             try:
-                _install(spec, npm, source, folder, manifest, wanted=wanted, timeout=timeout)
+                with step(f"installing {wanted} with npm...", f"installed {wanted}"):
+                    _install(spec, npm, source, folder, manifest, wanted=wanted, timeout=timeout)
             except VersionNotServed:
                 lock.discard()
                 raise

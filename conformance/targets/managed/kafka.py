@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.errors import TargetError
+from conformance.progress import step
 from conformance.reference.control_plane import ControlPlane
 from conformance.spark.jvm.locate import JvmUnavailable
 from conformance.spark.jvm.locate import java_tool as locate_java_tool
@@ -289,7 +290,8 @@ def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RES
         if _runtime_complete(version, cache):  # another run fetched it while this one waited
             return lib
         try:
-            _fetch(version, home, lib, timeout)
+            with step(f"fetching Apache Kafka {version} from Maven Central...", f"fetched Apache Kafka {version}"):
+                _fetch(version, home, lib, timeout)
         except ManagedProcessError:
             # A release Maven Central does not have (kafka==4.1.99), or a fetch that failed: nothing stays in the
             # cache, so the folder never reads as a release that was had.

@@ -63,6 +63,7 @@ from string import Template
 from typing import IO, Any, BinaryIO
 
 from conformance.errors import TargetError
+from conformance.progress import step
 from conformance.reference.control_plane import ControlPlane
 from conformance.reference.served import ControlError
 from conformance.targets.kafka_wire import WireFactory
@@ -310,10 +311,14 @@ def kfake_binary(target: Target, *, cache: Path | None = None) -> Path:
     if target.path is not None:
         modules = checkout_modules(Path(target.path))
         root = modules[FRANZ_GO_MODULE]
-        return build_kfake(_path_home(root, cache), "v0.0.0-00010101000000-000000000000", modules)
+        with step(f"building kfake from {root} with go...", f"built kfake from {root}"):
+            return build_kfake(_path_home(root, cache), "v0.0.0-00010101000000-000000000000", modules)
     version = target.version or KFAKE_VERSION
     home = _version_home(version, cache)
-    return _built(home) or build_kfake(home, version)
+    if (built := _built(home)) is not None:
+        return built
+    with step(f"building kfake {version} with go...", f"built kfake {version}"):
+        return build_kfake(home, version)
 
 
 # --- the process and its line protocol --------------------------------------------------------------------------
