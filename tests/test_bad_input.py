@@ -271,6 +271,39 @@ def test_a_version_that_is_not_served_leaves_nothing_in_the_cache(target: str, l
     assert left == [], left  # no build folder, no lock file, no log
 
 
+# The same without the network: a stand-in npm or go on PATH that answers as the registry does for a version it does
+# not have, and the build's cache folder in a temporary directory.
+FAKE_TOOLS = [
+    pytest.param("npm", "kafkajs", "node", "printf 'npm error code ETARGET\\nnpm error notarget No matching version "
+                 "found for kafkajs@9.9.9.\\n'; exit 1", "kafkajs@9.9.9 is not served by npm", id="npm"),
+    pytest.param("go", "sarama", "go", 'if [ "$1" = env ]; then echo go1.22.5; exit 0; fi\n'
+                 "echo 'go: github.com/IBM/sarama@nope: invalid version: unknown revision nope' >&2; exit 1",
+                 "github.com/IBM/sarama@nope is not served by the Go module proxy", id="go"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("tool", "library", "language", "script", "line"), FAKE_TOOLS)
+def test_a_refused_version_s_build_folder_is_removed(
+    tool: str, library: str, language: str, script: str, line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.targets.drivers import DRIVERS, VersionNotServed, go_build, node_build
+
+    if tool == "npm" and shutil.which("node") is None:
+        pytest.skip("the Node build checks node itself before npm")
+    bin_dir, cache = tmp_path / "bin", tmp_path / "cache"
+    bin_dir.mkdir()
+    (bin_dir / tool).write_text(f"#!/bin/sh\n{script}\n")
+    (bin_dir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("KTS_QUIET", "1")
+    build = node_build.install_node_driver if tool == "npm" else go_build.build_go_driver
+    monkeypatch.setattr(node_build if tool == "npm" else go_build, "CACHE", cache)
+    version = "9.9.9" if tool == "npm" else "nope"
+    with pytest.raises(VersionNotServed, match=re.escape(line)):
+        build(DRIVERS[library], version=version, path=None, timeout=60)
+    assert sorted(str(p.relative_to(cache)) for p in cache.rglob("*")) == [language]  # its parent folder only
+
+
 # `pytest suites`: pytest's usage error (exit 4) with the plugin's one line, not an INTERNALERROR traceback. Each
 # is a pytest process of a few seconds: the two whose check `run` shares (the target) or that has a unit test
 # below (the expectations entry) run with the slow tests.
