@@ -68,13 +68,17 @@ def for_child(env: Mapping[str, str] | None = None) -> Iterator[tuple[dict[str, 
         os.close(fd)
 
 
+# The copy of a parent's stderr this process was handed, taken out of the environment at once: a process this one
+# starts inherits the variable but not the descriptor, whose number could name another of its files there.
+_handed = os.environ.pop(PROGRESS_FD_ENV, "")
+
+
 def _stream() -> TextIO:
     """Where progress goes: the stderr a parent handed down (KTS_PROGRESS_FD), else this process's stderr."""
-    given = os.environ.get(PROGRESS_FD_ENV, "")
-    if given.isdigit():
+    if _handed.isdigit():
         with contextlib.suppress(OSError, ValueError):
-            os.fstat(int(given))
-            return open(int(given), "w", encoding="utf-8", errors="replace", closefd=False)
+            os.fstat(int(_handed))
+            return open(int(_handed), "w", encoding="utf-8", errors="replace", closefd=False)
     return sys.stderr
 
 

@@ -26,7 +26,6 @@ def test_a_step_says_when_it_starts_and_how_long_it_took(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(progress.QUIET_ENV, raising=False)
-    monkeypatch.delenv(progress.PROGRESS_FD_ENV, raising=False)
     with progress.step("fetching it...", "fetched it"):
         pass
     out, err = capsys.readouterr()
@@ -38,7 +37,6 @@ def test_a_step_that_fails_leaves_the_saying_to_its_error(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv(progress.QUIET_ENV, raising=False)
-    monkeypatch.delenv(progress.PROGRESS_FD_ENV, raising=False)
     with pytest.raises(RuntimeError), progress.step("fetching it...", "fetched it"):
         raise RuntimeError("not served")
     assert capsys.readouterr().err.splitlines() == ["fetching it..."]
@@ -79,6 +77,7 @@ def test_a_child_s_progress_reaches_the_parent_s_stderr_past_its_own(
             )  # fmt: skip
     lines = seen.read_text().splitlines()
     assert lines[0] == "fetching it..." and DONE.match(lines[1]), lines
+    assert progress.PROGRESS_FD_ENV not in os.environ  # handed to the child only
 
 
 def test_every_command_that_obtains_a_target_takes_quiet() -> None:
