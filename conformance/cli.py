@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NoReturn, TextIO
+from types import ModuleType
+from typing import Any, NoReturn, TextIO
 
-from conformance.commands import clauses, mutants, run
 from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, PROG, UsageError
+from conformance.extras import extra_of, install_hint
+from conformance.progress import silenced
 
 __all__ = ["EXIT_CHECK_FAILED", "EXIT_OK", "EXIT_USAGE", "PROG", "UsageError", "build_parser", "main"]
 
@@ -32,210 +34,148 @@ class _Parser(argparse.ArgumentParser):
 
 @dataclass(frozen=True)
 class _Command:
+    """A subcommand: its module (`conformance.commands.<module>`, imported only when the command is parsed, its
+    help shown or it runs) gives `add_arguments(parser)` and `run(args, out) -> exit code`, and may name
+    `USAGE_ERRORS`, its own exception classes that are bad input (one line, exit 2). `extra`: the extra of
+    pyproject.toml that its work needs, said in the help; a module of an extra found missing when it runs is one
+    line naming the extra to install, whichever command reaches it."""
+
     name: str
     help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace, TextIO], int]
+    module: str
+    extra: str | None = None
+
+    def load(self) -> ModuleType:
+        return importlib.import_module(f"conformance.commands.{self.module}")
+
+    def run(self, args: argparse.Namespace, out: TextIO) -> int:
+        command = self.load()
+        usage_errors: tuple[type[Exception], ...] = getattr(command, "USAGE_ERRORS", ())
+        try:
+            with silenced(bool(getattr(args, "quiet", False))):
+                code: int = command.run(args, out)
+        except usage_errors as exc:
+            raise UsageError(str(exc)) from None
+        except ModuleNotFoundError as exc:
+            extra = extra_of(exc.name or "", prefer=self.extra)
+            if extra is None:
+                raise
+            raise UsageError(
+                f"{self.name} needs the {extra} extra ({exc.name} is not installed): {install_hint(extra)}"
+            ) from None
+        return code
 
 
 _COMMANDS: tuple[_Command, ...] = (
-    _Command(
-        "clauses",
-        "show the clause catalogue (table, JSON, coverage)",
-        clauses.add_arguments,
-        clauses.run,
-    ),
-    _Command(
-        "run",
-        "run the suites against a target and build the report (the main job)",
-        run.add_arguments,
-        run.run,
-    ),
+    _Command("clauses", "show the clause catalogue (table, JSON, coverage)", "clauses"),
+    _Command("run", "run the suites against a target and build the report (the main job)", "run"),
     _Command(
         "diff",
         "compare two runs clause by clause (verdicts.json files or report folders): regressed, fixed, ...; exit 1 "
         "on a regression",
-        lambda parser: _diff().add_arguments(parser),
-        lambda args, out: _diff().run(args, out),
+        "diff",
     ),
     _Command(
         "junit",
         "write a run's verdicts.json as JUnit XML for a CI's test view (run --junit-xml does it during a run)",
-        lambda parser: _junit().add_arguments(parser),
-        lambda args, out: _junit().run(args, out),
+        "junit",
     ),
-    _Command(
-        "mutants",
-        "run the suites against every seeded mutant and write the kill table",
-        mutants.add_arguments,
-        mutants.run,
-    ),
+    _Command("mutants", "run the suites against every seeded mutant and write the kill table", "mutants"),
     _Command(
         "up",
         "start a managed broker target (kafka:<version>, reference, tansu...) and print one JSON line when it answers",
-        lambda parser: _up().add_arguments(parser),
-        lambda args, out: _up().run(args, out),
+        "up",
     ),
     _Command(
         "serve",
         "serve the reference model (or a seeded mutant) over the Kafka protocol, with its HTTP control plane",
-        lambda parser: _serve().add_arguments(parser),
-        lambda args, out: _serve().run(args, out),
+        "serve",
     ),
     _Command(
         "check-control",
         "check a control plane against the OpenAPI document with schemathesis (one verdict line)",
-        lambda parser: _check_control().add_arguments(parser),
-        lambda args, out: _check_control().run(args, out),
+        "check_control",
+        extra="control",
     ),
     _Command(
         "check-driver",
         "check a client or codec driver against the driver protocol (docs/driver-protocol.md), one line per check",
-        lambda parser: _check_driver().add_arguments(parser),
-        lambda args, out: _check_driver().run(args, out),
+        "check_driver",
     ),
     _Command(
         "compare",
         "compare a target's clause verdicts with the in-process model's, profile by profile (the reference check)",
-        lambda parser: _agreement().add_arguments(parser),
-        lambda args, out: _run_compare(args, out),
+        "compare",
     ),
     _Command(
         "campaign",
         "run a table of tasks (target x suite x profile x seed) on Spark and write the conformance matrix",
-        lambda parser: _campaign().add_arguments(parser),
-        lambda args, out: _run_campaign(args, out),
+        "campaign",
+        extra="campaign",
     ),
     _Command(
         "audit",
         "audit mode: check a topic's ListOffsets answers against Spark's ground truth from its records",
-        lambda parser: _audit().add_arguments(parser),
-        lambda args, out: _run_campaign(args, out, _audit()),
+        "audit",
+        extra="campaign",
     ),
     _Command(
         "differential",
         "the differential oracle: generated batches through the model and Apache Kafka's record layer, on Spark",
-        lambda parser: _differential().add_arguments(parser),
-        lambda args, out: _run_differential(args, out),
+        "differential",
+        extra="java",
     ),
     _Command(
         "broker-differential",
         "generated programs against a real broker (kafka:<line>, reference) and the model, answers compared field "
         "by field, on Spark",
-        lambda parser: _broker_differential().add_arguments(parser),
-        lambda args, out: _broker_differential().run(args, out),
+        "broker_differential",
+        extra="campaign",
     ),
 )
 
 
-def _diff():  # type: ignore[no-untyped-def]
-    from conformance.commands import diff as command
+class _CommandParser(_Parser):
+    """A subcommand's parser that adds its arguments on first use (parsing, help, usage), importing its module
+    then: `kafka-conformance clauses` imports neither Spark's wing nor the reference broker's."""
 
-    return command
+    def __init__(self, *args: Any, command: _Command | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._command = command
 
+    def fill(self) -> None:
+        command, self._command = self._command, None
+        if command is not None:
+            command.load().add_arguments(self)
 
-def _junit():  # type: ignore[no-untyped-def]
-    from conformance.commands import junit as command
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        self.fill()
+        return super().parse_known_args(*args, **kwargs)
 
-    return command
+    def format_help(self) -> str:
+        self.fill()
+        return super().format_help()
 
-
-def _check_driver():  # type: ignore[no-untyped-def]
-    from conformance.commands import check_driver as command
-
-    return command
-
-
-def _broker_differential():  # type: ignore[no-untyped-def]
-    from conformance.commands import broker_differential as command
-
-    return command
-
-
-def _differential():  # type: ignore[no-untyped-def]
-    # Imported on use: the other commands must not need the JVM bridge's modules.
-    from conformance.commands import differential as command
-
-    return command
+    def format_usage(self) -> str:
+        self.fill()
+        return super().format_usage()
 
 
-def _run_differential(args: argparse.Namespace, out: TextIO) -> int:
-    command = _differential()
-    try:
-        code: int = command.run(args, out)
-    except command.DifferentialError as exc:
-        raise UsageError(str(exc)) from None
-    return code
-
-
-def _up():  # type: ignore[no-untyped-def]
-    from conformance.commands import up
-
-    return up
-
-
-def _serve():  # type: ignore[no-untyped-def]
-    # Imported on use, like the campaign: `run` must not need the reference broker's modules.
-    from conformance.commands import serve
-
-    return serve
-
-
-def _check_control():  # type: ignore[no-untyped-def]
-    from conformance.commands import check_control as check
-
-    return check
-
-
-def _agreement():  # type: ignore[no-untyped-def]
-    from conformance.commands import compare as agreement
-
-    return agreement
-
-
-def _run_compare(args: argparse.Namespace, out: TextIO) -> int:
-    agreement = _agreement()
-    try:
-        code: int = agreement.run(args, out)
-    except agreement.CompareError as exc:
-        raise UsageError(str(exc)) from None
-    return code
-
-
-def _campaign():  # type: ignore[no-untyped-def]
-    # Imported on use: the other commands must not need the campaign's dependencies.
-    from conformance.commands import campaign as command
-
-    return command
-
-
-def _audit():  # type: ignore[no-untyped-def]
-    from conformance.commands import audit as audit_command
-
-    return audit_command
-
-
-def _run_campaign(args: argparse.Namespace, out: TextIO, command: object = None) -> int:
-    from conformance.spark.tasks import CampaignError
-
-    try:
-        code: int = (command or _campaign()).run(args, out)  # type: ignore[attr-defined]
-    except CampaignError as exc:
-        raise UsageError(str(exc)) from None
-    return code
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, complete: bool = False) -> argparse.ArgumentParser:
+    """The parser; each command's arguments are added when it is used, or all at once with `complete` (for a
+    reference of every option)."""
     parser = _Parser(
         prog=PROG,
         description="Conformance suite for Apache Kafka's message-timestamp contract "
         "(KIP-32/33/79/734/937).",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_CommandParser)
     for command in _COMMANDS:
-        p = sub.add_parser(command.name, help=command.help, description=command.help)
-        command.add_arguments(p)
+        said = f"{command.help} [needs the {command.extra} extra]" if command.extra else command.help
+        p = sub.add_parser(command.name, help=said, description=said, command=command)
         p.set_defaults(run=command.run)
+        if complete:
+            p.fill()
     return parser
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.judging.verdicts import MEANING, TRIAGE_ORDER, UNSUPPORTED_PREFIX, Verdict
+from conformance.progress import step
 from reports.front_page import CLAUSES_REPORT, TESTS_REPORT
 from reports.known_issues import KNOWN_HEAD, VERDICT_LABEL, config_module
 
@@ -52,7 +53,11 @@ def allure_executable(cache: Path = DEFAULT_CACHE, *, timeout: float = 600) -> P
     with open(prefix.parent / f".allure-{ALLURE_VERSION}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not executable.is_file():  # another process installed it while this one waited
-            _npm_install(npm, prefix, timeout)
+            with step(
+                f"installing the report tool (allure@{ALLURE_VERSION}) with npm...",
+                f"installed the report tool (allure@{ALLURE_VERSION})",
+            ):
+                _npm_install(npm, prefix, timeout)
     if not executable.is_file():
         raise ReportError(f"npm installed allure@{ALLURE_VERSION} but {executable} is missing")
     return executable

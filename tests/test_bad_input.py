@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -238,6 +240,26 @@ CASES = [
     ("serve-port-in-use", "serve --port {taken_port}", 2, "--port 0"),
     ("serve-control-port-in-use", "serve --control-port {taken_port}", 2, "--control-port 0"),
     ("serve-brokers-out-of-range", "serve --brokers 0", 2, "--brokers 0: give 1..64"),
+    # up lists only what it starts (not the model, a codec or a client it would refuse next).
+    (
+        "up-unknown-target",
+        "up kafak:4.0",
+        2,
+        "unknown target 'kafak:4.0': up starts tansu, kafka, noida, rdkafka-mock, kfake, reference or "
+        "reference:mutant:<id>",
+    ),
+    # A local path that is not there says so, whatever the target would look for in it.
+    (
+        "run-path-does-not-exist",
+        "run --target client:kafkajs=/no/such/path",
+        2,
+        "target 'client:kafkajs=/no/such/path': /no/such/path does not exist: give the path of a local checkout or "
+        "build of kafkajs (=PATH)",
+    ),
+    ("run-driver-path-does-not-exist", "run --target client:driver=/no/such/driver", 2,
+     "/no/such/driver does not exist: give the path of your driver's executable (=PATH)"),
+    ("run-kafka-path-does-not-exist", "run --target kafka=/no/such/kafka", 2,
+     "kafka=/no/such/kafka: /no/such/kafka does not exist: give an unpacked Kafka distribution or a built checkout"),
 ]
 
 
@@ -253,6 +275,80 @@ def test_bad_input_is_one_line(
     assert line.format(**places) in printed[0]
     assert "Traceback" not in printed[0]
     assert time.monotonic() - started < 5  # named at once: no wire timeout of 10 s, no Spark
+
+
+def test_run_help_shows_how_a_target_name_is_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --help` names the forms a --target takes, not only the rows of the table."""
+    assert main(["run", "--help"]) == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    shown = shown.replace("- ", "-")  # argparse breaks a long name at its hyphen
+    for form in ("kafka:4.4 (a Kafka line)", "kafka==4.4.0 (an exact release)", "T==VERSION", "T=PATH",
+                 "client:<library>@kafka:4.4", "client:kafkajs"):
+        assert form in shown, form
+
+
+# A version the registry does not serve, through the driver's own build (npm, the Go module proxy, PyPI): one
+# line naming the command that lists the versions, and nothing of it left in the cache (KTS_CACHE, a temporary
+# folder here). They ask the registries, so they run with the slow tests.
+CACHE_CASES = [
+    pytest.param("client:kafkajs==9.9.9", "kafkajs@9.9.9 is not served by npm: `npm view kafkajs versions`",
+                 marks=[pytest.mark.e2e, pytest.mark.skipif(shutil.which("npm") is None, reason="needs npm")],
+                 id="npm"),
+    pytest.param("client:sarama==nope", "github.com/IBM/sarama@nope is not served by the Go module proxy",
+                 marks=[pytest.mark.e2e, pytest.mark.skipif(shutil.which("go") is None, reason="needs go")],
+                 id="go"),
+    pytest.param("client:kafka-python==99.0.0",
+                 "kafka-python==99.0.0 is not served by PyPI: `pip index versions kafka-python` lists the versions",
+                 marks=pytest.mark.e2e, id="pip"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("target", "line"), CACHE_CASES)
+def test_a_version_that_is_not_served_leaves_nothing_in_the_cache(target: str, line: str, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--target", target, "--out", str(tmp_path / "out"), "--quiet"],
+        cwd=REPO, env={**os.environ, "KTS_CACHE": str(cache)}, capture_output=True, text=True, timeout=600,
+        check=False,
+    )  # fmt: skip
+    printed = [text for text in (done.stdout + done.stderr).splitlines() if text.strip()]
+    assert done.returncode == 2 and len(printed) == 1 and line in printed[0], printed
+    library = target.partition(":")[2].partition("=")[0]  # its build folder is <library>-<key>
+    left = sorted(str(p.relative_to(cache)) for p in cache.rglob("*") if p.is_file() or p.name.startswith(library))
+    assert left == [], left  # no build folder, no lock file, no log
+
+
+# The same without the network: a stand-in npm or go on PATH that answers as the registry does for a version it does
+# not have, and the build's cache folder in a temporary directory.
+FAKE_TOOLS = [
+    pytest.param("npm", "kafkajs", "node", "printf 'npm error code ETARGET\\nnpm error notarget No matching version "
+                 "found for kafkajs@9.9.9.\\n'; exit 1", "kafkajs@9.9.9 is not served by npm", id="npm"),
+    pytest.param("go", "sarama", "go", 'if [ "$1" = env ]; then echo go1.22.5; exit 0; fi\n'
+                 "echo 'go: github.com/IBM/sarama@nope: invalid version: unknown revision nope' >&2; exit 1",
+                 "github.com/IBM/sarama@nope is not served by the Go module proxy", id="go"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("tool", "library", "language", "script", "line"), FAKE_TOOLS)
+def test_a_refused_version_s_build_folder_is_removed(
+    tool: str, library: str, language: str, script: str, line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.targets.drivers import DRIVERS, VersionNotServed, go_build, node_build
+
+    if tool == "npm" and shutil.which("node") is None:
+        pytest.skip("the Node build checks node itself before npm")
+    bin_dir, cache = tmp_path / "bin", tmp_path / "cache"
+    bin_dir.mkdir()
+    (bin_dir / tool).write_text(f"#!/bin/sh\n{script}\n")
+    (bin_dir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("KTS_QUIET", "1")
+    build = node_build.install_node_driver if tool == "npm" else go_build.build_go_driver
+    monkeypatch.setattr(node_build if tool == "npm" else go_build, "CACHE", cache)
+    version = "9.9.9" if tool == "npm" else "nope"
+    with pytest.raises(VersionNotServed, match=re.escape(line)):
+        build(DRIVERS[library], version=version, path=None, timeout=60)
+    assert sorted(str(p.relative_to(cache)) for p in cache.rglob("*")) == [language]  # its parent folder only
 
 
 # `pytest suites`: pytest's usage error (exit 4) with the plugin's one line, not an INTERNALERROR traceback. Each

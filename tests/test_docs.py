@@ -205,7 +205,7 @@ def test_the_figures_are_the_code_s() -> None:
 
 
 def test_the_cli_reference_covers_every_command() -> None:
-    parser = build_parser()
+    parser = build_parser(complete=True)
     commands = next(a for a in parser._actions if a.dest == "command").choices
     reference = _figures_module().figures()["cli"]
     missing = [name for name in commands if f"## {parser.prog} {name}\n" not in reference]

@@ -21,8 +21,8 @@ from models.constants import LONG_MAX, Codec, TimestampType
 from models.records import Header, RecordSpec
 
 FIX = (
-    "pip install shigawire-apache-flink-libraries==2.0.0.post1, or set "
-    "KAFKA_CLIENTS_JAR=/path/to/kafka-clients-3.9.1.jar"
+    "pip install 'kafka-timestamp-conformance[java]' (or pip install shigawire-apache-flink-libraries==2.0.0.post1), "
+    "or set KAFKA_CLIENTS_JAR=/path/to/kafka-clients-3.9.1.jar"
 )
 
 

@@ -101,8 +101,11 @@ def test_a_built_checkout_runs_every_modules_jars_and_cores_dependencies(tmp_pat
 
 
 def test_a_path_that_is_no_kafka_build_or_too_old_is_one_line_naming_the_fix(tmp_path: Path) -> None:
-    with pytest.raises(TargetError, match=r"is not a folder: give an unpacked Kafka distribution or a built checkout"):
+    with pytest.raises(TargetError, match=r"does not exist: give an unpacked Kafka distribution or a built checkout"):
         local_build(str(tmp_path / "missing"))
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(TargetError, match=r"is not a folder: give an unpacked Kafka distribution or a built checkout"):
+        local_build(str(tmp_path / "a-file"))
     with pytest.raises(TargetError, match=r"has neither libs/kafka_2\.13-\*\.jar .* run `\./gradlew jar`"):
         check_target(f"kafka={tmp_path}", "kafka-4.1")
     _jar(tmp_path / "old" / "libs" / "kafka_2.13-3.8.1.jar")

@@ -15,8 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("conformance", "models", "strategies", "suites", "reports")
-# The entry points and the error every wing raises; everything else lives in a wing (a subpackage).
-CONFORMANCE_TOP = {"__init__.py", "__main__.py", "cli.py", "errors.py"}
+# The entry points, and what several wings share: errors, the extras of the install and their hints, progress lines.
+CONFORMANCE_TOP = {"__init__.py", "__main__.py", "cli.py", "errors.py", "extras.py", "progress.py"}
 ISSUE_CITATION = re.compile(r"\b[Ii]ssues? #?\d+")
 
 

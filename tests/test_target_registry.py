@@ -181,7 +181,7 @@ def test_the_shipped_expectations_files_are_the_table_s() -> None:
 
 
 def _option_help(command: str, flag: str = "--target") -> str:
-    parser = cli.build_parser()
+    parser = cli.build_parser(complete=True)
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return str(next(a.help for a in sub.choices[command]._actions if flag in a.option_strings))
 

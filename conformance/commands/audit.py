@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from conformance.commands.usage import output_directory, spark_master
+from conformance.commands.usage import add_quiet, output_directory, spark_master
 from conformance.judging.verdicts import FAILS_RUN
 from conformance.spark.tasks import CampaignError
 from conformance.targets.implementation import Kind
@@ -54,6 +54,7 @@ EXIT_OK, EXIT_DISAGREED = 0, 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument(
         "--target",
         required=True,
@@ -156,6 +157,10 @@ def check_topic(
     if partition not in described.partitions:
         count = len(described.partitions)
         raise CampaignError(f"--partition {partition}: topic {topic!r} has partitions 0..{count - 1}: pass one of them")
+
+
+# Bad input this command raises as its own exception: the CLI prints it as one line, exit 2.
+USAGE_ERRORS: tuple[type[Exception], ...] = (CampaignError,)
 
 
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:

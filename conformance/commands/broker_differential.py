@@ -35,6 +35,7 @@ from conformance.commands.usage import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
     UsageError,
+    add_quiet,
     check_profile,
     output_directory,
     sigterm_as_interrupt,
@@ -72,6 +73,7 @@ FIRST_GUESS_OPS_PER_PROGRAM = 10  # to plan the first wave; later waves use what
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument("--target", default="kafka", help="a broker whose clock the suite sets: kafka[:<line>] "
                         "(default: the newest line), reference, or reference:mutant:<id>")  # fmt: skip
     parser.add_argument("--profile", default=None, help="the behaviour profile (default: the target's own)")

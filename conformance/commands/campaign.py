@@ -26,7 +26,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from conformance.commands.usage import output_directory, spark_master
+from conformance.commands.usage import add_quiet, output_directory, spark_master
 from conformance.faults import MUTANTS
 from conformance.faults.kill_table import SURVIVED, WRONG_CLAUSE
 from conformance.plugin.launcher import LauncherError, choose_expectations
@@ -60,6 +60,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument("--targets", required=True, help=targets_argument_help())
     parser.add_argument("--machines", default=ALL, help="comma-separated suite modules (e.g. list_offsets) or all")
     parser.add_argument("--profiles", default="kafka-4.0", help="comma-separated behaviour profiles")
@@ -238,6 +239,10 @@ def _expectations(args: argparse.Namespace, targets: list[str]) -> dict[str, str
             raise CampaignError(f"--expectations {entry!r}: give TARGET=FILE with an existing file")
         found[target] = str(Path(path).resolve())
     return found
+
+
+# Bad input this command raises as its own exception: the CLI prints it as one line, exit 2.
+USAGE_ERRORS: tuple[type[Exception], ...] = (CampaignError,)
 
 
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:

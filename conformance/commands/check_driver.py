@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, UsageError, add_quiet
 from conformance.errors import TargetError
 from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS
 from conformance.targets.drivers.driver_builds import driver_command
@@ -27,6 +27,7 @@ def _drivers_help() -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument(
         "--target", required=True,
         help=f"the driver to check, as a target: {_drivers_help()}; NAME==VERSION or NAME=PATH as in run "

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from conformance.commands.usage import add_quiet
 from conformance.judging.results import ResultsError, read_results
 from conformance.judging.verdicts import Verdict
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
@@ -71,6 +72,7 @@ class Comparison:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument(
         "--target",
         default="reference",
@@ -141,6 +143,10 @@ def parse_inputs(args: argparse.Namespace) -> tuple[list[str], tuple[str, ...], 
             raise CompareError(f"--require: unknown verdict(s) {', '.join(bad)}: choose from {choices}")
     clauses = tuple(c.strip() for c in (args.clauses or "").split(",") if c.strip())
     return profiles, allowed, clauses
+
+
+# Bad input this command raises as its own exception: the CLI prints it as one line, exit 2.
+USAGE_ERRORS: tuple[type[Exception], ...] = (CompareError,)
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:

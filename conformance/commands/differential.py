@@ -86,6 +86,10 @@ def _magics(text: str) -> tuple[int, ...]:
     return magics
 
 
+# Bad input this command raises as its own exception: the CLI prints it as one line, exit 2.
+USAGE_ERRORS: tuple[type[Exception], ...] = (DifferentialError,)
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         explanations = load_explained(explained_path(args.explained))

@@ -15,8 +15,10 @@ from conformance.commands.usage import (
     EXIT_USAGE,
     PROG,
     UsageError,
+    add_quiet,
     check_profile,
     output_directory,
+    run_directory,
     sigterm_as_interrupt,
 )
 from conformance.judging.harness import HARNESS_ERROR_PREFIX
@@ -28,6 +30,7 @@ from conformance.targets.registry import (
     check_target,
     default_hypothesis_profile,
     default_profile,
+    name_syntax,
     parse_target,
     targets_help,
 )
@@ -48,11 +51,12 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument(
         "--target",
         default=os.environ.get("KTS_TARGET", "tansu"),
         help="the implementation under test: a broker, a record library (codec:<library>) or a client library "
-        f"(client:<library>): {targets_help()} (env KTS_TARGET; default tansu)",
+        f"(client:<library>): {targets_help()}. Names also take {name_syntax()} (env KTS_TARGET; default tansu)",
     )
     parser.add_argument(
         "--profile",
@@ -123,7 +127,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="append an expectations entry for every new failure to this file, to review and keep",
     )
     parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
-    parser.add_argument("--out", default="reports/out", help="where the report, verdicts and logs go")
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where the report, verdicts and logs go (default: a folder of the run's own, "
+        "reports/out/<target>-<UTC time>, with the link reports/out/latest to the newest run)",
+    )
     parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (results still written)")
     run_ci.add_arguments(parser)
@@ -213,7 +223,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             return _run(args, out)
         except KeyboardInterrupt as exc:  # before the suites started, or while the report was built
             sig = _signal_of(exc)
-            out.write(f"the run was stopped ({sig.name}) before it finished: what it wrote is in {args.out}\n")
+            wrote = f": what it wrote is in {args.out}" if args.out is not None else ""
+            out.write(f"the run was stopped ({sig.name}) before it finished{wrote}\n")
             return 128 + sig
 
 
@@ -238,7 +249,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     expectations = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
     _check_expectations(expectations)
     baseline = run_ci.check_inputs(args)
-    root = output_directory(args.out)
+    root = output_directory(args.out) if args.out is not None else run_directory(args.target)
+    args.out = str(root)
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
     budget = args.hypothesis_profile or default_hypothesis_profile(target)
     color = ("--color=yes",) if out.isatty() else ()
@@ -313,6 +325,8 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
             except ReportError as exc:
                 out.write(f"report not built: {exc}\n")
                 code = code or EXIT_CHECK_FAILED
+        else:
+            out.write(f"results: {results} (no HTML report: --no-html)\n")
     if finished.stopped_by is not None:
         exit_code = 128 + finished.stopped_by
     elif stopped_by_message is not None:

@@ -21,12 +21,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import TextIO
 
-from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, UsageError, check_profile, sigterm_as_interrupt
+from conformance.commands.usage import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    UsageError,
+    add_quiet,
+    check_profile,
+    sigterm_as_interrupt,
+)
 from conformance.errors import TargetError
 from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
@@ -40,11 +49,10 @@ from conformance.targets.registry import (
     open_target,
     parse_target,
     spec_of,
+    table,
     targets_help,
 )
-from conformance.targets.target import ServedBy, Target
-
-DEFAULT_LOG_DIR = "reports/out/up"
+from conformance.targets.target import ServedBy, Target, read_name
 
 
 def startable(spec: TargetSpec) -> bool:
@@ -53,6 +61,7 @@ def startable(spec: TargetSpec) -> bool:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_quiet(parser)
     parser.add_argument("target", metavar="TARGET", help=f"the broker to start: {targets_help(startable)}")
     parser.add_argument(
         "--profile",
@@ -67,16 +76,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "which takes 1 or 3, and for the others, which run one)",
     )
     parser.add_argument(
-        "--log-dir", default=DEFAULT_LOG_DIR, help=f"where the broker's log goes (default {DEFAULT_LOG_DIR})"
+        "--log-dir",
+        default=None,
+        help="where the broker's log goes (default: a new folder in the system's temporary directory, "
+        "kafka-conformance-up-<target>-..., kept after it stops)",
     )
     parser.add_argument(
         "--timeout", type=float, default=10.0, help="seconds each readiness probe may take (default 10)"
     )
 
 
+def _parsed(name: str) -> Target:
+    """`name` parsed; a name the table does not know lists what `up` starts, not every target `run` takes."""
+    try:
+        return parse_target(name)
+    except TargetError:
+        if read_name(name).implementation in {spec.name for spec in table()}:
+            raise  # a known row with a bad version, mutant or path: its own message says what is wrong
+        raise TargetError(f"unknown target {name!r}: up starts {targets_help(startable)}") from None
+
+
 def _target(args: argparse.Namespace) -> Target:
     try:
-        target = parse_target(args.target)
+        target = _parsed(args.target)
         if not startable(spec_of(target)):
             raise TargetError(
                 f"{args.target!r} is not a broker the suite starts: up starts {targets_help(startable)}"
@@ -97,6 +119,9 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
     """Start TARGET, print its JSON line on `out` once it answers, keep it until SIGTERM or Ctrl-C (or until
     `stop` is set, for callers outside the main thread), then stop it."""
     target = _target(args)
+    if args.log_dir is None:  # not reports/out/ of whatever folder `up` runs in: a folder of its own
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "-", str(target)).strip("-.")
+        args.log_dir = tempfile.mkdtemp(prefix=f"kafka-conformance-up-{safe}-")
     err = sys.stderr
     with sigterm_as_interrupt():
         try:

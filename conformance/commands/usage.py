@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import signal
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 from models.profiles import PROFILES
@@ -23,6 +25,17 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
+def add_quiet(parser: argparse.ArgumentParser) -> None:
+    """--quiet: no progress lines for the slow steps (conformance.progress), here and in what the command starts."""
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        default=False,
+        help="no progress lines while a target is fetched, built or started or the report tool installed "
+        "(env KTS_QUIET=1)",
+    )
+
+
 def output_directory(path: str | Path) -> Path:
     """`--out` created (with its parents) if it is not there; a UsageError naming it when it cannot be."""
     out = Path(path)
@@ -33,6 +46,46 @@ def output_directory(path: str | Path) -> Path:
             f"cannot create the output directory {str(out)!r} ({exc.strerror or exc}): pass --out DIR you can write"
         ) from None
     return out
+
+
+REPORTS = Path("reports/out")  # where a command's outputs go when no --out is given, relative to where it runs
+LATEST = "latest"  # the link in REPORTS to the newest run's own folder
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def run_directory(label: str, base: Path = REPORTS, *, now: datetime | None = None) -> Path:
+    """A new folder of its own for one run, `base/<label>-<UTC time>` (e.g. reports/out/kafka-4.0-20261128T170102Z;
+    the label made safe for any file system, a suffix -2, -3... if two runs start in the same second), with the link
+    `base/latest` (relative) moved to it; a UsageError naming `base` when it cannot be created."""
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    safe = _UNSAFE.sub("-", label).strip("-.")[:80] or "run"
+    output_directory(base)
+    for attempt in range(1, 1000):
+        folder = base / (f"{safe}-{stamp}" + (f"-{attempt}" if attempt > 1 else ""))
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create the output directory {str(folder)!r} ({exc.strerror or exc}): pass --out DIR you "
+                "can write"
+            ) from None
+        _point_latest_at(folder)
+        return folder
+    raise UsageError(f"cannot find a free folder name for {safe}-{stamp} in {base}: pass --out DIR")
+
+
+def _point_latest_at(folder: Path) -> None:
+    """`latest` beside `folder` made a relative link to it, replaced in one step (a reader never finds it missing).
+    Where it cannot be (a file system without links, a folder of that name), the run goes on without it."""
+    link, temporary = folder.parent / LATEST, folder.parent / f".{LATEST}-{os.getpid()}"
+    with contextlib.suppress(OSError):
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(folder.name, target_is_directory=True)
+        os.replace(temporary, link)
+    with contextlib.suppress(OSError):
+        temporary.unlink(missing_ok=True)
 
 
 # The master URLs Spark accepts (SparkContext picks its scheduler by them; Spark 4 has no Mesos), checked before

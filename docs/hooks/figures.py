@@ -241,7 +241,7 @@ def cli_reference() -> str:
     """The help of `kafka-conformance` and of each subcommand, as argparse prints it."""
     from conformance.cli import build_parser
 
-    parser = build_parser()
+    parser = build_parser(complete=True)
     parts = [_help(parser)]
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for name, sub in commands.choices.items():

@@ -22,10 +22,12 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from conformance.extras import install_hint
+
 KAFKA_CLIENTS_VERSION = "3.9.1"
 KAFKA_CLIENTS_WHEEL = "shigawire-apache-flink-libraries==2.0.0.post1"
 JAR_ENV = "KAFKA_CLIENTS_JAR"
-PYSPARK_MISSING = "PySpark is not installed: pip install 'kafka-timestamp-conformance[java]' (or pip install pyspark)"
+PYSPARK_MISSING = f"PySpark is not installed: {install_hint('java')} (or pip install pyspark)"
 _VERSION_ENTRY = "kafka/kafka-version.properties"
 
 
@@ -34,7 +36,10 @@ class JvmUnavailable(RuntimeError):
 
 
 def _fix_jar() -> str:
-    return f"pip install {KAFKA_CLIENTS_WHEEL}, or set {JAR_ENV}=/path/to/kafka-clients-{KAFKA_CLIENTS_VERSION}.jar"
+    return (
+        f"{install_hint('java')} (or pip install {KAFKA_CLIENTS_WHEEL}), or set "
+        f"{JAR_ENV}=/path/to/kafka-clients-{KAFKA_CLIENTS_VERSION}.jar"
+    )
 
 
 def wheel_jar() -> Path | None:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
+from conformance.extras import install_hint
 from conformance.targets.clients.client_library import (
     ClientCapability,
     ClientFailed,
@@ -45,7 +46,7 @@ def _aiokafka() -> Any:
         import aiokafka
     except ImportError:
         raise ClientUnavailable(
-            "aiokafka is not installed: pip install 'aiokafka==0.14.0' (or the project's [clients] extra)"
+            f"aiokafka is not installed: {install_hint('clients')} (or pip install 'aiokafka==0.14.0')"
         ) from None
     return aiokafka
 

@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from conformance.extras import install_hint
 from conformance.targets.clients.client_library import (
     ClientCapability,
     ClientFailed,
@@ -47,7 +48,7 @@ def _confluent() -> Any:
         import confluent_kafka
     except ImportError:
         raise ClientUnavailable(
-            "confluent-kafka is not installed: pip install 'confluent-kafka==2.16.1' (or the project's [clients] extra)"
+            f"confluent-kafka is not installed: {install_hint('targets')} (or pip install 'confluent-kafka==2.16.1')"
         ) from None
     return confluent_kafka
 

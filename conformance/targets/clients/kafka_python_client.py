@@ -40,7 +40,7 @@ def _kafka() -> Any:
         import kafka
     except ImportError:
         raise ClientUnavailable(
-            "kafka-python is not installed: pip install 'kafka-python==3.0.12' (or the project's [clients] extra)"
+            "kafka-python is not installed (a dependency of this package): pip install 'kafka-python==3.0.12'"
         ) from None
     return kafka
 

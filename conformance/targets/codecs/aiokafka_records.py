@@ -10,14 +10,16 @@ import chose (the C ones when they exist)."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from typing import Any
 
+from conformance.extras import install_hint
 from conformance.targets.codecs.codec_library import CodecUnavailable
 from conformance.targets.codecs.pyrecords import PythonRecordLayer, sliced
 from models.constants import MAGIC_V2, Codec
 
-FIX = "pip install aiokafka==0.14.0"
+FIX = f"{install_hint('clients')} (or pip install aiokafka==0.14.0)"
 
 
 def _codecs(module: Any) -> frozenset[Codec]:
@@ -30,8 +32,22 @@ def _codecs(module: Any) -> frozenset[Codec]:
     return frozenset({Codec.NONE, *(c for c, ok in available.items() if ok)})
 
 
+def _require(*modules: str, what: str) -> None:
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise CodecUnavailable(f"{what} not importable ({exc}): {FIX}") from None
+
+
 class AiokafkaCodec(PythonRecordLayer):
     """aiokafka's C-accelerated record classes."""
+
+    @staticmethod
+    def require() -> None:
+        """Before a run starts: aiokafka and its C record classes import (CodecUnavailable naming the fix)."""
+        _require("aiokafka", "aiokafka.codec", what="aiokafka is")
+        _require("aiokafka.record._crecords", what="aiokafka's C record classes are")
 
     def __init__(self) -> None:
         try:
@@ -65,6 +81,12 @@ class AiokafkaCodec(PythonRecordLayer):
 
 class AiokafkaPureCodec(PythonRecordLayer):
     """aiokafka's pure-Python record classes."""
+
+    @staticmethod
+    def require() -> None:
+        """Before a run starts: aiokafka's pure-Python record classes import (CodecUnavailable naming the fix)."""
+        _require("aiokafka", "aiokafka.record.default_records", "aiokafka.record.legacy_records",
+                 what="aiokafka's pure-Python record classes are")  # fmt: skip
 
     def __init__(self) -> None:
         try:

@@ -61,6 +61,18 @@ def check_codec(target: Target, opening: Opening) -> None:
     otherwise)."""
     if uses_driver(target.library, LIBRARIES, target.version, target.path):
         driver_command(target.library, version=target.version, path=target.path)
+        return
+    # An adapter in this process says whether its library is there (e.g. not installed: the extra to install).
+    where = LIBRARIES.get(target.library)
+    if where is None:
+        return
+    module, _, cls = where.partition(":")
+    require = getattr(getattr(importlib.import_module(module), cls), "require", None)
+    if require is not None:
+        try:
+            require()
+        except CodecUnavailable as exc:
+            raise TargetError(str(exc)) from None
 
 
 class CodecImplementation:

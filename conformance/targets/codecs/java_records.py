@@ -21,10 +21,12 @@ CodecRefused with the exception's class and message. No Java, no jar, no PySpark
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 from conformance.spark import jvm
 from conformance.spark.jvm.compact import Refused, decode_read, decode_records_result, encode_spec
+from conformance.spark.jvm.locate import PYSPARK_MISSING
 from conformance.targets.codecs.codec_library import (
     BatchRequest,
     CodecCapability,
@@ -49,6 +51,20 @@ class JavaCodec:
     build_magics = frozenset({0, 1, 2})
     read_magics = frozenset({0, 1, 2})
     codecs = frozenset(Codec)
+
+    @staticmethod
+    def require() -> None:
+        """Before a run starts, without starting the JVM: Java, kafka-clients.jar and PySpark are there
+        (CodecUnavailable naming the fix)."""
+        from conformance.spark.jvm.session import check_java
+
+        try:
+            check_java()
+            jvm.kafka_clients_jar()
+        except jvm.JvmUnavailable as exc:
+            raise CodecUnavailable(str(exc)) from None
+        if importlib.util.find_spec("pyspark") is None:
+            raise CodecUnavailable(PYSPARK_MISSING)
 
     def __init__(self) -> None:
         try:

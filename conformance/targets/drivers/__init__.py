@@ -36,6 +36,11 @@ class DriverUnavailable(Exception):
     a checkout, a build that failed): one line naming the problem and the fix."""
 
 
+class VersionNotServed(DriverUnavailable):
+    """The registry does not serve the version asked for: the build's folder is removed (BuildLock.discard), so a
+    failed look-up leaves nothing in the cache, and the message names the command that lists the versions."""
+
+
 @dataclass(frozen=True)
 class DriverSpec:
     """One driver of the table."""

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from conformance.errors import TargetError
-from conformance.targets.drivers import CACHE, DRIVERS, Build, DriverSpec, DriverUnavailable
+from conformance.progress import step
+from conformance.targets.drivers import CACHE, DRIVERS, Build, DriverSpec, DriverUnavailable, VersionNotServed
 
 # A first build fetches the library and its dependencies from the registry and compiles them (Go: about 30 s for
 # franz-go on two cores); a cached one costs a stat.
@@ -89,8 +90,17 @@ class BuildLock:
 
     def __init__(self, folder: Path) -> None:
         folder.parent.mkdir(parents=True, exist_ok=True)
+        self._folder = folder
         self._path = folder.parent / f"{folder.name}.lock"
         self._file: object = None
+
+    def discard(self, *also: Path) -> None:
+        """Remove the build's folder, its lock file and `also` (a log beside it), while the lock is held: for a
+        build that cannot be had (a version the registry does not serve), which would otherwise stay in the cache.
+        """
+        shutil.rmtree(self._folder, ignore_errors=True)
+        for path in (self._path, *also):
+            path.unlink(missing_ok=True)
 
     def __enter__(self) -> BuildLock:
         handle = self._path.open("w")
@@ -135,7 +145,7 @@ def install_python_library(spec: DriverSpec, *, version: str | None, path: str |
     else:
         requirement, key = f"{spec.package}=={version}", cache_key("version", spec.package, str(version))
     folder = CACHE / "python" / f"{spec.name}-{key}"
-    with BuildLock(folder):
+    with BuildLock(folder) as lock:
         if (folder / ".complete").is_file():
             return folder
         shutil.rmtree(folder, ignore_errors=True)
@@ -143,7 +153,7 @@ def install_python_library(spec: DriverSpec, *, version: str | None, path: str |
         command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                    "--target", str(folder), requirement]  # fmt: skip
         try:
-            with log.open("w") as out:
+            with log.open("w") as out, step(f"installing {requirement} with pip...", f"installed {requirement}"):
                 done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             raise DriverUnavailable(
@@ -152,9 +162,10 @@ def install_python_library(spec: DriverSpec, *, version: str | None, path: str |
         if done.returncode != 0:
             text = log.read_text(errors="replace")
             if "No matching distribution" in text or "Could not find a version" in text:
-                raise DriverUnavailable(
+                lock.discard(log)
+                raise VersionNotServed(
                     f"{spec.package}=={version} is not served by PyPI: `pip index versions {spec.package}` lists "
-                    "the versions (pip's log: {log})".replace("{log}", str(log))
+                    "the versions"
                 )
             first = next((line for line in text.splitlines() if "ERROR" in line or "error" in line), "")
             raise DriverUnavailable(f"pip install {requirement} failed ({first.strip()[:200]}): see {log}")

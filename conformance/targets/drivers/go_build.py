@@ -24,7 +24,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable
+from conformance.progress import step as progress_step
+from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable, VersionNotServed
 from conformance.targets.drivers.driver_builds import BuildLock, cache_key, sources_digest
 
 GO_FIX = "install Go 1.26+ (https://go.dev/dl/) or put it on PATH"
@@ -62,23 +63,30 @@ def build_go_driver(spec: DriverSpec, *, version: str | None, path: str | None, 
     if (root / ".complete").exists() and checkout is None:
         return [str(binary)]
     root.parent.mkdir(parents=True, exist_ok=True)
-    with BuildLock(root):
+    with BuildLock(root) as lock:
         module_dir = root / source.name
         step = _Steps(go, module_dir, env, deadline, root / "build.log", spec)
         if (root / ".complete").exists():
             if checkout is not None:  # the checkout may have changed since: go's own build cache makes this cheap
                 step.run("build", "-trimpath", "-o", str(binary), ".")
             return [str(binary)]
-        shutil.rmtree(root, ignore_errors=True)
-        _copy_sources(source, root)
-        if checkout is not None:
-            for module, folder in _replacements(spec.package, checkout, module_dir / "go.mod"):
-                step.run("mod", "edit", f"-replace={module}={folder}")
-        elif wanted != spec.pinned:
-            step.run("get", f"{spec.package}@{wanted}", version=wanted)
-        step.run("mod", "tidy", version=wanted)
-        step.run("build", "-trimpath", "-o", str(binary), ".")
-        (root / ".complete").write_text(f"{spec.package} {wanted or checkout}\n")
+        what = f"the {spec.name} driver against {spec.package}@{wanted}" if checkout is None else (
+            f"the {spec.name} driver against {checkout}")
+        with progress_step(f"building {what} with go...", f"built {what}"):
+            shutil.rmtree(root, ignore_errors=True)
+            _copy_sources(source, root)
+            try:
+                if checkout is not None:
+                    for module, folder in _replacements(spec.package, checkout, module_dir / "go.mod"):
+                        step.run("mod", "edit", f"-replace={module}={folder}")
+                elif wanted != spec.pinned:
+                    step.run("get", f"{spec.package}@{wanted}", version=wanted)
+                step.run("mod", "tidy", version=wanted)
+            except VersionNotServed:
+                lock.discard()  # nothing to keep: the proxy does not have that version
+                raise
+            step.run("build", "-trimpath", "-o", str(binary), ".")
+            (root / ".complete").write_text(f"{spec.package} {wanted or checkout}\n")
     return [str(binary)]
 
 
@@ -93,7 +101,8 @@ class _Steps:
         try:
             _run([self.go, *args], cwd=self.cwd, env=self.env, deadline=self.deadline, log=self.log)
         except _GoFailed as failed:
-            raise DriverUnavailable(self._explain(failed, version)) from None
+            unavailable = VersionNotServed if _not_served(failed, version) else DriverUnavailable
+            raise unavailable(self._explain(failed, version)) from None
 
     def _explain(self, failed: _GoFailed, version: str | None) -> str:
         package, name = self.spec.package, self.spec.name
@@ -104,10 +113,14 @@ class _Steps:
         if too_old:
             return (f"the {name} driver needs Go {too_old.group(1)} or later and `go` is {too_old.group(2)}: "
                     f"{GO_FIX}")
-        if version is not None and failed.step in ("get", "mod") and _NOT_SERVED.search(failed.output):
+        if _not_served(failed, version):
             return (f"{package}@{version} is not served by the Go module proxy: pick one of "
                     f"`go list -m -versions {package}`")
         return f"`go {failed.step}` of the {name} driver failed: {failed.first_error} (full log: {self.log})"
+
+
+def _not_served(failed: _GoFailed, version: str | None) -> bool:
+    return version is not None and failed.step in ("get", "mod") and bool(_NOT_SERVED.search(failed.output))
 
 
 class _GoFailed(Exception):

@@ -29,9 +29,10 @@ import time
 import zipfile
 from pathlib import Path
 
+from conformance.progress import step
 from conformance.spark.jvm.locate import JvmUnavailable
 from conformance.spark.jvm.locate import java_tool as locate_java_tool
-from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable
+from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable, VersionNotServed
 from conformance.targets.drivers.driver_builds import BuildLock, cache_key, sources_digest
 
 JAVA_FIX = "install a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or point JAVA_HOME at one"
@@ -70,7 +71,8 @@ def build_java_driver(spec: DriverSpec, *, version: str | None, path: str | None
     classpath = os.pathsep.join([str(root / "classes"), *([str(jar)] if jar is not None else []), str(lib / "*")])
     with BuildLock(root):
         if not (root / ".complete").is_file():
-            _compile(javac, source, root, classpath, deadline=deadline)
+            with step("building the java driver with javac...", "built the java driver"):
+                _compile(javac, source, root, classpath, deadline=deadline)
     said = [f"-Dkts.library.path={path}"] if path is not None else []
     return [java, *JVM_OPTIONS, *said, "-cp", classpath, MAIN_CLASS]
 
@@ -158,7 +160,7 @@ def _libraries(version: str, *, own_jar: bool, deadline: float) -> Path:
     text = pom(version)
     folder = CACHE / "java" / f"deps-{cache_key(text, 'own-jar' if own_jar else 'release')}"
     lib = folder / "lib"
-    with BuildLock(folder):
+    with BuildLock(folder) as lock:
         if (folder / ".complete").is_file():
             return lib
         mvn = shutil.which("mvn")
@@ -171,23 +173,33 @@ def _libraries(version: str, *, own_jar: bool, deadline: float) -> Path:
         (folder / "pom.xml").write_text(text, encoding="utf-8")
         staging = Path(tempfile.mkdtemp(prefix="lib-", dir=folder))
         log = folder / "mvn.log"
-        output = _run(maven_command(mvn, folder / "pom.xml", staging, own_jar=own_jar), log=log, deadline=deadline,
-                      what=f"Maven's fetch of {GROUP}:{ARTIFACT}:{version}")  # fmt: skip
-        if output is not None or not any(staging.glob("*.jar")):
-            shutil.rmtree(staging, ignore_errors=True)
-            raise DriverUnavailable(explain_maven(output or "", version, log))
+        fetched = f"{GROUP}:{ARTIFACT}:{version}"
+        with step(f"fetching {fetched} from Maven Central...", f"fetched {fetched}"):
+            output = _run(maven_command(mvn, folder / "pom.xml", staging, own_jar=own_jar), log=log,
+                          deadline=deadline, what=f"Maven's fetch of {fetched}")  # fmt: skip
+            if output is not None or not any(staging.glob("*.jar")):
+                shutil.rmtree(staging, ignore_errors=True)
+                if not_served(output or "", version):
+                    lock.discard()  # nothing to keep: Maven Central does not have that version
+                    raise VersionNotServed(explain_maven(output or "", version, log))
+                raise DriverUnavailable(explain_maven(output or "", version, log))
         staging.rename(lib)
         (folder / ".complete").write_text(f"{GROUP}:{ARTIFACT}:{version}\n", encoding="utf-8")
     return lib
 
 
+def not_served(output: str, version: str) -> bool:
+    """Whether Maven's output says Maven Central does not have kafka-clients `version`."""
+    return bool(_NOT_SERVED.search(output) and re.search(rf"{ARTIFACT}:(jar|pom):{re.escape(version)}\b", output))
+
+
 def explain_maven(output: str, version: str, log: Path) -> str:
-    """One line for a failed `mvn dependency:copy-dependencies`: a version Maven Central does not serve, a registry
-    it cannot reach, or Maven's first error."""
-    if _NOT_SERVED.search(output) and re.search(rf"{ARTIFACT}:(jar|pom):{re.escape(version)}\b", output):
+    """One line for a failed `mvn dependency:copy-dependencies`: a version Maven Central does not serve (its folder
+    and log are removed), a registry it cannot reach, or Maven's first error (with the log's path)."""
+    if not_served(output, version):
         return (
             f"{GROUP}:{ARTIFACT}:{version} is not served by Maven Central: give a released version, e.g. "
-            f"client:java==3.9.1 or codec:java==4.1.1 (Maven's log: {log})"
+            "client:java==3.9.1 or codec:java==4.1.1"
         )
     if _UNREACHABLE.search(output):
         return (f"Maven could not reach Maven Central for {GROUP}:{ARTIFACT}:{version}: is it reachable (a proxy or "

@@ -18,7 +18,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable
+from conformance.progress import step
+from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable, VersionNotServed
 from conformance.targets.drivers.driver_builds import BuildLock, cache_key, sources_digest
 
 MIN_NODE_MAJOR = 14  # KafkaJS 2.x's engines field
@@ -48,9 +49,14 @@ def install_node_driver(spec: DriverSpec, *, version: str | None, path: str | No
         wanted = f"{spec.package}@{chosen}"
     manifest = _manifest(spec, dependency)
     folder = CACHE / "node" / f"{spec.name}-{cache_key(key, sources_digest(source), manifest)}"
-    with BuildLock(folder):
+    with BuildLock(folder) as lock:
         if not (folder / ".complete").is_file():
-            _install(spec, npm, source, folder, manifest, wanted=wanted, timeout=timeout)
+            try:
+                with step(f"installing {wanted} with npm...", f"installed {wanted}"):
+                    _install(spec, npm, source, folder, manifest, wanted=wanted, timeout=timeout)
+            except VersionNotServed:
+                lock.discard()
+                raise
     return [node, str(folder / "driver.js")]
 
 
@@ -138,9 +144,8 @@ def _install(
     text = log.read_text(errors="replace")
     if done.returncode != 0:
         if _NOT_SERVED.search(text):
-            raise DriverUnavailable(
-                f"{wanted} is not served by npm: `npm view {spec.package} versions` lists the versions "
-                f"(npm's log: {log})"
+            raise VersionNotServed(
+                f"{wanted} is not served by npm: `npm view {spec.package} versions` lists the versions"
             )
         first = _NPM_ERROR.search(text)
         shown = first.group(1).strip()[:200] if first else f"exit status {done.returncode}"

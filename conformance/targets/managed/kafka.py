@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.errors import TargetError
+from conformance.progress import step
 from conformance.reference.control_plane import ControlPlane
 from conformance.spark.jvm.locate import JvmUnavailable
 from conformance.spark.jvm.locate import java_tool as locate_java_tool
@@ -167,7 +168,8 @@ def local_jars(path: str) -> tuple[str, list[Path]]:
     root = Path(path).expanduser().resolve()
     if not root.is_dir():
         raise TargetError(
-            f"kafka={path}: {root} is not a folder: give an unpacked Kafka distribution or a built checkout"
+            f"kafka={path}: {root} {'is not a folder' if root.exists() else 'does not exist'}: give an unpacked Kafka "
+            "distribution or a built checkout"
         )
     if any(_KAFKA_JAR.match(j.name) for j in (root / "libs").glob("kafka_2.13-*.jar")):
         jars = sorted((root / "libs").glob("*.jar"))
@@ -282,38 +284,52 @@ def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RES
     if _runtime_complete(version, cache):
         return lib
     home.mkdir(parents=True, exist_ok=True)
-    with open(home.parent / f".kafka-{version}.lock", "w") as lock:
+    lock_file = home.parent / f".kafka-{version}.lock"
+    with open(lock_file, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _runtime_complete(version, cache):  # another run fetched it while this one waited
             return lib
         try:
-            mvn = _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central")
-        except TargetError as exc:
-            raise ManagedProcessError(str(exc)) from None
-        (home / "pom.xml").write_text(_pom(version), encoding="utf-8")
-        staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
-        command = [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
-                   f"-DoutputDirectory={staging}", "-DincludeScope=runtime"]  # fmt: skip
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise ManagedProcessError(
-                f"Maven did not fetch Apache Kafka {version} within {timeout:.0f} s: is Maven Central reachable "
-                "(a proxy in ~/.m2/settings.xml)?"
-            ) from None
-        if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
-            shutil.rmtree(staging, ignore_errors=True)
-            lines = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
-            why = lines[0].replace("[ERROR] ", "")[:300] if lines else f"exit {done.returncode}"
-            raise ManagedProcessError(
-                f"Maven could not fetch {KAFKA_ARTIFACT}:{version} ({why}): check the version and that Maven "
-                "Central is reachable"
-            )
-        shutil.rmtree(lib, ignore_errors=True)
-        staging.rename(lib)
-        (home / ".complete").write_text(version + "\n", encoding="utf-8")
+            with step(f"fetching Apache Kafka {version} from Maven Central...", f"fetched Apache Kafka {version}"):
+                _fetch(version, home, lib, timeout)
+        except ManagedProcessError:
+            # A release Maven Central does not have (kafka==4.1.99), or a fetch that failed: nothing stays in the
+            # cache, so the folder never reads as a release that was had.
+            shutil.rmtree(home, ignore_errors=True)
+            lock_file.unlink(missing_ok=True)
+            raise
     return lib
+
+
+def _fetch(version: str, home: Path, lib: Path, timeout: float) -> None:
+    """Apache Kafka `version`'s jars into `lib` with Maven, under the caller's lock."""
+    try:
+        mvn = _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central")
+    except TargetError as exc:
+        raise ManagedProcessError(str(exc)) from None
+    (home / "pom.xml").write_text(_pom(version), encoding="utf-8")
+    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
+    command = [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
+               f"-DoutputDirectory={staging}", "-DincludeScope=runtime"]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ManagedProcessError(
+            f"Maven did not fetch Apache Kafka {version} within {timeout:.0f} s: is Maven Central reachable "
+            "(a proxy in ~/.m2/settings.xml)?"
+        ) from None
+    if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
+        shutil.rmtree(staging, ignore_errors=True)
+        lines = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
+        why = lines[0].replace("[ERROR] ", "")[:300] if lines else f"exit {done.returncode}"
+        raise ManagedProcessError(
+            f"Maven could not fetch {KAFKA_ARTIFACT}:{version} ({why}): check the version and that Maven "
+            "Central is reachable"
+        )
+    shutil.rmtree(lib, ignore_errors=True)
+    staging.rename(lib)
+    (home / ".complete").write_text(version + "\n", encoding="utf-8")
 
 
 # --- starting a broker ----------------------------------------------------------------------------------------

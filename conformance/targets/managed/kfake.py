@@ -63,6 +63,7 @@ from string import Template
 from typing import IO, Any, BinaryIO
 
 from conformance.errors import TargetError
+from conformance.progress import step
 from conformance.reference.control_plane import ControlPlane
 from conformance.reference.served import ControlError
 from conformance.targets.kafka_wire import WireFactory
@@ -264,7 +265,8 @@ def build_kfake(home: Path, version: str, replaces: Mapping[str, Path] | None = 
         raise ManagedProcessError(f"go not found on PATH, and the kfake target builds kfake with it: {_GO_FIX}")
     home.mkdir(parents=True, exist_ok=True)
     local = next(iter(replaces.values()), None) if replaces else None
-    with open(home.parent / f".{home.name}.lock", "w") as lock:
+    lock_file = home.parent / f".{home.name}.lock"
+    with open(lock_file, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if replaces is None and (done := _built(home)) is not None:  # another run built it while this one waited
             return done
@@ -287,6 +289,11 @@ def build_kfake(home: Path, version: str, replaces: Mapping[str, Path] | None = 
             for name in ("go.mod", "go.sum"):  # what was built, for a reader of the cache
                 shutil.copy2(work / name, home / name)
             os.replace(work / _BINARY, home / _BINARY)
+        except ManagedProcessError:
+            if _built(home) is None:  # a version not served, a failed build: nothing of it stays in the cache
+                shutil.rmtree(home, ignore_errors=True)
+                lock_file.unlink(missing_ok=True)
+            raise
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return home / _BINARY
@@ -304,10 +311,14 @@ def kfake_binary(target: Target, *, cache: Path | None = None) -> Path:
     if target.path is not None:
         modules = checkout_modules(Path(target.path))
         root = modules[FRANZ_GO_MODULE]
-        return build_kfake(_path_home(root, cache), "v0.0.0-00010101000000-000000000000", modules)
+        with step(f"building kfake from {root} with go...", f"built kfake from {root}"):
+            return build_kfake(_path_home(root, cache), "v0.0.0-00010101000000-000000000000", modules)
     version = target.version or KFAKE_VERSION
     home = _version_home(version, cache)
-    return _built(home) or build_kfake(home, version)
+    if (built := _built(home)) is not None:
+        return built
+    with step(f"building kfake {version} with go...", f"built kfake {version}"):
+        return build_kfake(home, version)
 
 
 # --- the process and its line protocol --------------------------------------------------------------------------

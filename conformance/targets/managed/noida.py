@@ -37,16 +37,26 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from conformance.errors import TargetError
+from conformance.extras import install_hint
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.process import DEFAULT_READY_TIMEOUT, LOOPBACK, ManagedBroker, ManagedProcessError
 from conformance.targets.target import Opened, Opening, Target
 
-__all__ = ["NOIDA_DISTRIBUTION", "find_noida_binary", "noida_command", "noida_version", "open_noida", "start_noida"]
+__all__ = [
+    "NOIDA_DISTRIBUTION",
+    "check_noida",
+    "find_noida_binary",
+    "noida_command",
+    "noida_version",
+    "open_noida",
+    "start_noida",
+]
 
 NOIDA_DISTRIBUTION = "noida-db"
 _PACKAGE = "noida_db"
 _BINARY = "noida-db.exe" if os.name == "nt" else "noida-db"
-_FIX = f"pip install {NOIDA_DISTRIBUTION} (or pip install -e '.[targets]' for the pinned version)"
+_FIX = f"{install_hint('targets')} (or pip install {NOIDA_DISTRIBUTION})"
 
 
 def find_noida_binary() -> Path:
@@ -67,6 +77,14 @@ def find_noida_binary() -> Path:
         return Path(on_path)
     missing = "no noida_db package" if spec is None else "the package has no noida-db binary"
     raise ManagedProcessError(f"the noida-db broker is not installed ({missing}): {_FIX}")
+
+
+def check_noida(target: Target, opening: Opening) -> None:
+    """Before anything starts: the noida-db binary is installed (the targets extra), else one line naming the fix."""
+    try:
+        find_noida_binary()
+    except ManagedProcessError as exc:
+        raise TargetError(str(exc)) from None
 
 
 def _make_executable(binary: Path) -> None:

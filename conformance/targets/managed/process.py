@@ -48,6 +48,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any, BinaryIO
 
+from conformance.progress import step
 from conformance.targets.managed.ports import LOOPBACK, free_loopback_port, listener_pids
 from conformance.wire.framing import FrameSizeError, StreamEnded, read_frame, write_frame
 from conformance.wire.security import PLAINTEXT, SecuritySettings, TlsError, open_socket
@@ -353,8 +354,9 @@ class ManagedBroker:
 
         On any failure, including KeyboardInterrupt, the child's process group is stopped
         before the exception propagates."""
-        self.spawn()
-        return self.await_ready()
+        with step(f"starting {self.description}...", f"started {self.description}"):
+            self.spawn()
+            return self.await_ready()
 
     def spawn(self) -> None:
         """The first half of `start()`: the child spawned on a fresh port, not yet waited for (`start_together`
@@ -537,11 +539,13 @@ def start_together(brokers: Sequence[ManagedBroker]) -> None:
     of voters is up): every child spawned from this thread first (`dies_with_parent` ties each to the thread
     that spawned it, so no worker thread may), then each waited for. On any failure, Ctrl-C included, every
     one of them is stopped before the exception propagates."""
+    names = ", ".join(broker.description for broker in brokers)
     try:
-        for broker in brokers:
-            broker.spawn()
-        for broker in brokers:
-            broker.await_ready()
+        with step(f"starting {names}...", f"started {names}"):
+            for broker in brokers:
+                broker.spawn()
+            for broker in brokers:
+                broker.await_ready()
     except BaseException:
         stop_together(brokers)
         raise

