@@ -27,6 +27,7 @@ from conformance.targets.registry import (
     check_target,
     default_hypothesis_profile,
     default_profile,
+    obtain_target,
     targets_help,
 )
 from conformance.targets.target import ServedBy, Target
@@ -173,7 +174,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     """The main job: the suites against one target, Allure results and the single-file HTML report, and a
     clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
     NON-STRICT), 1 when a clause FAILs, an expectation is stale or the harness broke, 2 on bad input; stopped
-    by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report of what finished."""
+    by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report of what finished. A target that cannot be
+    obtained or started is bad input too (2, its one line, no test run; docs/setup-failures.md)."""
     with sigterm_as_interrupt():
         try:
             return _run(args, out)
@@ -198,6 +200,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     expectations = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
     _check_expectations(expectations)
     root = output_directory(args.out)
+    try:
+        # Last of the checks (a typo is named before a download), and before pytest: a release or a build that
+        # cannot be had stops the run with its one line, never with every test failing on it.
+        obtain_target(target, args.profile, brokers=args.brokers)
+    except TargetError as exc:
+        raise UsageError(str(exc)) from None
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
     budget = args.hypothesis_profile or default_hypothesis_profile(target)
     color = ("--color=yes",) if out.isatty() else ()

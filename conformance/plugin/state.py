@@ -5,8 +5,11 @@ test's result and the implementation's version to the RunState (with pytest-xdis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -15,11 +18,30 @@ from conformance.judging.draws import DrawLog
 from conformance.judging.results import TestResult
 from conformance.judging.run_state import RunState
 from conformance.targets.health import TargetHealth
+from conformance.targets.implementation import ImplementationFactory
 
 STATE = pytest.StashKey[RunState]()
 RECORD = pytest.StashKey[CheckRecord]()
 DRAWS = pytest.StashKey[DrawLog]()
 HEALTH = pytest.StashKey[TargetHealth]()
+
+
+@dataclass
+class SessionTarget:
+    """The target opened for this pytest process (conformance.plugin.fixtures): its factory, the log files of what
+    was started for it, and what stops it (`close`: at the end of the session, or when pytest ends, whatever
+    happened; once)."""
+
+    factory: ImplementationFactory
+    logs: list[Path]
+    stack: contextlib.ExitStack
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+# ... kept from before the first test to the end of the session.
+SESSION_TARGET = pytest.StashKey[SessionTarget]()
 # The signal that stopped the run early (SIGINT, SIGTERM), if one did, and the run's "incomplete" text then.
 STOPPED_BY = pytest.StashKey[signal.Signals]()
 STOPPED = "the run was stopped"  # what a stop signal's KeyboardInterrupt and pytest's reason for stopping say
