@@ -682,8 +682,9 @@ def open_target(
     with contextlib.ExitStack() as stack:
         try:
             opened = stack.enter_context(spec.opener(target, opening))
-        except (ManagedProcessError, MockClusterError) as exc:
-            # Only while starting: what goes wrong once the target answered is the run's to judge (a lost target).
+        except (ManagedProcessError, MockClusterError, OSError) as exc:
+            # Only while starting (a process that died or never answered, a port or a file it could not have): what
+            # goes wrong once the target answered is the run's to judge (a lost target).
             raise TargetError(did_not_start(target, exc)) from None
         yield opened
 

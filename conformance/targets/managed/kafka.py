@@ -301,7 +301,10 @@ def maven_failure(output: str, version: str) -> str:
             f"{_released_examples()}"
         )
     errors = [" ".join(line.replace("[ERROR]", "").split()) for line in plain.splitlines() if "ERROR" in line]
-    why = next((e for e in errors if e), "")[:300] or "no error message"
+    first = next((e for e in errors if e), "").removesuffix("-> [Help 1]").strip()
+    # Maven nests its causes ("Failed to execute goal ...: Could not resolve ...: Could not transfer ...: Unknown
+    # host ..."): the innermost two say what went wrong.
+    why = ": ".join(first.split(": ")[-2:])[-300:] or "no error message"
     if _UNREACHABLE.search(plain):
         return (
             f"Maven could not reach Maven Central to fetch {artifact} ({why}): check the network, or a proxy or "
