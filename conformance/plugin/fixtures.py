@@ -101,7 +101,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_runtestloop(session: pytest.Session) -> None:
     """Before the first test: obtain and start the target, once. A target that cannot be had or started stops the
     run here, as a usage error (one line naming the cause and the fix, exit 4; `kafka-conformance run` exits 2),
-    with no test reported: a target that is not there is not the implementation's FAIL, nor 57 tests' errors."""
+    with no test reported: a target that is not there is not the implementation's FAIL, nor every test's error."""
     config = session.config
     if config.option.collectonly or (session.testsfailed and not config.option.continue_on_collection_errors):
         return  # nothing runs (pytest says why)

@@ -24,6 +24,15 @@ STATE = pytest.StashKey[RunState]()
 RECORD = pytest.StashKey[CheckRecord]()
 DRAWS = pytest.StashKey[DrawLog]()
 HEALTH = pytest.StashKey[TargetHealth]()
+# The signal that stopped the run early (SIGINT, SIGTERM), if one did, and the run's "incomplete" text then.
+STOPPED_BY = pytest.StashKey[signal.Signals]()
+STOPPED = "the run was stopped"  # what a stop signal's KeyboardInterrupt and pytest's reason for stopping say
+INCOMPLETE = pytest.StashKey[str]()
+# The expectations in force, as the summary names them (conformance.plugin.launcher.ExpectationsChoice).
+EXPECTATIONS_IN_FORCE = pytest.StashKey[str]()
+# The version a built implementation under test said it is, in the process that built it (with pytest-xdist: each
+# worker); the run records it, else what the target's row knows (RunState.declared_version).
+SAID_VERSION = pytest.StashKey[str]()
 
 
 @dataclass
@@ -40,17 +49,8 @@ class SessionTarget:
         self.stack.close()
 
 
-# ... kept from before the first test to the end of the session.
+# The target opened before the first test, kept to the end of the session.
 SESSION_TARGET = pytest.StashKey[SessionTarget]()
-# The signal that stopped the run early (SIGINT, SIGTERM), if one did, and the run's "incomplete" text then.
-STOPPED_BY = pytest.StashKey[signal.Signals]()
-STOPPED = "the run was stopped"  # what a stop signal's KeyboardInterrupt and pytest's reason for stopping say
-INCOMPLETE = pytest.StashKey[str]()
-# The expectations in force, as the summary names them (conformance.plugin.launcher.ExpectationsChoice).
-EXPECTATIONS_IN_FORCE = pytest.StashKey[str]()
-# The version a built implementation under test said it is, in the process that built it (with pytest-xdist: each
-# worker); the run records it, else what the target's row knows (RunState.declared_version).
-SAID_VERSION = pytest.StashKey[str]()
 
 # The user property a test's result travels in on its report (conformance.plugin.reporting writes it).
 RESULT_PROPERTY = "kafka-conformance-result"

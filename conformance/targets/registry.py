@@ -637,14 +637,14 @@ def obtain_target(name: str | Target, profile: str, *, brokers: int | None = Non
     return target
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # a terminal's colour codes, which a broker's log may carry
+
+
 def did_not_start(target: Target | str, exc: BaseException) -> str:
     """One line for a target whose processes did not start or answer: what the starter said (a managed process's
     exit and the tail of its log), without the colour codes or line breaks a log's tail may carry."""
     said = _ANSI.sub("", str(exc))
     return f"target {str(target)!r} did not start: {' | '.join(filter(None, (ln.strip() for ln in said.splitlines())))}"
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 @contextlib.contextmanager
