@@ -290,7 +290,8 @@ def _released_examples() -> str:
 
 def maven_failure(output: str, version: str) -> str:
     """One line for a failed fetch of Apache Kafka `version`: a release Maven Central does not have, a Central that
-    cannot be reached, or Maven's first error; without the colour codes Maven puts around its messages."""
+    cannot be reached, or Maven's first error; without the colour codes Maven puts around its messages (even in
+    batch mode, and with style.color=never)."""
     plain = _ANSI.sub("", output)
     artifact = f"{KAFKA_ARTIFACT}:{version}"
     # Maven names the missing artifact group:name:type:version ("org.apache.kafka:kafka_2.13:jar:4.1.99").
@@ -334,10 +335,8 @@ def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RES
         try:
             (home / "pom.xml").write_text(_pom(version), encoding="utf-8")
             staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
-            # style.color=never: Maven colours its messages even in batch mode, and the first error goes into ours.
-            command = [mvn, "-q", "-B", "-Dstyle.color=never", "-f", str(home / "pom.xml"),
-                       "dependency:copy-dependencies", f"-DoutputDirectory={staging}",
-                       "-DincludeScope=runtime"]  # fmt: skip
+            command = [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
+                       f"-DoutputDirectory={staging}", "-DincludeScope=runtime"]  # fmt: skip
             try:
                 done = subprocess.run(
                     command, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
