@@ -9,10 +9,11 @@ expectations file, the Hypothesis budget a run picks for it, and which mutant fo
 opening, the help texts, the campaign's groups and the matrix read the table, so adding an implementation is a
 row and a module (`register_target` adds one at run time).
 
-`obtain_target` fetches or builds what a target runs (a release, a driver) into the cache before anything starts;
-`open_target` obtains it (a cached one costs a look), starts it and yields a picklable factory for the run, and
-stops whatever it started, also on errors. Either says a target that cannot be had or started in one TargetError
-naming the fix: a run stops there, before any test (docs/setup-failures.md).
+`obtain_target` fetches or builds what a target runs (an Apache Kafka release, kfake) into the cache before anything
+starts (a library's driver is built by its row's check, which must know it builds); `open_target` obtains it (a
+cached one costs a look), starts it and yields a picklable factory for the run, and stops whatever it started, also
+on errors. Either says a target that cannot be had or started in one TargetError naming the fix: a run stops there,
+before any test (docs/setup-failures.md).
 """
 
 from __future__ import annotations
