@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,22 @@ def test_compare_cli_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str
     assert len(err) == 1 and "kafka-9.9" in err[0]
     assert main(["compare", "--target", "nothing-like-it"]) == 2
     assert "nothing-like-it" in capsys.readouterr().err
+
+
+def test_a_run_whose_target_cannot_be_had_is_its_one_line_not_a_comparison(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A side whose pytest stopped before any test (a target it could not obtain or start: pytest's usage error)
+    has no verdicts to compare: compare says the run's own line, not a difference on every clause."""
+    from conformance.plugin.launcher import SuitesRun
+
+    said = "ERROR: target 'tansu' did not start: tansu on 127.0.0.1:1 exited with code 1 during start-up"
+    child = f"import sys; print('23 deselected in 0.70s'); print({said!r}); sys.exit(4)"
+    monkeypatch.setattr(agreement, "pytest_command", lambda run: [sys.executable, "-c", child])
+    run = SuitesRun("tansu", "kafka-4.0", "ci", verdicts_json=tmp_path / "tansu" / "verdicts.json")
+    with pytest.raises(CompareError, match=r"^the run of tansu under kafka-4.0: target 'tansu' did not start: .*"
+                                           r"\(see .*pytest\.log\)$"):  # fmt: skip
+        agreement._execute(run)
 
 
 def test_a_kill_table_over_the_wire_says_so_and_does_not_resume_an_in_process_one(tmp_path: Path) -> None:

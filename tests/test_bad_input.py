@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import json
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
 from conformance.targets.model import ModelFactory
 from models.config import TopicConfig
+from tests import dyingbroker
 
 REPO = Path(__file__).resolve().parents[1]
 LIST = "`kafka-conformance mutants --list`"
@@ -351,6 +353,106 @@ def test_a_refused_version_s_build_folder_is_removed(
     assert sorted(str(p.relative_to(cache)) for p in cache.rglob("*")) == [language]  # its parent folder only
 
 
+# --- setup failures (docs/setup-failures.md) -------------------------------------------------------------------
+# A target that cannot be obtained (a release its registry does not have, a build that fails) or started stops the
+# run before any test: exit 2 and one line naming the cause and the fix, never a FAIL, a test's error or a report.
+# These ask the registries (Maven Central through mvn, the Go module proxy through go), so they are e2e; each is a
+# few seconds (Maven's first look-up of a missing release about ten).
+
+NEEDS_MAVEN = pytest.mark.skipif(shutil.which("mvn") is None or shutil.which("java") is None, reason="needs mvn, java")
+NEEDS_GO = pytest.mark.skipif(shutil.which("go") is None, reason="needs go on PATH")
+MISSING_PSEUDO_VERSION = "v0.0.0-20990101000000-000000000000"  # a Go pseudo-version of a commit of 2099
+CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
+
+# (id, command line, a piece of the one line printed, what must not be left in the cache)
+SETUP_CASES = [
+    pytest.param("run --target kafka==4.1.99 --no-html --out {out}",
+                 "Apache Kafka 4.1.99 is not on Maven Central (org.apache.kafka:kafka_2.13:4.1.99): choose a released "
+                 "version, e.g. kafka==", "kafka-4.1.99", id="run-kafka-release-not-on-maven-central",
+                 marks=NEEDS_MAVEN),
+    pytest.param("up kafka==4.1.99 --log-dir {out}",
+                 "Apache Kafka 4.1.99 is not on Maven Central", "kafka-4.1.99",
+                 id="up-kafka-release-not-on-maven-central", marks=NEEDS_MAVEN),
+    pytest.param(f"run --target kfake=={MISSING_PSEUDO_VERSION} --no-html --out {{out}}",
+                 f"the Go module proxy does not serve github.com/twmb/franz-go/pkg/kfake@{MISSING_PSEUDO_VERSION} (",
+                 f"kfake-{MISSING_PSEUDO_VERSION}-*", id="run-kfake-pseudo-version-not-served", marks=NEEDS_GO),
+    pytest.param(f"run --target client:franz-go=={MISSING_PSEUDO_VERSION} --no-html --out {{out}}",
+                 f"github.com/twmb/franz-go@{MISSING_PSEUDO_VERSION} is not served by the Go module proxy", None,
+                 id="run-go-driver-pseudo-version-not-served", marks=NEEDS_GO),
+]  # fmt: skip
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("command", "line", "left"), SETUP_CASES)
+def test_a_target_that_cannot_be_had_is_one_line_before_any_test(
+    command: str, line: str, left: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    before = set(CACHE.glob(left)) if left is not None else set()  # what an older version of the suite left
+    started = time.monotonic()
+    assert main(command.format(out=out).split()) == 2
+    captured = capsys.readouterr()
+    printed = [text for text in (captured.out + captured.err).splitlines() if text.strip()]
+    errors = [text for text in printed if text.startswith("kafka-conformance: error: ")]
+    assert len(errors) == 1 and printed[-1] == errors[0] and line in errors[0], printed
+    # Nothing else is an error or a test's outcome (a progress line may come before), and no colour code of Maven's.
+    assert not [text for text in printed if "Traceback" in text or "\x1b" in text or text.startswith("$ pytest")]
+    assert not (out / "verdicts.json").exists()  # pytest never started: no report claims anything
+    assert left is None or set(CACHE.glob(left)) <= before, f"the failed look-up left {left} in {CACHE}"
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("route", "target"),
+    [
+        pytest.param("pytest", "kafka==4.1.99", marks=NEEDS_MAVEN, id="pytest-kafka-not-on-central"),
+        # pytest-xdist: the process that hands out the tests obtains the target before its workers start.
+        pytest.param("pytest -n 2", "kafka==4.1.99", marks=NEEDS_MAVEN, id="xdist-kafka-not-on-central"),
+        pytest.param("pytest", dyingbroker.NAME, id="pytest-broker-dies-at-start"),
+        pytest.param("run", dyingbroker.NAME, id="run-broker-dies-at-start"),
+    ],
+)
+def test_a_setup_failure_reports_no_test_and_no_fail(
+    route: str, target: str, tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The suites' pytest (directly, or under `kafka-conformance run`) obtains and starts the target before the first
+    test: one that cannot be had or dies at start is one line naming the cause, no test is reported, and
+    verdicts.json, where one is written, holds no verdict (where a failing session fixture made every test an error,
+    which the judge read as FAIL)."""
+    out, plugin = tmp_path / "out", ("-p", "tests.dyingbroker")
+    monkeypatch.chdir(REPO)  # where the suites' pytest finds tests.dyingbroker
+    if route == "run":
+        unregister = dyingbroker.register()  # for run's own check, in this process
+        try:
+            code = main(["run", "--target", target, "--no-html", "--out", str(out), "--", *plugin])
+        finally:
+            unregister()
+        captured = capfd.readouterr()
+        text = captured.out + captured.err
+    else:
+        done = subprocess.run(
+            [sys.executable, "-m", *route.split(), "suites", "-p", "no:cacheprovider", "-q", *plugin, "--target",
+             target, "--verdicts-json", str(out / "verdicts.json"), "--log-dir", str(out / "logs")],
+            cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        code, text = done.returncode, done.stdout + done.stderr
+    assert code == (2 if route == "run" else pytest.ExitCode.USAGE_ERROR), text[-3000:]
+    assert "INTERNALERROR" not in text and "Traceback" not in text, text[-3000:]
+    why = "not on Maven Central" if target.startswith("kafka") else "did not start: dying-broker on 127.0.0.1:"
+    said = [line for line in text.splitlines() if why in line]
+    assert len(said) == 1 and "\x1b" not in said[0], text[-3000:]
+    if target == dyingbroker.NAME:  # the cause, and where to read more
+        assert "exited with code 3 during start-up; log " in said[0] and dyingbroker.SAYS in said[0]
+    reported = re.compile(r"\d+ (passed|failed|errors?|xfailed|skipped)\b|ERROR at setup|^(FAILED|ERROR) suites/|^E ")
+    assert not [line for line in text.splitlines() if reported.search(line)], text[-3000:]
+    if (out / "verdicts.json").exists():  # not where pytest stopped before its session began (the xdist route)
+        verdicts = json.loads((out / "verdicts.json").read_text(encoding="utf-8"))
+        assert verdicts["tests"] == [] and verdicts["clauses"] == {}
+    else:
+        assert route.endswith("-n 2")
+
+
 # `pytest suites`: pytest's usage error (exit 4) with the plugin's one line, not an INTERNALERROR traceback. Each
 # is a pytest process of a few seconds: the two whose check `run` shares (the target) or that has a unit test
 # below (the expectations entry) run with the slow tests.
@@ -365,6 +467,9 @@ SUITE_CASES = [
     pytest.param("--target model --expectations {no_such_test} --collect-only",
                  f"entry 1 (LO.first-ge-target) names test '{NOT_A_TEST}', which the suites do not have: fix its node",
                  id="expectations-no-such-test", marks=pytest.mark.e2e),
+    # A target that cannot be had: the plugin obtains it before the first test, and stops there.
+    pytest.param("--target kafka==4.1.99", "Apache Kafka 4.1.99 is not on Maven Central", id="kafka-not-on-central",
+                 marks=[pytest.mark.e2e, NEEDS_MAVEN]),
 ]  # fmt: skip
 
 

@@ -4,6 +4,7 @@ a real Apache Kafka from Maven Central started, answering the Kafka protocol, an
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -202,6 +203,69 @@ def test_brokers_2_is_one_usage_line_of_run_and_up(command: str, capsys: pytest.
     assert main([command, *target, "--brokers", "2"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["kafka-conformance: error: --brokers 2: target 'kafka:4.0' runs 1 or 3 brokers"], err
+
+
+# What Maven 3.8 prints (with -q -B, on stdout) when Central lacks the release, with the colour codes it puts around
+# its messages even in batch mode; and when it cannot reach Central at all.
+_NOT_ON_CENTRAL = (
+    "\x1b[1;31m[ERROR]\x1b[m \x1b[0mFailed to execute goal on project kafka-runtime: Could not resolve dependencies "
+    "for project kafka-conformance:kafka-runtime:jar:{v}: Could not find artifact org.apache.kafka:kafka_2.13:jar:{v} "
+    "in central (https://repo.maven.apache.org/maven2) -> [Help 1]\n[ERROR] \n[ERROR] To see the full stack trace...\n"
+)
+_UNREACHABLE = (
+    "[ERROR] Failed to execute goal on project kafka-runtime: Could not resolve dependencies for project "
+    "kafka-conformance:kafka-runtime:jar:{v}: Failed to collect dependencies at org.apache.kafka:kafka_2.13:jar:{v}: "
+    "Could not transfer artifact org.apache.kafka:kafka_2.13:pom:{v} from/to central "
+    "(https://repo.maven.apache.org/maven2): Unknown host repo.maven.apache.org -> [Help 1]\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        (_NOT_ON_CENTRAL, r"^Apache Kafka 4\.1\.99 is not on Maven Central \(org\.apache\.kafka:kafka_2\.13:4\.1\.99\)"
+         r": choose a released version, e\.g\. kafka==4\.4\.0, or a line: kafka:4\.4, kafka:4\.0, kafka:3\.9$"),
+        (_UNREACHABLE, r"^Maven could not reach Maven Central to fetch org\.apache\.kafka:kafka_2\.13:4\.1\.99 "
+         r"\(Could not transfer artifact .*: Unknown host repo\.maven\.apache\.org\): check the network, or a "
+         r"proxy or mirror in ~/\.m2/settings\.xml$"),
+        ("[ERROR] The goal you specified requires a project to execute\n", r"^Maven could not fetch "
+         r"org\.apache\.kafka:kafka_2\.13:4\.1\.99 \(The goal you specified .*\): check the version"),
+    ],
+)  # fmt: skip
+def test_a_failed_fetch_is_one_line_naming_the_fix(output: str, says: str) -> None:
+    from conformance.targets.managed.kafka import maven_failure
+
+    line = maven_failure(output.format(v="4.1.99"), "4.1.99")
+    assert re.search(says, line), line
+    assert "\x1b" not in line and "\n" not in line
+
+
+def test_a_release_central_lacks_stops_run_before_pytest_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run --target kafka==V` for a V Maven Central does not have (a stand-in mvn answers as Maven does): exit 2 and
+    the one line, before pytest starts (no test, no verdicts.json), and no folder of V left in the cache."""
+    from conformance.targets.managed import kafka
+
+    if shutil.which("java") is None:
+        pytest.skip("needs java on PATH (Apache Kafka targets check for it first)")
+    version = "4.1.97"
+    mvn = tmp_path / "bin" / "mvn"
+    mvn.parent.mkdir()
+    mvn.write_text(f"#!/bin/sh\nprintf '%s' '{_NOT_ON_CENTRAL.format(v=version)}'\nexit 1\n")
+    mvn.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{mvn.parent}{os.pathsep}{os.environ['PATH']}")
+    assert main(["run", "--target", f"kafka=={version}", "--no-html", "--out", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "", captured.out  # no "$ pytest ...": pytest never started
+    # The fetch's progress line (conformance/progress.py), then the one error line.
+    assert captured.err.splitlines() == [
+        f"fetching Apache Kafka {version} from Maven Central...",
+        f"kafka-conformance: error: Apache Kafka {version} is not on Maven Central (org.apache.kafka:kafka_2.13:"
+        f"{version}): choose a released version, e.g. kafka==4.4.0, or a line: kafka:4.4, kafka:4.0, kafka:3.9",
+    ]
+    assert not (tmp_path / "out" / "verdicts.json").exists()
+    assert not kafka.runtime_dir(version).exists()
 
 
 def _need_kafka() -> None:

@@ -514,7 +514,7 @@ def test_a_target_runs_with_the_expectations_it_ships_unless_told_otherwise(
 
 HOOKS = {
     "pytest_addoption", "pytest_configure", "pytest_collection_modifyitems", "pytest_runtest_setup",
-    "pytest_exception_interact",
+    "pytest_exception_interact", "pytest_sessionstart", "pytest_runtestloop",
     "pytest_runtest_call", "pytest_runtest_makereport", "pytest_terminal_summary", "pytest_sessionfinish",
     "pytest_unconfigure",
 }  # fmt: skip

@@ -147,7 +147,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
                 if replay is not None:
                     return _replay(replay, factory, str(target), args.profile, explanations, out)
                 return _run(args, factory, str(target), explanations, folder, out)
-        except (ManagedProcessError, TargetError) as exc:
+        except TargetError as exc:  # it could not be had or started (open_target says which): bad input, exit 2
+            raise UsageError(str(exc)) from None
+        except ManagedProcessError as exc:
             out.write(f"kafka-conformance: {target} did not start: {exc}\n")
             return EXIT_CHECK_FAILED
 

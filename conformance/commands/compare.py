@@ -25,12 +25,20 @@ from conformance.judging.results import ResultsError, read_results
 from conformance.judging.verdicts import Verdict
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
 from conformance.targets.implementation import Kind
-from conformance.targets.registry import TargetError, check_target, fixed_profile, parse_target, targets_help
+from conformance.targets.registry import (
+    TargetError,
+    check_target,
+    fixed_profile,
+    obtain_target,
+    parse_target,
+    targets_help,
+)
 from conformance.targets.target import MODEL, ServedBy
 from models.profiles import PROFILES
 
 DEFAULT_PROFILES = ("kafka-4.0", "kafka-3.9", "kafka-2.8")
 DEFAULT_REQUIRE = (Verdict.PASS, Verdict.NOT_APPLICABLE)
+USAGE_ERROR = 4  # pytest's exit code for a usage error (pytest.ExitCode.USAGE_ERROR): here, a target not had
 
 
 class CompareError(Exception):
@@ -157,6 +165,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
             check_target(args.target, profile)
             check_target(baseline, profile)
         suites = suites_dir(args.suites)
+        for name in (args.target, baseline):  # a download or a build, before any run (docs/setup-failures.md)
+            obtain_target(name, profiles[0])
     except TargetError as exc:
         raise CompareError(str(exc)) from None
     root = Path(args.out)
@@ -196,6 +206,10 @@ def _execute(run: SuitesRun) -> RunVerdicts:
     log = folder / "pytest.log"
     with log.open("w") as stream:
         finished = subprocess.run(pytest_command(run), stdout=stream, stderr=subprocess.STDOUT, check=False)
+    if finished.returncode == USAGE_ERROR:  # the target could not be had or started: no verdict to compare
+        said = [line for line in log.read_text(errors="replace").splitlines() if line.startswith("ERROR: ")]
+        raise CompareError(f"the run of {run.target} under {run.profile}: {said[-1][7:] if said else 'a usage error'}"
+                           f" (see {log})")  # fmt: skip
     if not run.verdicts_json.exists():
         raise CompareError(
             f"the run of {run.target} under {run.profile} wrote no verdicts (pytest exit {finished.returncode}): "

@@ -31,6 +31,7 @@ from conformance.targets.registry import (
     default_hypothesis_profile,
     default_profile,
     name_syntax,
+    obtain_target,
     parse_target,
     targets_help,
 )
@@ -217,7 +218,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
     NON-STRICT), 1 when a clause FAILs, an expectation is stale, the harness broke or a clause regressed against
     --baseline, 2 on bad input; stopped by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report of what
-    finished."""
+    finished. A target that cannot be obtained or started is bad input too (2, its one line, no test run;
+    docs/setup-failures.md)."""
     with sigterm_as_interrupt():
         try:
             return _run(args, out)
@@ -249,6 +251,12 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     expectations = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
     _check_expectations(expectations)
     baseline = run_ci.check_inputs(args)
+    try:
+        # Last of the checks (a typo is named before a download), and before pytest and the run's folder: a release
+        # or a build that cannot be had stops the run with its one line, never with every test failing on it.
+        obtain_target(target, args.profile, brokers=args.brokers)
+    except TargetError as exc:
+        raise UsageError(str(exc)) from None
     root = output_directory(args.out) if args.out is not None else run_directory(args.target)
     args.out = str(root)
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"

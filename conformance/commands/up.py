@@ -11,7 +11,8 @@ Once it answers, one JSON line goes to stdout and nothing else does:
 `control_url` is the target's HTTP control plane (conformance/reference/openapi.json) where it has one, else
 null. Human-readable lines (what started, where its logs are, how to stop it) go to stderr. SIGTERM or Ctrl-C
 stops what was started, by its process id, and exits 0. Bad input is one line naming the fix, exit 2, and
-nothing is started; a target that fails to start is one line, exit 1, with nothing left running.
+nothing is started; so is a target that cannot be obtained (a release its registry does not have, a build that
+fails: before anything starts) or that fails to start (one line naming its log, with nothing left running).
 
 For users who want a real broker to poke at, for scripts (read the first stdout line), and for tests.
 """
@@ -28,24 +29,16 @@ import threading
 from pathlib import Path
 from typing import TextIO
 
-from conformance.commands.usage import (
-    EXIT_CHECK_FAILED,
-    EXIT_OK,
-    UsageError,
-    add_quiet,
-    check_profile,
-    sigterm_as_interrupt,
-)
+from conformance.commands.usage import EXIT_OK, UsageError, add_quiet, check_profile, sigterm_as_interrupt
 from conformance.errors import TargetError
 from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
-from conformance.targets.managed.process import ManagedProcessError
-from conformance.targets.managed.rdkafka_mock import MockClusterError
 from conformance.targets.registry import (
     PROFILE_DEFAULT,
     TargetSpec,
     check_target,
     default_profile,
+    obtain_target,
     open_target,
     parse_target,
     spec_of,
@@ -110,7 +103,8 @@ def _target(args: argparse.Namespace) -> Target:
         check_profile(args.profile)
         if args.timeout <= 0:
             raise UsageError(f"--timeout {args.timeout:g}: give a positive number of seconds, e.g. --timeout 10")
-        return check_target(target, args.profile, brokers=args.brokers)
+        checked = check_target(target, args.profile, brokers=args.brokers)
+        return obtain_target(checked, args.profile, brokers=args.brokers)  # a download or a build, before any start
     except TargetError as exc:
         raise UsageError(str(exc)) from None
 
@@ -153,9 +147,8 @@ def run(args: argparse.Namespace, out: TextIO, *, stop: threading.Event | None =
         except KeyboardInterrupt:
             err.write(f"{target} stopped\n")
             return EXIT_OK
-        except (ManagedProcessError, MockClusterError, TargetError) as exc:
-            err.write(f"kafka-conformance: {target} did not start: {exc}\n")
-            return EXIT_CHECK_FAILED
+        except TargetError as exc:  # open_target says a start that failed so (registry.did_not_start)
+            raise UsageError(str(exc)) from None
     err.write(f"{target} stopped\n")
     return EXIT_OK
 

@@ -1,9 +1,14 @@
 """The fixtures the suites use (`profile`, `target_factory`, `impl`, `reference_factory`), `require` for a
 capability a test needs mid-way, the target's health between tests (a lost target is not asked again), and the
-version a built implementation says it is."""
+version a built implementation says it is.
+
+The target is obtained and started once, before the first test (`pytest_runtestloop`), not by the first test that
+asks for it: a target that cannot be had is then one usage error and no test, where a failing session fixture would
+fail every test that uses it, each with the same cause (docs/setup-failures.md)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +16,16 @@ import pytest
 
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.plugin.reporting import attach_to_allure
-from conformance.plugin.state import HEALTH, SAID_VERSION, SECURITY, STATE, STOPPED, STOPPED_BY
+from conformance.plugin.state import (
+    HEALTH,
+    SAID_VERSION,
+    SECURITY,
+    SESSION_TARGET,
+    STATE,
+    STOPPED,
+    STOPPED_BY,
+    SessionTarget,
+)
 from conformance.targets.drivers.driver_process import broken_driver_behind
 from conformance.targets.health import TargetHealth, TargetLost
 from conformance.targets.implementation import (
@@ -21,9 +35,11 @@ from conformance.targets.implementation import (
     implementation_version,
 )
 from conformance.targets.model import ModelFactory
-from conformance.targets.registry import TargetError, open_target
+from conformance.targets.registry import TargetError, obtain_target, open_target
 from conformance.wire.security import PLAINTEXT
 from models.profiles import Profile, get_profile, narrow_versions
+
+XDIST_CONTROLLER = "dsession"  # the plugin pytest-xdist registers in the process that hands tests to its workers
 
 
 @pytest.fixture(scope="session")
@@ -35,39 +51,91 @@ def profile(pytestconfig: pytest.Config, target_factory: ImplementationFactory) 
     return narrow_versions(claimed, offered()) if callable(offered) else claimed
 
 
+def open_session_target(config: pytest.Config) -> SessionTarget:
+    """The target of `--target` for this pytest process (in each pytest-xdist worker: its own managed broker),
+    obtained and started once; a TargetError naming the cause and the fix when it cannot be had or started."""
+    found = config.stash.get(SESSION_TARGET, None)
+    if found is not None:
+        return found
+    stack = contextlib.ExitStack()
+    try:
+        factory, logs = stack.enter_context(
+            open_target(
+                config.getoption("--target"),
+                config.getoption("--profile"),
+                bootstrap=config.getoption("--bootstrap-servers"),
+                log_dir=Path(config.getoption("--log-dir")),
+                timeout=config.getoption("--wire-timeout"),
+                fault_hook=config.getoption("--fault-hook"),
+                allow_disruptive=config.getoption("--allow-disruptive"),
+                control_url=config.getoption("--control-url"),
+                brokers=config.getoption("--brokers"),
+                security=config.stash.get(SECURITY, PLAINTEXT),
+            )
+        )
+    except BaseException:
+        stack.close()
+        raise
+    opened = SessionTarget(factory, logs, stack)
+    config.stash[SESSION_TARGET] = opened
+    config.add_cleanup(opened.close)  # stopped when pytest ends, whatever happened
+    bootstrap = getattr(factory, "bootstrap", None)
+    if isinstance(bootstrap, str):
+        config.stash[HEALTH] = TargetHealth(
+            factory.name, bootstrap, timeout=config.getoption("--wire-timeout"),
+            security=getattr(factory, "security", PLAINTEXT),
+        )
+    return opened
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """In a pytest-xdist controller, before its workers start: obtain the target (a download or a build, once), so
+    that one that cannot be had is one usage error here, not each worker's failure to start it."""
+    config = session.config
+    if not config.pluginmanager.has_plugin(XDIST_CONTROLLER) or config.option.collectonly:
+        return
+    try:
+        obtain_target(
+            config.getoption("--target"), config.getoption("--profile"), brokers=config.getoption("--brokers")
+        )
+    except TargetError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Before the first test: obtain and start the target, once. A target that cannot be had or started stops the
+    run here, as a usage error (one line naming the cause and the fix, exit 4; `kafka-conformance run` exits 2),
+    with no test reported: a target that is not there is not the implementation's FAIL, nor every test's error."""
+    config = session.config
+    if config.option.collectonly or (session.testsfailed and not config.option.continue_on_collection_errors):
+        return  # nothing runs (pytest says why)
+    if not any("target_factory" in getattr(item, "fixturenames", ()) for item in session.items):
+        return  # no test here needs it (and the pytest-xdist controller runs none: each worker opens its own)
+    try:
+        open_session_target(config)
+    except TargetError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 @pytest.fixture(scope="session")
 def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactory]:
-    """The target for this session (in each pytest-xdist worker: its own managed broker), started on first
-    use and stopped when the session ends, whatever happened; managed brokers' logs go to the report."""
-    security = pytestconfig.stash.get(SECURITY, PLAINTEXT)
+    """The target for this session, opened before the first test (pytest_runtestloop; here only for a test that
+    asks for it by name) and stopped when the session ends, whatever happened; managed brokers' logs go to the
+    report."""
     try:
-        opened = open_target(
-            pytestconfig.getoption("--target"),
-            pytestconfig.getoption("--profile"),
-            bootstrap=pytestconfig.getoption("--bootstrap-servers"),
-            log_dir=Path(pytestconfig.getoption("--log-dir")),
-            timeout=pytestconfig.getoption("--wire-timeout"),
-            fault_hook=pytestconfig.getoption("--fault-hook"),
-            allow_disruptive=pytestconfig.getoption("--allow-disruptive"),
-            control_url=pytestconfig.getoption("--control-url"),
-            brokers=pytestconfig.getoption("--brokers"),
-            security=security,
-        )
-        with opened as (factory, logs):
-            bootstrap = getattr(factory, "bootstrap", None)
-            if isinstance(bootstrap, str):
-                pytestconfig.stash[HEALTH] = TargetHealth(
-                    factory.name, bootstrap, timeout=pytestconfig.getoption("--wire-timeout"),
-                    security=getattr(factory, "security", PLAINTEXT),
-                )
-            yield factory
-            if HEALTH in pytestconfig.stash:
-                del pytestconfig.stash[HEALTH]
-            for log in logs:
-                if log.is_file():
-                    attach_to_allure(f"{factory.name} log", log.read_text(encoding="utf-8", errors="replace"))
+        opened = open_session_target(pytestconfig)
     except TargetError as exc:
         pytest.exit(f"kafka-conformance: {exc}", returncode=pytest.ExitCode.USAGE_ERROR)
+    yield opened.factory
+    if HEALTH in pytestconfig.stash:
+        del pytestconfig.stash[HEALTH]
+    for log in opened.logs:
+        if log.is_file():
+            attach_to_allure(f"{opened.factory.name} log", log.read_text(encoding="utf-8", errors="replace"))
+    del pytestconfig.stash[SESSION_TARGET]
+    opened.close()
 
 
 @pytest.fixture(scope="session")

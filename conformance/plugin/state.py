@@ -5,8 +5,11 @@ test's result and the implementation's version to the RunState (with pytest-xdis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +18,7 @@ from conformance.judging.draws import DrawLog
 from conformance.judging.results import TestResult
 from conformance.judging.run_state import RunState
 from conformance.targets.health import TargetHealth
+from conformance.targets.implementation import ImplementationFactory
 from conformance.wire.security import SecuritySettings
 
 STATE = pytest.StashKey[RunState]()
@@ -32,6 +36,24 @@ EXPECTATIONS_IN_FORCE = pytest.StashKey[str]()
 # The version a built implementation under test said it is, in the process that built it (with pytest-xdist: each
 # worker); the run records it, else what the target's row knows (RunState.declared_version).
 SAID_VERSION = pytest.StashKey[str]()
+
+
+@dataclass
+class SessionTarget:
+    """The target opened for this pytest process (conformance.plugin.fixtures): its factory, the log files of what
+    was started for it, and what stops it (`close`: at the end of the session, or when pytest ends, whatever
+    happened; once)."""
+
+    factory: ImplementationFactory
+    logs: list[Path]
+    stack: contextlib.ExitStack
+
+    def close(self) -> None:
+        self.stack.close()
+
+
+# The target opened before the first test, kept to the end of the session.
+SESSION_TARGET = pytest.StashKey[SessionTarget]()
 
 # The user property a test's result travels in on its report (conformance.plugin.reporting writes it).
 RESULT_PROPERTY = "kafka-conformance-result"

@@ -9,12 +9,17 @@ expectations file, the Hypothesis budget a run picks for it, and which mutant fo
 opening, the help texts, the campaign's groups and the matrix read the table, so adding an implementation is a
 row and a module (`register_target` adds one at run time).
 
-`open_target` yields a picklable factory for the run and stops whatever it started, also on errors.
+`obtain_target` fetches or builds what a target runs (an Apache Kafka release, kfake) into the cache before anything
+starts (a library's driver is built by its row's check, which must know it builds); `open_target` obtains it (a
+cached one costs a look), starts it and yields a picklable factory for the run, and stops whatever it started, also
+on errors. Either says a target that cannot be had or started in one TargetError naming the fix: a run stops there,
+before any test (docs/setup-failures.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
@@ -23,7 +28,7 @@ from pathlib import Path
 from conformance.errors import TargetError
 from conformance.faults import MUTANTS
 from conformance.targets.clients import LIBRARIES as CLIENT_LIBRARIES
-from conformance.targets.clients.client_target import check_client, open_client
+from conformance.targets.clients.client_target import check_client, obtain_client, open_client
 from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
 from conformance.targets.codecs.codec_target import check_codec
 from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, DriverSpec
@@ -35,6 +40,7 @@ from conformance.targets.managed.kafka import (
     check_kafka,
     kafka_profile,
     kafka_release,
+    obtain_kafka,
     open_kafka,
     release,
 )
@@ -44,9 +50,11 @@ from conformance.targets.managed.kfake import (
     KFAKE_VERSION,
     check_kfake,
     kfake_version,
+    obtain_kfake,
     open_kfake,
 )
 from conformance.targets.managed.noida import check_noida, noida_version, open_noida
+from conformance.targets.managed.process import ManagedProcessError
 from conformance.targets.managed.rdkafka_mock import (
     MAX_MOCK_BROKERS,
     MockClusterError,
@@ -65,6 +73,7 @@ from conformance.targets.target import (
     REFERENCE_MUTANT,
     SERVED_AT,
     Check,
+    Obtain,
     Opened,
     Opener,
     Opening,
@@ -99,6 +108,7 @@ __all__ = [
     "is_wire",
     "known_targets",
     "name_syntax",
+    "obtain_target",
     "open_target",
     "parse_target",
     "register_target",
@@ -140,6 +150,9 @@ class TargetSpec:
     expectations: str | None = None  # its shipped expectations file under suites/expectations/, for the pinned version
     hypothesis_profile: str = "broker"  # the Hypothesis budget `kafka-conformance run` picks by default
     check: Check | None = None  # a usage check of its own before anything starts
+    # What it fetches or builds before anything starts (conformance.targets.target.Obtain), None for nothing: run by
+    # `obtain_target` (`kafka-conformance run` and `up`, before pytest or the broker starts) and by `open_target`.
+    obtain: Obtain | None = None
     mutants: frozenset[MutantForm] = frozenset()
     versions: bool = False  # takes NAME==VERSION
     paths: bool = False  # takes NAME=PATH (a local checkout)
@@ -212,6 +225,7 @@ def _client_row(library: str) -> TargetSpec:
     return TargetSpec(
         library_name(Kind.CLIENT, library), Kind.CLIENT, ServedBy.REFERENCE,
         obtained=f"the adapter {CLIENT_LIBRARIES[library]}", opener=open_client, check=check_client,
+        obtain=obtain_client,
         description=("the reference client (the spec's client rules)" if reference else
                      f"the {library}{_pinned(library)} client") + " against the reference broker",
         expectations=None if reference else f"client-{library}.toml",
@@ -231,6 +245,7 @@ def _driver_row(driver: DriverSpec, kind: Kind) -> TargetSpec:
         obtained=f"{driver.registry}: {driver.package}" + ("" if own else ", built into the cache on first use"),
         opener=open_client if kind is Kind.CLIENT else open_codec,
         check=check_client if kind is Kind.CLIENT else check_codec,
+        obtain=obtain_client if kind is Kind.CLIENT else None,
         description=f"{what} {role} through the driver protocol"
         + (" against the reference broker" if kind is Kind.CLIENT else ""),
         expectations=None if own else f"{kind.value}-{driver.name}.toml",
@@ -264,7 +279,8 @@ TARGETS: tuple[TargetSpec, ...] = (
     TargetSpec(
         "kafka", Kind.BROKER, ServedBy.MANAGED,
         obtained="Maven Central: org.apache.kafka:kafka_2.13 (fetched with Maven; needs Java 17+)",
-        opener=open_kafka, check=check_kafka, versions=True, paths=True, in_groups=False, profile=kafka_profile,
+        opener=open_kafka, check=check_kafka, obtain=obtain_kafka, versions=True, paths=True, in_groups=False,
+        profile=kafka_profile,
         max_brokers=max(KAFKA_BROKERS), broker_counts=KAFKA_BROKERS, version=_kafka_version,
         description="Apache Kafka in KRaft mode, one node on free loopback ports (three with --brokers 3, with "
         "leader moves): kafka (the newest line, 4.4), kafka:4.0, kafka:3.9, kafka==<release> from 3.9.0, or "
@@ -287,7 +303,8 @@ TARGETS: tuple[TargetSpec, ...] = (
     TargetSpec(
         "kfake", Kind.BROKER, ServedBy.MANAGED,
         obtained=f"the Go module proxy: {KFAKE_MODULE} {KFAKE_VERSION}, built with go on first use",
-        opener=open_kfake, check=check_kfake, versions=True, paths=True, max_brokers=KFAKE_BROKERS, in_groups=False,
+        opener=open_kfake, check=check_kfake, obtain=obtain_kfake, versions=True, paths=True,
+        max_brokers=KFAKE_BROKERS, in_groups=False,
         description="franz-go's fake Kafka cluster (kfake): three brokers in one process on free loopback ports, "
         "with leader moves; kfake==VERSION, or kfake=PATH for a franz-go checkout",
         expectations="kfake.toml", version=kfake_version,
@@ -653,6 +670,29 @@ def resolve_target(name: str | Target, profile: str) -> ImplementationFactory:
         return factory
 
 
+def obtain_target(name: str | Target, profile: str, *, brokers: int | None = None) -> Target:
+    """Fetch or build what target `name` runs (its row's `obtain`: a release from its registry, a build), into the
+    cache and once, before anything starts; the parsed target. A TargetError naming the cause and the fix when it
+    cannot be had: the run must stop there, before any test, not fail each test on it. Check the target first
+    (`check_target`), so that a typo is named before a download."""
+    opening = Opening(profile, brokers=brokers)
+    target = name if isinstance(name, Target) else parse_target(name)
+    obtain = spec_of(target).obtain
+    if obtain is not None:
+        obtain(target, opening)
+    return target
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # a terminal's colour codes, which a broker's log may carry
+
+
+def did_not_start(target: Target | str, exc: BaseException) -> str:
+    """One line for a target whose processes did not start or answer: what the starter said (a managed process's
+    exit and the tail of its log), without the colour codes or line breaks a log's tail may carry."""
+    said = _ANSI.sub("", str(exc))
+    return f"target {str(target)!r} did not start: {' | '.join(filter(None, (ln.strip() for ln in said.splitlines())))}"
+
+
 @contextlib.contextmanager
 def open_target(
     name: str | Target,
@@ -674,13 +714,25 @@ def open_target(
     user's cluster (`conformance.targets.fault_hook.FaultHook`). `control_url` (the user's cluster only): the
     cluster's control plane (conformance.reference), checked before the run starts. `brokers`: how many brokers
     to start, where the row starts more than one (TargetSpec.max_brokers); None for its own number. `security`
-    (the user's cluster only): TLS and SASL settings of every connection to it."""
+    (the user's cluster only): TLS and SASL settings of every connection to it.
+
+    What the row obtains is obtained first (`obtain_target`); a target that cannot be obtained, or whose processes
+    die or do not answer while it starts, is a TargetError naming the cause (and the log to read)."""
     opening = Opening(
         profile, bootstrap=bootstrap, control_url=control_url, timeout=timeout, fault_hook=fault_hook,
         log_dir=Path(log_dir) if log_dir is not None else Opening.log_dir, brokers=brokers, security=security,
     )  # fmt: skip
     target = _checked(name, opening)
     check_fault_options(str(target), fault_hook, allow_disruptive)
-    with spec_of(target).opener(target, opening) as opened:
+    spec = spec_of(target)
+    if spec.obtain is not None:
+        spec.obtain(target, opening)
+    with contextlib.ExitStack() as stack:
+        try:
+            opened = stack.enter_context(spec.opener(target, opening))
+        except (ManagedProcessError, MockClusterError, OSError) as exc:
+            # Only while starting (a process that died or never answered, a port or a file it could not have): what
+            # goes wrong once the target answered is the run's to judge (a lost target).
+            raise TargetError(did_not_start(target, exc)) from None
         yield opened
 

@@ -222,3 +222,8 @@ Opened = tuple[ImplementationFactory, list[Path]]
 Opener = Callable[[Target, Opening], AbstractContextManager[Opened]]
 # A usage check of a row before anything starts (a library that is not installed, an address it cannot use).
 Check = Callable[[Target, Opening], None]
+# Obtains what a row runs before anything starts: a download or a build into the cache, once (a cached one costs a
+# look); a TargetError naming the cause and the fix when it cannot be had (a release the registry does not serve, a
+# build that fails). Separate from opening, so that `kafka-conformance run` obtains in its own process before pytest
+# starts, and a run never starts tests against a target it could not get.
+Obtain = Callable[[Target, Opening], object]  # what it returns is not used

@@ -32,7 +32,7 @@ from conformance.targets.drivers.driver_builds import driver_command
 from conformance.targets.drivers.driver_client import DriverClient
 from conformance.targets.implementation import Capability, Kind
 from conformance.targets.kafka_wire import WireFactory, WireImplementation, check_control
-from conformance.targets.managed.kafka import check_kafka_line, kafka_on_the_suites_clock
+from conformance.targets.managed.kafka import check_kafka_line, kafka_on_the_suites_clock, obtain_release, release
 from conformance.targets.managed.reference_broker import start_reference
 from conformance.targets.target import Opened, Opening, Target, library_name
 from models.cluster import FetchResponse, ProduceResponse
@@ -109,6 +109,14 @@ def check_client(target: Target, opening: Opening) -> None:
     if target.against is not None:
         check_kafka_line(target.against, opening)  # the line's profile, Java and Maven
     check_library(target.library, target.version, target.path)
+
+
+def obtain_client(target: Target, opening: Opening) -> None:
+    """Before anything starts: the Apache Kafka a client runs against (`client:<library>@kafka[:<line>]`) fetched
+    and ready to start (a TargetError naming the fix otherwise). The library's own driver is built by its check
+    (`check_library`), which needs it built to say the library can run."""
+    if target.against is not None:
+        obtain_release(release(target.against.partition(":")[2] or None))
 
 
 class ClientImplementation:

@@ -52,6 +52,7 @@ PRODUCER_CLASS = "org/apache/kafka/clients/producer/KafkaProducer.class"
 CHECKOUT_JARS = Path("clients") / "build" / "libs"
 _NOT_SERVED = re.compile(r"Could not find artifact|could not be resolved|Failure to find|was not found in")
 _UNREACHABLE = re.compile(r"Could not transfer|Connection refused|Unknown host|timed out|Network is unreachable")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _JAVAC_ERROR = re.compile(r"\.java:\d+: error: .*")
 
 
@@ -190,12 +191,15 @@ def _libraries(version: str, *, own_jar: bool, deadline: float) -> Path:
 
 def not_served(output: str, version: str) -> bool:
     """Whether Maven's output says Maven Central does not have kafka-clients `version`."""
+    output = _ANSI.sub("", output)
     return bool(_NOT_SERVED.search(output) and re.search(rf"{ARTIFACT}:(jar|pom):{re.escape(version)}\b", output))
 
 
 def explain_maven(output: str, version: str, log: Path) -> str:
     """One line for a failed `mvn dependency:copy-dependencies`: a version Maven Central does not serve (its folder
-    and log are removed), a registry it cannot reach, or Maven's first error (with the log's path)."""
+    and log are removed), a registry it cannot reach, or Maven's first error (without the colour codes Maven puts
+    around it even in batch mode, with the log's path)."""
+    output = _ANSI.sub("", output)
     if not_served(output, version):
         return (
             f"{GROUP}:{ARTIFACT}:{version} is not served by Maven Central: give a released version, e.g. "

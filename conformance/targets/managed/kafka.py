@@ -276,15 +276,56 @@ def _pom(version: str) -> str:
     )
 
 
+# What Maven says when Central has no such artifact, and when it cannot reach Central at all.
+_NOT_ON_CENTRAL = re.compile(r"Could not find artifact|Failure to find|was not found in")
+_UNREACHABLE = re.compile(
+    r"Could not transfer|Connection refused|Unknown host|UnknownHostException|timed out|Network is unreachable"
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _released_examples() -> str:
+    """The pinned releases, which Maven Central serves: "kafka==4.4.0, or a line: kafka:4.4, kafka:4.0, kafka:3.9"."""
+    lines = ", ".join(f"kafka:{line}" for line in KAFKA_LINES)
+    return f"kafka=={KAFKA_LINES[NEWEST_LINE][0]}, or a line: {lines}"
+
+
+def maven_failure(output: str, version: str) -> str:
+    """One line for a failed fetch of Apache Kafka `version`: a release Maven Central does not have, a Central that
+    cannot be reached, or Maven's first error; without the colour codes Maven puts around its messages (even in
+    batch mode, and with style.color=never)."""
+    plain = _ANSI.sub("", output)
+    artifact = f"{KAFKA_ARTIFACT}:{version}"
+    # Maven names the missing artifact group:name:type:version ("org.apache.kafka:kafka_2.13:jar:4.1.99").
+    missing = re.escape(KAFKA_ARTIFACT) + rf":(jar|pom):{re.escape(version)}\b"
+    if _NOT_ON_CENTRAL.search(plain) and re.search(missing, plain):
+        return (
+            f"Apache Kafka {version} is not on Maven Central ({artifact}): choose a released version, e.g. "
+            f"{_released_examples()}"
+        )
+    errors = [" ".join(line.replace("[ERROR]", "").split()) for line in plain.splitlines() if "ERROR" in line]
+    first = next((e for e in errors if e), "").removesuffix("-> [Help 1]").strip()
+    # Maven nests its causes ("Failed to execute goal ...: Could not resolve ...: Could not transfer ...: Unknown
+    # host ..."): the innermost two say what went wrong.
+    why = ": ".join(first.split(": ")[-2:])[-300:] or "no error message"
+    if _UNREACHABLE.search(plain):
+        return (
+            f"Maven could not reach Maven Central to fetch {artifact} ({why}): check the network, or a proxy or "
+            "mirror in ~/.m2/settings.xml"
+        )
+    return f"Maven could not fetch {artifact} ({why}): check the version and that Maven Central is reachable"
+
+
 def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RESOLVE_TIMEOUT) -> Path:
     """The folder of jars of Apache Kafka `version` (its `lib/`), fetched with Maven on first use; a
-    ManagedProcessError naming the fix when Maven is missing or cannot resolve it."""
+    ManagedProcessError naming the fix when Maven is missing or cannot resolve it (and no folder left behind in the
+    cache for a release that could not be had)."""
     home = runtime_dir(version, cache)
     lib = home / "lib"
     if _runtime_complete(version, cache):
         return lib
-    home.mkdir(parents=True, exist_ok=True)
-    lock_file = home.parent / f".kafka-{version}.lock"
+    cache.mkdir(parents=True, exist_ok=True)
+    lock_file = cache / f".kafka-{version}.lock"
     with open(lock_file, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _runtime_complete(version, cache):  # another run fetched it while this one waited
@@ -292,9 +333,9 @@ def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RES
         try:
             with step(f"fetching Apache Kafka {version} from Maven Central...", f"fetched Apache Kafka {version}"):
                 _fetch(version, home, lib, timeout)
-        except ManagedProcessError:
-            # A release Maven Central does not have (kafka==4.1.99), or a fetch that failed: nothing stays in the
-            # cache, so the folder never reads as a release that was had.
+        except BaseException:
+            # A release Maven Central does not have (kafka==4.1.99), a fetch that failed or was stopped: nothing
+            # stays in the cache, so the folder never reads as a release that was had, and the next run starts afresh.
             shutil.rmtree(home, ignore_errors=True)
             lock_file.unlink(missing_ok=True)
             raise
@@ -302,31 +343,28 @@ def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RES
 
 
 def _fetch(version: str, home: Path, lib: Path, timeout: float) -> None:
-    """Apache Kafka `version`'s jars into `lib` with Maven, under the caller's lock."""
+    """Apache Kafka `version`'s jars into `lib` with Maven, under the caller's lock; a ManagedProcessError naming the
+    fix (maven_failure) when it cannot."""
     try:
         mvn = _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central")
     except TargetError as exc:
         raise ManagedProcessError(str(exc)) from None
+    home.mkdir(parents=True, exist_ok=True)
     (home / "pom.xml").write_text(_pom(version), encoding="utf-8")
     staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
     command = [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
                f"-DoutputDirectory={staging}", "-DincludeScope=runtime"]  # fmt: skip
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired:
-        shutil.rmtree(staging, ignore_errors=True)
         raise ManagedProcessError(
             f"Maven did not fetch Apache Kafka {version} within {timeout:.0f} s: is Maven Central reachable "
             "(a proxy in ~/.m2/settings.xml)?"
         ) from None
     if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
-        shutil.rmtree(staging, ignore_errors=True)
-        lines = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line]
-        why = lines[0].replace("[ERROR] ", "")[:300] if lines else f"exit {done.returncode}"
-        raise ManagedProcessError(
-            f"Maven could not fetch {KAFKA_ARTIFACT}:{version} ({why}): check the version and that Maven "
-            "Central is reachable"
-        )
+        raise ManagedProcessError(maven_failure(done.stdout + done.stderr, version))
     shutil.rmtree(lib, ignore_errors=True)
     staging.rename(lib)
     (home / ".complete").write_text(version + "\n", encoding="utf-8")
@@ -645,6 +683,21 @@ def kafka_on_the_suites_clock(
                     clock.close_connection()
     finally:
         shutil.rmtree(work, ignore_errors=True)  # its data: the brokers are stopped
+
+
+def obtain_kafka(target: Target, opening: Opening) -> None:
+    """`--target kafka[:VERSION]` or `kafka=PATH` before anything starts: the release's jars fetched from Maven
+    Central (once, into the cache) or the local build's linked, and our launcher compiled against them; a TargetError
+    naming the fix when they cannot be had (a release Maven Central does not have, Maven or javac failing)."""
+    obtain_release(kafka_release(target))
+
+
+def obtain_release(found: KafkaRelease) -> None:
+    """What `obtain_kafka` does, for a release already read (a client's `@kafka:<line>`, too)."""
+    try:
+        _java_and_launcher(found)
+    except ManagedProcessError as exc:
+        raise TargetError(str(exc)) from None
 
 
 def check_kafka_line(line: str, opening: Opening) -> KafkaRelease:

@@ -89,6 +89,7 @@ __all__ = [
     "check_kfake",
     "kfake_binary",
     "kfake_version",
+    "obtain_kfake",
     "open_kfake",
     "start_kfake",
 ]
@@ -241,13 +242,25 @@ def _first_error(output: str) -> str:
     return (lines[0] if lines else "no output")[:300]
 
 
+def _proxy_answer(output: str, version: str) -> str | None:
+    """What the module proxy answered for `version`, where go quotes it: "403 Forbidden: This module version is not
+    available." (go's first line names only the importing package)."""
+    lines = [line.strip() for line in output.splitlines()]
+    status = next((m.group(1) for ln in lines if version in ln and (m := re.search(r":\s*(\d{3} [\w ]+)$", ln))), "")
+    said = next((ln.removeprefix("server response:").strip() for ln in lines if ln.startswith("server response:")), "")
+    if status or said:
+        return ": ".join(filter(None, (status, said)))[:300]
+    return next((ln[:300] for ln in lines if f"@{version}:" in ln), None)
+
+
 def _resolve_failure(output: str, version: str, local: Path | None) -> ManagedProcessError:
     why = _first_error(output)
     if re.search(r"requires go >= |toolchain not available|GOTOOLCHAIN=local", output):
         return ManagedProcessError(f"kfake {version} needs a newer Go than this one ({why}): install that Go or newer")
-    if local is None and re.search(r"invalid version|unknown revision|not found|not available|410 Gone|404", output):
+    if local is None and re.search(r"invalid version|unknown revision|not found|not available|410 Gone|40[34]", output):
         return ManagedProcessError(
-            f"the Go module proxy does not serve {KFAKE_MODULE}@{version} ({why}): pass a version it serves "
+            f"the Go module proxy does not serve {KFAKE_MODULE}@{version} ({_proxy_answer(output, version) or why}): "
+            "pass a version it serves "
             f"(the pinned one is {KFAKE_VERSION}) or a local checkout with --target kfake=PATH"
         )
     where = f"the checkout {local}" if local is not None else f"{KFAKE_MODULE}@{version}"
@@ -263,39 +276,46 @@ def build_kfake(home: Path, version: str, replaces: Mapping[str, Path] | None = 
     go = go or _go()
     if go is None:
         raise ManagedProcessError(f"go not found on PATH, and the kfake target builds kfake with it: {_GO_FIX}")
-    home.mkdir(parents=True, exist_ok=True)
+    home.parent.mkdir(parents=True, exist_ok=True)
     local = next(iter(replaces.values()), None) if replaces else None
     lock_file = home.parent / f".{home.name}.lock"
     with open(lock_file, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if replaces is None and (done := _built(home)) is not None:  # another run built it while this one waited
             return done
-        work = Path(tempfile.mkdtemp(prefix="build-", dir=home))
+        home.mkdir(exist_ok=True)
         try:
-            shutil.copy2(SOURCE_DIR / "main.go", work / "main.go")
-            shutil.copy2(SOURCE_DIR / "go.sum", work / "go.sum")
-            (work / "go.mod").write_text(go_mod(version, replaces), encoding="utf-8")
-            tidy = _run_go(go, ["mod", "tidy"], work, _RESOLVE_TIMEOUT, f"resolving kfake {version}")
-            if tidy.returncode != 0:
-                raise _resolve_failure(tidy.stderr + tidy.stdout, version, local)
-            built = _run_go(go, ["build", "-trimpath", "-o", _BINARY, "."], work, _BUILD_TIMEOUT, "building kfake")
-            if built.returncode != 0:
-                where = f"the checkout {local}" if local is not None else f"kfake {version}"
-                raise ManagedProcessError(
-                    f"go build failed against {where} ({_first_error(built.stderr + built.stdout)}): our program "
-                    f"calls NewCluster, MoveTopicPartition, LeaderFor and ApplyRetention, which that kfake may "
-                    f"lack; pass a newer kfake, or drop the version for the pinned {KFAKE_VERSION}"
-                )
-            for name in ("go.mod", "go.sum"):  # what was built, for a reader of the cache
-                shutil.copy2(work / name, home / name)
-            os.replace(work / _BINARY, home / _BINARY)
-        except ManagedProcessError:
-            if _built(home) is None:  # a version not served, a failed build: nothing of it stays in the cache
+            return _build_in(home, go, version, replaces, local)
+        except BaseException:
+            if _built(home) is None:  # a version that could not be built leaves no folder of its name in the cache
                 shutil.rmtree(home, ignore_errors=True)
                 lock_file.unlink(missing_ok=True)
             raise
-        finally:
-            shutil.rmtree(work, ignore_errors=True)
+
+
+def _build_in(home: Path, go: str, version: str, replaces: Mapping[str, Path] | None, local: Path | None) -> Path:
+    """`build_kfake`'s build under its lock: in a scratch folder of `home`, the program moved into `home` at the end."""
+    work = Path(tempfile.mkdtemp(prefix="build-", dir=home))
+    try:
+        shutil.copy2(SOURCE_DIR / "main.go", work / "main.go")
+        shutil.copy2(SOURCE_DIR / "go.sum", work / "go.sum")
+        (work / "go.mod").write_text(go_mod(version, replaces), encoding="utf-8")
+        tidy = _run_go(go, ["mod", "tidy"], work, _RESOLVE_TIMEOUT, f"resolving kfake {version}")
+        if tidy.returncode != 0:
+            raise _resolve_failure(tidy.stderr + tidy.stdout, version, local)
+        built = _run_go(go, ["build", "-trimpath", "-o", _BINARY, "."], work, _BUILD_TIMEOUT, "building kfake")
+        if built.returncode != 0:
+            where = f"the checkout {local}" if local is not None else f"kfake {version}"
+            raise ManagedProcessError(
+                f"go build failed against {where} ({_first_error(built.stderr + built.stdout)}): our program "
+                f"calls NewCluster, MoveTopicPartition, LeaderFor and ApplyRetention, which that kfake may "
+                f"lack; pass a newer kfake, or drop the version for the pinned {KFAKE_VERSION}"
+            )
+        for name in ("go.mod", "go.sum"):  # what was built, for a reader of the cache
+            shutil.copy2(work / name, home / name)
+        os.replace(work / _BINARY, home / _BINARY)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return home / _BINARY
 
 
@@ -547,17 +567,41 @@ class RunningKfake:
     failover: str
 
 
-@contextlib.contextmanager
-def kfake_cluster(target: Target, opening: Opening, *, err: IO[str] | None = None) -> Iterator[RunningKfake]:
-    """A fresh kfake cluster for `target` (`opening.brokers` brokers, default three), built on first use, with the
-    control plane over it and its failover hook registered; all stopped on the way out (also on errors). A build
-    or start that fails is a TargetError naming the problem and the fix (the run cannot start: exit 2)."""
+# The programs this process built of checkouts (a checkout's is built on every use: here once per process, not
+# once when obtained and again when opened), by the checkout and the cache.
+_checkouts_built: dict[tuple[str, str], Path] = {}
+
+
+def obtain_kfake(target: Target, opening: Opening, *, err: IO[str] | None = None) -> Path:
+    """Our program for `target`, built with go on first use (before anything starts: `kafka-conformance run` builds
+    it in its own process); a TargetError naming the problem and the fix when it cannot be built (a version the Go
+    module proxy does not serve, a checkout that does not build). Once per process."""
+    key = (str(Path(target.path).expanduser().resolve()) if target.path is not None else "", str(_cache_root()))
+    done = _checkouts_built.get(key)
+    if done is not None and done.is_file():
+        return done
     label = kfake_version(target)
     try:
         if target.path is not None or _built(_version_home(target.version or KFAKE_VERSION)) is None:
             (err or sys.stderr).write(f"kafka-conformance: building {label} with go (first use: about a minute)\n")
         binary = kfake_binary(target)
-        process = start_kfake(binary, opening.log_dir, brokers=opening.brokers or KFAKE_BROKERS, description=label)
+    except ManagedProcessError as exc:
+        raise TargetError(str(exc)) from None
+    if target.path is not None:
+        _checkouts_built[key] = binary
+    return binary
+
+
+@contextlib.contextmanager
+def kfake_cluster(target: Target, opening: Opening, *, err: IO[str] | None = None) -> Iterator[RunningKfake]:
+    """A fresh kfake cluster for `target` (`opening.brokers` brokers, default three), built on first use, with the
+    control plane over it and its failover hook registered; all stopped on the way out (also on errors). A build
+    or start that fails is a TargetError naming the problem and the fix (the run cannot start: exit 2)."""
+    binary = obtain_kfake(target, opening, err=err)
+    try:
+        process = start_kfake(
+            binary, opening.log_dir, brokers=opening.brokers or KFAKE_BROKERS, description=kfake_version(target)
+        )
     except ManagedProcessError as exc:
         raise TargetError(str(exc)) from None
     with process:
