@@ -127,6 +127,7 @@ class SuitesRun:
     allow_disruptive: bool = False
     control_url: str | None = None  # --target broker: the cluster's control plane (conformance.reference)
     draft_expectations: str | None = None
+    fail_on_stale: bool = False  # a STALE expectations entry fails the run
     hypothesis_seed: int | None = None
     verdicts_json: Path | None = None
     alluredir: Path | None = None
@@ -173,6 +174,8 @@ def pytest_command(run: SuitesRun) -> list[str]:
         cmd.append("--allow-disruptive")
     if run.count_examples:
         cmd.append("--count-examples")
+    if run.fail_on_stale:
+        cmd.append("--fail-on-stale")
     return cmd + list(run.extra)
 
 
