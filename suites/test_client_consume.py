@@ -117,7 +117,7 @@ def test_consumer_records(suite: Suite, data: Draws) -> None:
 @pytest.mark.clause(*CON_CLAUSES)
 @pytest.mark.requires(Capability.COMPRESSION)
 @given(data=draws())
-@suite_settings(1)
+@suite_settings(1, at_least=1)  # each example writes every codec: one is the whole test (ten under thorough)
 def test_consumer_codecs(suite: Suite, data: Draws) -> None:
     """CON-1 codec by codec: for every stored form the profile keeps (as test_consumer_records) and every codec the
     suite can write in it, a topic of its own in each timestamp type, holding an uncompressed batch, then one of that
