@@ -178,9 +178,9 @@ def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: Tex
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """The main job: the suites against one target, Allure results and the single-file HTML report, and a
     clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
-    NON-STRICT), 1 when a clause FAILs, a pinned expectation is stale (with --fail-on-stale: any STALE entry) or the
-    harness broke, 2 on bad input; stopped
-    by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report of what finished."""
+    NON-STRICT), 1 when a clause FAILs, a pinned expectation is stale (with --fail-on-stale: any STALE entry) or
+    the harness broke, 2 on bad input; stopped by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report
+    of what finished."""
     with sigterm_as_interrupt():
         try:
             return _run(args, out)
