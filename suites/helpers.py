@@ -129,14 +129,15 @@ def reader_facts(
 # ------------------------------------------------------------------------------------ budgets
 
 
-def suite_settings(examples: int, *, stateful_steps: int | None = None) -> settings:
+def suite_settings(examples: int, *, stateful_steps: int | None = None, at_least: int = 2) -> settings:
     """Hypothesis settings for one suite test: `examples` under the 100-example profiles (`ci`, `dev`),
-    scaled with the loaded profile (a quarter under `fast`, ten times under `thorough`). The `impl`
+    scaled with the loaded profile (a quarter under `fast`, ten times under `thorough`), and never fewer than
+    `at_least` (1 for a test whose every example covers the whole of what it is about). The `impl`
     fixture is per test and shared by the examples (each example uses its own topic), hence the
     function-scoped-fixture health check is off."""
     base = settings.default
     assert base is not None  # the plugin loads a profile before collection
-    scaled = max(2, base.max_examples * examples // 100)
+    scaled = max(at_least, base.max_examples * examples // 100)
     kwargs: dict[str, object] = {}
     if stateful_steps is not None:
         kwargs["stateful_step_count"] = stateful_steps

@@ -114,6 +114,48 @@ def test_consumer_records(suite: Suite, data: Draws) -> None:
 
 
 @pytest.mark.kind("client")
+@pytest.mark.clause(*CON_CLAUSES)
+@pytest.mark.requires(Capability.COMPRESSION)
+@given(data=draws())
+@suite_settings(1, at_least=1)  # each example writes every codec: one is the whole test (ten under thorough)
+def test_consumer_codecs(suite: Suite, data: Draws) -> None:
+    """CON-1 codec by codec: for every stored form the profile keeps (as test_consumer_records) and every codec the
+    suite can write in it, a topic of its own in each timestamp type, holding an uncompressed batch, then one of that
+    codec. A library that cannot decode a codec fails the fetch that brings it: where a topic mixes codecs (as in
+    test_consumer_records) the first such batch hides the others, so which codec's failure shows would depend on the
+    draws; here every codec shows its own in every example, with the uncompressed records read in the same fetch.
+    Timestamps are a producer's ordinary ones (the last hour): the edge values are test_consumer_records' concern."""
+    data = suite.draws(data)
+    client_under_test(suite.impl, ClientCapability.CONSUME)
+    twin = client_twin(suite)
+    types = [TimestampType.CREATE_TIME]
+    if twin.has(Capability.LOG_APPEND_TIME):
+        types.append(TimestampType.LOG_APPEND_TIME)
+    magics = producible_magics(twin, suite.profile)
+    formats = magics if suite.profile.honours_message_format_version else (suite.profile.max_magic,)
+    stored = sorted(set(formats) | {suite.profile.max_magic}, key=lambda m: (m != MAGIC_V1, m))
+    producible = producible_codecs(suite.impl.capabilities)
+    for timestamp_type in types:
+        for fmt in stored:
+            for codec in (c for c in codecs_for_magic(fmt) if c in producible and c is not Codec.NONE):
+                config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt,
+                                     after_max_ms=lifted_after(twin, suite.profile))
+                topic = unique_topic("client-codec")
+                twin.create_topic(topic, config)
+                now = twin.leader_clock(topic)
+                ts = around(now, -3_600_000, -1)
+                broker = BrokerChecks()
+                for label, written in (("uncompressed", Codec.NONE), ("compressed", codec)):
+                    sent = data.draw(sent_batches(twin, ts, magics=(fmt,), codecs=(written,), max_records=4),
+                                     label=label)
+                    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(fmt,
+                                                                                                  suite.profile))
+                    broker.later(check_produce, observed, expected, config=config,
+                                 error_clause=_write_clause(config))
+                _consume_and_compare(suite, topic, config, twin, broker, f"a {codec.name} batch on a topic {config}")
+
+
+@pytest.mark.kind("client")
 @pytest.mark.clause("CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-createtime-inner")
 @pytest.mark.requires(Capability.PRODUCE_LEGACY, Capability.COMPRESSION)
 @given(data=draws())

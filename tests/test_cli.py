@@ -165,13 +165,15 @@ def test_launcher_finds_the_installed_suites_and_pins_node_ids_to_their_parent(t
     suites = suites_dir()
     assert (suites / "__init__.py").is_file() and any(suites.glob("test_*.py"))
     cmd = pytest_command(
-        SuitesRun("model", "kafka-4.0", "ci", tests=("suites/test_smoke.py",), wire_timeout=2.5, maxfail=1)
-    )
+        SuitesRun("model", "kafka-4.0", "ci", tests=("suites/test_smoke.py",), wire_timeout=2.5, maxfail=1,
+                  fail_on_stale=True)
+    )  # fmt: skip
     assert cmd[:3] == [sys.executable, "-m", "pytest"]
     assert cmd[3] == str(suites / "test_smoke.py")
     assert cmd[cmd.index("--rootdir") + 1] == str(suites.parent)
     assert cmd[cmd.index("-p") + 1] == "conformance.plugin"
     assert cmd[cmd.index("--wire-timeout") + 1] == "2.5" and cmd[cmd.index("--maxfail") + 1] == "1"
+    assert "--fail-on-stale" in cmd and "--fail-on-stale" not in pytest_command(SuitesRun("model", "kafka-4.0", "ci"))
     # Run from elsewhere, pytest still names the tests suites/test_x.py::..., as expectations files pin them.
     listed = subprocess.run(
         [*pytest_command(SuitesRun("model", "kafka-4.0", "fast")), "--collect-only"],

@@ -23,7 +23,7 @@ from conformance.errors import TargetError
 from conformance.faults import MUTANTS
 from conformance.faults.client_faults import CLIENT_FAULTS, client_fault
 from conformance.judging.checks import CheckRecord, ClauseViolation, recording
-from conformance.judging.expectations import load_expectations
+from conformance.judging.expectations import Expectation, load_expectations
 from conformance.judging.verdicts import Verdict
 from conformance.targets.clients import LIBRARIES
 from conformance.targets.clients import client_rules as rules
@@ -243,9 +243,15 @@ def test_rejected_batch_entries_cover_the_partition_error_on_every_record() -> N
 def test_lz4_v0_entries_cover_a_failure_that_leaves_an_lz4_batch_unread(library: str) -> None:
     """FACTS "unreadable-lz4": a consumer failing on a topic whose v0 LZ4 batch it did not deliver is covered, for the
     batches it failed with (one before it, as Sarama's whole-fetch decoding leaves); the same failure on a topic with
-    no LZ4 batch, or a wrong record where nothing failed, is a new departure."""
+    no LZ4 batch, or a wrong record where nothing failed, is a new departure. In every test that consumes v0 LZ4 sets
+    (test_consumer_codecs writes one in every kafka-2.8 run)."""
     entries = load_expectations(f"suites/expectations/client-{library}.toml")
-    nodeid = "suites/test_client_consume.py::test_consumer_records"
+    for nodeid in ("suites/test_client_consume.py::test_consumer_records",
+                   "suites/test_client_consume.py::test_consumer_codecs"):
+        _lz4_v0_entries_cover(entries, nodeid)
+
+
+def _lz4_v0_entries_cover(entries: tuple[Expectation, ...], nodeid: str) -> None:
     snappy, lz4 = (build_legacy([RecordSpec(-1, b"k%d" % i, b"v")], magic=0, codec=codec)[0]
                    for i, codec in enumerate((Codec.SNAPPY, Codec.LZ4)))
     stored = (snappy, with_base_offset(lz4, 1))
@@ -348,6 +354,9 @@ def test_kafka_go_create_time_entries_cover_the_create_times_and_nothing_else(sh
                             clause_of=consumer_view_clause, context="ctx", typed=False)
         nodeid = consumed if clause.startswith("CON.v2") else "suites/test_client_consume.py::test_v1_wrappers"
         assert any(e.covers(violation, nodeid) for e in entries) is (shift == 0)
+        if clause.startswith("CON.v2"):  # a LogAppendTime v2 topic per codec in every run
+            codecs = "suites/test_client_consume.py::test_consumer_codecs"
+            assert any(e.covers(violation, codecs) for e in entries) is (shift == 0)
     seek = _raises("LO.client-seek-by-time", check_seek, OffsetAndTimestamp(1, NOW), read[1], stored, "ctx",
                    typed=False)
     assert any(e.covers(seek, "suites/test_client_lookups.py::test_seek_by_time") for e in entries) is (shift == 0)

@@ -51,6 +51,19 @@ def test_a_failed_run_says_why(kwargs: dict[str, object], line: str) -> None:
     assert said.failed and said.line == line
 
 
+def test_a_stale_entry_fails_the_run_only_under_fail_on_stale() -> None:
+    entries = [EntryStatus.MATCHED, EntryStatus.STALE, EntryStatus.NOT_EXERCISED]
+    said = headline({"a": V.KNOWN}, exit_status=0, entries=entries)
+    assert not said.failed
+    assert said.line.endswith("1 KNOWN; 1 expectation STALE, 1 expectation NOT-EXERCISED")
+    said = headline({"a": V.KNOWN}, exit_status=1, entries=entries, fail_on_stale=True)
+    assert said.failed
+    assert said.line == (
+        "1 new failure: 0 FAIL, 0 UNEXPECTED-PASS, 1 expectation STALE (--fail-on-stale); 1 KNOWN; "
+        "1 expectation NOT-EXERCISED"
+    )
+
+
 def test_a_stopped_run_leads_with_incomplete_and_judges_what_finished() -> None:
     stopped = "stopped after 1 of 3 tests (SIGINT)"
     said = headline({"a": V.PASS}, exit_status=2, incomplete=stopped)  # pytest: interrupted

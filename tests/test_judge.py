@@ -252,6 +252,22 @@ def test_entry_statuses_name_stale_entries_and_say_nothing_of_unexercised_ones()
     ]
 
 
+def test_an_entry_left_to_chance_is_never_stale_but_still_matches() -> None:
+    """A departure only the wall clock decides (kfake's LogAppendTime tie): a run that did not meet it cannot tell a
+    fixed target from a scenario that did not occur, so it says nothing (NOT-EXERCISED); a run that met it matched."""
+    chance = entry(FIRST, Obs.LIST_OFFSETS_OFFSET, test=TEST, chance="two appends in one millisecond")
+    checked = frozenset({(FIRST, "list-offsets.offset")})
+    assert entry_statuses((chance,), [RunRecord(TEST, checked, frozenset(), frozenset())]) == [
+        EntryStatus.NOT_EXERCISED
+    ]
+    assert entry_statuses((chance,), [RunRecord(TEST, checked, frozenset({0}), frozenset())]) == [EntryStatus.MATCHED]
+    # Without it, the same run calls the entry STALE.
+    plain = entry(FIRST, Obs.LIST_OFFSETS_OFFSET, test=TEST)
+    assert entry_statuses((plain,), [RunRecord(TEST, checked, frozenset(), frozenset())]) == [EntryStatus.STALE]
+    assert chance.covers(violation(FIRST, Obs.LIST_OFFSETS_OFFSET, 3, 4), TEST)
+    assert "(by chance: two appends in one millisecond)" in chance.describe()
+
+
 # ------------------------------------------------------------------------------------ the file
 
 
@@ -271,6 +287,8 @@ def test_a_bad_matcher_or_scope_is_one_clear_error(tmp_path: Path) -> None:
         ("scope = 'everywhere'\n", "'scope' must be"),
         ("scope = 'run'\n", "widens an entry with a 'test'"),
         ("observed = { a = 1 }\n", "'observed' must be a value"),
+        ("chance = ''\n", "'chance' must say"),
+        ("test = 't.py::t'\nexample = 'x=1'\nchance = 'the clock'\n", "a pinned entry takes none"),
     ):
         bad = tmp_path / "bad.toml"
         bad.write_text(head + extra)

@@ -148,6 +148,34 @@ def test_unknown_target_profile_and_clause_filter_are_usage_errors(pytester: pyt
         assert message in result.stderr.str(), args
 
 
+def test_fail_on_stale_fails_a_run_whose_only_news_is_a_stale_entry(pytester: pytest.Pytester) -> None:
+    """An entry whose clause and observable were checked and that covered nothing is STALE: reported, exit 0; with
+    --fail-on-stale the run exits 1 and says why, in the terminal and in verdicts.json. An entry left to chance is
+    NOT-EXERCISED instead, and fails nothing."""
+    pytester.makepyfile(test_suite=SUITE.replace("99 if x == 3 else x", "x"))
+    entry = (
+        "[[expected]]\nclause = 'LO.first-ge-target'\nobservable = 'list-offsets.offset'\nobserved = 12345\n"
+        "reason = 'answers 12345'\nlink = 'none: a test'\n"
+    )
+    pytester.makefile(".toml", stale=entry, chance=entry + "chance = 'the wall clock'\n")
+    result = run(pytester, "--expectations", "stale.toml", "--hypothesis-profile", "ci")
+    assert result.ret == pytest.ExitCode.OK
+    assert "STALE           entry 1: LO.first-ge-target list-offsets.offset observed=12345" in result.stdout.str()
+    result = run(pytester, "--expectations", "stale.toml", "--hypothesis-profile", "ci", "--fail-on-stale",
+                 "--verdicts-json", "v.json")  # fmt: skip
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    line = "1 new failure: 0 FAIL, 0 UNEXPECTED-PASS, 1 expectation STALE (--fail-on-stale); 1 NON-STRICT, 1 PASS"
+    assert line in result.stdout.str()
+    said = read_results(pytester.path / "v.json")
+    assert said.exit_status == 1 and said.fail_on_stale
+    from conformance.judging.headline import headline_of
+
+    assert headline_of(said).line == line
+    result = run(pytester, "--expectations", "chance.toml", "--hypothesis-profile", "ci", "--fail-on-stale")
+    assert result.ret == pytest.ExitCode.OK
+    assert "1 expectation NOT-EXERCISED" in result.stdout.str()
+
+
 def test_clause_filter_and_not_applicable(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
     result = run(pytester, "--clauses", "LO.first-qualifying-segment")

@@ -127,6 +127,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="append an expectations entry for every new failure to this file, to review and keep",
     )
+    parser.add_argument(
+        "--fail-on-stale",
+        action="store_true",
+        help="exit 1 when an expectations entry is STALE (checked, and it covered nothing): for a file that must "
+        "stay in step with its target, as the shipped files do in their tox envs (docs/expectations-stale.md)",
+    )
     parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
     parser.add_argument(
         "--out",
@@ -216,10 +222,10 @@ def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: Tex
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """The main job: the suites against one target, Allure results and the single-file HTML report, and a
     clause summary. Exit 0 when every result matches the expectations (PASS, KNOWN, UNSUPPORTED, N/A,
-    NON-STRICT), 1 when a clause FAILs, an expectation is stale, the harness broke or a clause regressed against
-    --baseline, 2 on bad input; stopped by Ctrl-C or SIGTERM, 130 or 143 (128 + the signal) with the report of what
-    finished. A target that cannot be obtained or started is bad input too (2, its one line, no test run;
-    docs/setup-failures.md)."""
+    NON-STRICT), 1 when a clause FAILs, a pinned expectation is stale (with --fail-on-stale: any STALE entry), the
+    harness broke or a clause regressed against --baseline, 2 on bad input; stopped by Ctrl-C or SIGTERM, 130 or 143
+    (128 + the signal) with the report of what finished. A target that cannot be obtained or started is bad input
+    too (2, its one line, no test run; docs/setup-failures.md)."""
     with sigterm_as_interrupt():
         try:
             return _run(args, out)
@@ -278,6 +284,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         control_url=args.control_url,
         security=security,
         draft_expectations=args.draft_expectations,
+        fail_on_stale=args.fail_on_stale,
         verdicts_json=verdicts,
         alluredir=results,
         log_dir=root / "logs",

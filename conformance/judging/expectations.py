@@ -23,6 +23,10 @@ An entry covers a violation when the clause and the observable are its own and e
 With `test`, it covers violations in that test only, unless `scope = "run"` widens it to every test.
 `scope = "audit"` makes an entry audit mode's only (a departure only a whole topic's records show, e.g. the
 leader epoch of stored batches); the suites never match it and never call it stale.
+`chance = "WHAT"` marks an unpinned entry whose departure shows only when something outside the suite's control
+falls a certain way (WHAT says what, e.g. two appends in the same millisecond of a broker's wall clock): a run in
+which it covered nothing cannot tell a fixed target from a scenario that did not occur, so it is NOT-EXERCISED
+there, never STALE.
 Any violation no entry covers is FAIL, even inside a clause that has known departures.
 
 A failing run prints the entry to paste (section "pin" of the pytest report): the suites draw through
@@ -30,7 +34,8 @@ A failing run prints the entry to paste (section "pin" of the pytest report): th
 example is added to that Hypothesis test as an `@example`, so the departure is reproduced on every run
 (xfail plus random generation alone is flaky); if the entry then covers nothing in that test, the run
 reports UNEXPECTED-PASS. An unpinned entry that covered nothing while its clause and observable were
-checked is reported STALE (summary and verdicts.json).
+checked is reported STALE (summary and verdicts.json); `run --fail-on-stale` makes that fail the run (the tox envs
+of the shipped files do: docs/expectations-stale.md).
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ class Expectation:
     observed_is: str | None = None
     whole_run: bool = False  # scope = "run": a pinned entry that also covers the departure in other tests
     audit_only: bool = False  # scope = "audit": audit mode's (nodeid None) only
+    chance: str | None = None  # what outside the suite's control decides whether its departure shows
     index: int = 0  # 1-based position in its file (how a report names it)
 
     @property
@@ -104,6 +110,8 @@ class Expectation:
             parts.append(f"in {self.test}" + (" (pinned there, covers every test)" if self.whole_run else ""))
         if self.audit_only:
             parts.append("(audit mode only)")
+        if self.chance is not None:
+            parts.append(f"(by chance: {self.chance})")
         return f"entry {self.index}: " + " ".join(parts)
 
 
@@ -145,7 +153,7 @@ def plain(value: object) -> object:
 
 _KNOWN_KEYS = {
     "clause", "observable", "observables", "reason", "link", "test", "example", "observed", "expected",
-    "observed_is", "scope",
+    "observed_is", "scope", "chance",
 }  # fmt: skip
 
 
@@ -229,6 +237,13 @@ def _entry(entry: dict[str, Any], where: str, clause_ids: set[str], index: int) 
         raise ExpectationsError(f"{where}: 'scope = \"audit\"' is audit mode's only: it takes no 'test'")
     if scope == "run" and "test" not in entry:
         raise ExpectationsError(f"{where}: 'scope = \"run\"' widens an entry with a 'test'; without one it is wide")
+    if "chance" in entry:
+        if not isinstance(entry["chance"], str) or not entry["chance"].strip():
+            raise ExpectationsError(f"{where}: 'chance' must say, in a non-empty string, what decides the departure")
+        if "example" in entry:
+            raise ExpectationsError(
+                f"{where}: 'chance' is for a departure no pinned example can replay; a pinned entry takes none"
+            )
     for key in ("observed", "expected"):
         if isinstance(entry.get(key), dict):
             raise ExpectationsError(f"{where}: '{key}' must be a value (number, string, list), not a table")
@@ -244,6 +259,7 @@ def _entry(entry: dict[str, Any], where: str, clause_ids: set[str], index: int) 
         observed_is=entry.get("observed_is"),
         whole_run=scope == "run",
         audit_only=scope == "audit",
+        chance=entry.get("chance"),
         index=index,
     )
 

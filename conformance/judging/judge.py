@@ -174,8 +174,9 @@ def entry_statuses(
 ) -> list[EntryStatus]:
     """What became of each entry in a run: MATCHED, UNEXPECTED-PASS (pinned, and its test ran without the
     departure), STALE (its clause and observable were checked where it applies, and it covered nothing) or
-    NOT-EXERCISED (no such check ran: a partial run says nothing). In a run stopped early (`complete` false) an
-    entry for the whole run is never STALE: the test that would have matched it may be one that never ran."""
+    NOT-EXERCISED (no such check ran: a partial run says nothing; or the entry's departure shows only by `chance`,
+    so a run that did not meet it says nothing either). In a run stopped early (`complete` false) an entry for
+    the whole run is never STALE: the test that would have matched it may be one that never ran."""
     tests = list(tests)
     out: list[EntryStatus] = []
     for i, entry in enumerate(entries):
@@ -183,7 +184,7 @@ def entry_statuses(
             out.append(EntryStatus.UNEXPECTED_PASS)
         elif any(i in t.matched for t in tests):
             out.append(EntryStatus.MATCHED)
-        elif entry.audit_only:  # the suites never check what it describes
+        elif entry.audit_only or entry.chance is not None:  # never checked here, or not known to have occurred
             out.append(EntryStatus.NOT_EXERCISED)
         elif (complete or (entry.test is not None and not entry.whole_run)) and any(
             (entry.clause, obs.id) in t.checked

@@ -213,6 +213,8 @@ class RunResults:
     target_lost: tuple[str, ...] = ()  # why the target was lost, if it was (each cause once)
     # A run stopped early (Ctrl-C, SIGTERM): "stopped after N of M tests (SIGINT)"; its verdicts cover only those.
     incomplete: str | None = None
+    # --fail-on-stale: a STALE expectation failed the run (the headline counts it as a new failure).
+    fail_on_stale: bool = False
     clauses: Mapping[str, Verdict] = field(default_factory=dict)
     expectations: tuple[ExpectationOutcome, ...] = ()
     tests: tuple[TestResult, ...] = ()
@@ -230,6 +232,7 @@ class RunResults:
             "target_lost": list(self.target_lost),
             # Only a run stopped early says so (readers of complete runs see the keys they always saw).
             **({"incomplete": self.incomplete} if self.incomplete else {}),
+            **({"fail_on_stale": True} if self.fail_on_stale else {}),
             "clauses": {cid: v.value for cid, v in sorted(self.clauses.items())},
             "expectations": [e.to_json() for e in self.expectations],
             "tests": [t.to_json() for t in self.tests],
@@ -246,6 +249,7 @@ class RunResults:
             exit_status=int(data.get("exit_status", 0)),
             target_lost=tuple(str(cause) for cause in data.get("target_lost") or ()),
             incomplete=str(data["incomplete"]) if data.get("incomplete") else None,
+            fail_on_stale=bool(data.get("fail_on_stale", False)),
             clauses={str(c): Verdict.parse(str(v)) for c, v in data["clauses"].items()},
             expectations=tuple(ExpectationOutcome.from_json(e) for e in data.get("expectations", ())),
             tests=tuple(TestResult.from_json(t) for t in data["tests"]),

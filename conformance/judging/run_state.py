@@ -30,6 +30,7 @@ class RunState:
     declared_version: str | None = None
     versions: list[str] = field(default_factory=list)
     complete: bool = True  # false once the run was stopped early (Ctrl-C, SIGTERM): see entry_statuses
+    fail_on_stale: bool = False  # --fail-on-stale: a STALE entry fails the run
     _by_clause: dict[str, list[Verdict]] = field(default_factory=lambda: defaultdict(list))
 
     def add_result(self, result: TestResult) -> None:
@@ -65,6 +66,10 @@ class RunState:
         ]
         return entry_statuses(self.expectations, records, complete=self.complete)
 
+    def stale_fails(self) -> bool:
+        """Whether a STALE entry fails this run (--fail-on-stale)."""
+        return self.fail_on_stale and EntryStatus.STALE in self.entry_statuses()
+
     def expectations_report(self) -> tuple[ExpectationOutcome, ...]:
         """Each entry with what became of it (verdicts.json "expectations")."""
         return tuple(
@@ -81,6 +86,7 @@ class RunState:
             seed=self.seed,
             exit_status=exit_status,
             target_lost=tuple(self.lost),
+            fail_on_stale=self.fail_on_stale,
             clauses=dict(sorted(self.clause_verdicts().items())),
             expectations=self.expectations_report(),
             tests=tuple(self.results),

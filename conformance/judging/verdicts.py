@@ -129,7 +129,9 @@ class EntryStatus(StrEnum):
     MATCHED = "MATCHED"  # it covered at least one violation
     STALE = "STALE"  # its clause and observable were checked, and nothing it describes was observed
     UNEXPECTED_PASS = "UNEXPECTED-PASS"  # pinned, and its pinned example ran without the failure it describes
-    NOT_EXERCISED = "NOT-EXERCISED"  # no check of its clause and observable ran (a partial run): nothing known
+    # No check of its clause and observable ran (a partial run), or its departure shows only by chance and did not:
+    # nothing known.
+    NOT_EXERCISED = "NOT-EXERCISED"
 
 
 class KillStatus(StrEnum):

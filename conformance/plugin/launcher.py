@@ -132,6 +132,7 @@ class SuitesRun:
     # --target broker: TLS and SASL; on the command line without its secrets, which go by suites_environment
     security: SecuritySettings = PLAINTEXT
     draft_expectations: str | None = None
+    fail_on_stale: bool = False  # a STALE expectations entry fails the run
     hypothesis_seed: int | None = None
     verdicts_json: Path | None = None
     alluredir: Path | None = None
@@ -179,6 +180,8 @@ def pytest_command(run: SuitesRun) -> list[str]:
         cmd.append("--allow-disruptive")
     if run.count_examples:
         cmd.append("--count-examples")
+    if run.fail_on_stale:
+        cmd.append("--fail-on-stale")
     return cmd + list(run.extra)
 
 

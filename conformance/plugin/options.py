@@ -133,6 +133,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="append an expectations entry for every new failure to this file (reason: the violation; "
         "check each one, then move it into the target's expectations file)",
     )
+    group.addoption(
+        "--fail-on-stale",
+        action="store_true",
+        default=False,
+        help="fail the run (exit 1) when an expectations entry is STALE: its clause and observable were checked "
+        "and it covered nothing (the tox envs of the shipped files; docs/expectations-stale.md)",
+    )
     group.addoption("--clauses", default=None, help="comma-separated clause IDs: run only tests tagged with them")
     group.addoption("--verdicts-json", default=None, help="write per-test and per-clause verdicts to this file")
 
@@ -259,6 +266,7 @@ def pytest_configure(config: pytest.Config) -> None:
         seed=int(seed) if seed is not None else None,
         expectations=expectations,
         declared_version=_row_version(config.getoption("--target")),
+        fail_on_stale=bool(config.getoption("--fail-on-stale")),
     )
     config.stash[STATE] = state
     config.pluginmanager.register(ResultCollector(state), "kafka-conformance-collector")

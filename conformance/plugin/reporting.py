@@ -465,6 +465,8 @@ def pytest_terminal_summary(
             "  STALE: its clause and observable were checked and nothing it describes was observed: check "
             "whether the target was fixed, then remove or narrow the entry"
         )
+        if state.stale_fails():
+            tr.write_line("  --fail-on-stale: a STALE entry fails the run (docs/expectations-stale.md)", red=True)
     verdicts = clause_verdicts(config)
     if not verdicts:
         return
@@ -482,11 +484,13 @@ def pytest_terminal_summary(
     # The verdict in one line, last, as the report's first page shows it (conformance.judging.headline).
     said = headline(
         verdicts,
-        exit_status=int(exitstatus),
+        # pytest hands this hook the exit status from before pytest_sessionfinish failed the run for a STALE entry
+        exit_status=int(exitstatus) or int(state.stale_fails()),
         entries=statuses,
         harness_broke=len(broke),
         target_lost=bool(state.lost),
         incomplete=incomplete,
+        fail_on_stale=state.fail_on_stale,
     )
     tr.write_line(said.line, red=said.failed, green=not said.failed, bold=True)
 
@@ -501,6 +505,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         finished = len({r.nodeid for r in state.results})
         session.config.stash[INCOMPLETE] = stopped_text(finished, len(session.items), stopped_by)
         state.complete = False
+    if exitstatus == pytest.ExitCode.OK and state.stale_fails():
+        # --fail-on-stale: a shipped file's entry its own run no longer meets is news (docs/expectations-stale.md).
+        session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
     path = session.config.getoption("--verdicts-json")
     if not path:
         return
