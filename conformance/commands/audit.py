@@ -39,9 +39,9 @@ from conformance.targets.registry import (
 from conformance.targets.target import ServedBy
 from conformance.wire.client_config import (
     SecurityConfigError,
+    add_security_arguments,
     config_bootstrap,
     resolve_security,
-    security_options,
 )
 from conformance.wire.security import PLAINTEXT, SecuritySettings
 from models.constants import ErrorCode
@@ -70,13 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
         help="HOST:PORT of your cluster (target broker only)",
     )
-    security = parser.add_argument_group(
-        "TLS and SASL (--target broker)",
-        "how to reach your cluster, as in `run` (docs/tls-sasl.md): options, KTS_ variables or a client properties "
-        "file",
-    )
-    for flag, options in security_options():
-        security.add_argument(flag, **options)
+    add_security_arguments(parser)
     parser.add_argument("--topic", default=None, help="audit this existing topic instead of a generated workload")
     parser.add_argument("--partition", type=int, default=0, help="the partition of --topic (default 0)")
     parser.add_argument("--seed", type=int, default=1, help="the generated workload's seed (default 1)")

@@ -38,9 +38,9 @@ from conformance.targets.registry import (
 from conformance.targets.target import ServedBy, Target
 from conformance.wire.client_config import (
     SecurityConfigError,
+    add_security_arguments,
     config_bootstrap,
     resolve_security,
-    security_options,
 )
 from conformance.wire.security import SecuritySettings
 from models.clauses import CLAUSES
@@ -79,13 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "retention as far as it declares them (env KTS_CONTROL_URL; `kafka-conformance check-control URL` "
         "checks it)",
     )
-    security = parser.add_argument_group(
-        "TLS and SASL (--target broker)",
-        "how to reach your cluster, as Kafka clients set it: options, KTS_ environment variables or a client "
-        "properties file; an option wins over its variable, which wins over the file (docs/tls-sasl.md)",
-    )
-    for flag, options in security_options():
-        security.add_argument(flag, **options)
+    add_security_arguments(parser)
     parser.add_argument(
         "--brokers",
         type=int,

@@ -28,6 +28,7 @@ environment variables the plugin reads.
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -102,6 +103,17 @@ _CONVERT = {
     "keystore": "convert it to PEM: openssl pkcs12 -in FILE -nodes -out client.pem (a JKS store first through "
     "keytool -importkeystore -deststoretype PKCS12)",
 }
+
+
+def add_security_arguments(parser: argparse.ArgumentParser) -> None:
+    """`security_options` as one argparse group of a command that reaches a user's cluster (run, audit)."""
+    group = parser.add_argument_group(
+        "TLS and SASL (--target broker)",
+        "how to reach your cluster, as Kafka clients set it: options, KTS_ environment variables or a client "
+        "properties file; an option wins over its variable, which wins over the file (docs/tls-sasl.md)",
+    )
+    for flag, options in security_options():
+        group.add_argument(flag, **options)
 
 
 def security_options() -> list[tuple[str, dict[str, Any]]]:
