@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 # expression of a GitHub workflow, `${{ steps.x.outputs.y }}`, is left as it is.
 PLACEHOLDER = re.compile(r"(?<!\$)\{\{\s*([a-z0-9.:_-]+)\s*\}\}")
 # The width the CLI reference's help texts are wrapped to, whatever the terminal that builds the site.
-HELP_WIDTH = 100
+HELP_WIDTH = 78  # what a code block of the Material theme shows without a scroll bar
 
 
 def substitute(markdown: str, figures: dict[str, str], where: str) -> str:
