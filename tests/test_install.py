@@ -87,7 +87,8 @@ def core_only_python(root: Path) -> Path:
 _DRIVE = """
 import contextlib, importlib.util, io, json, sys
 from conformance.cli import main
-absent = [m for m in sys.argv[1].split(",") if importlib.util.find_spec(m) is not None]
+# A folder without __init__.py (the checkout's build/ of a wheel build, on PYTHONPATH) is no installed package.
+absent = [m for m in sys.argv[1].split(",") if (spec := importlib.util.find_spec(m)) is not None and spec.origin]
 assert not absent, f"not a core-only install: {absent} importable"
 said = []
 for argv in json.loads(sys.stdin.read()):
