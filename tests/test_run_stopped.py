@@ -16,7 +16,7 @@ import pytest
 from _pytest._code.code import Traceback, TracebackEntry
 
 from conformance.judging.results import read_results
-from conformance.plugin.options import pytest_keyboard_interrupt
+from conformance.plugin.options import drop_frames_without_a_line, pytest_keyboard_interrupt, without_lines_missing
 from conformance.targets.implementation import reference_version
 from tests.test_broker_dies import _gone
 
@@ -129,3 +129,51 @@ def test_a_stop_whose_traceback_has_a_frame_without_a_line_is_shown_without_that
         excinfo.getrepr(funcargs=True)
     pytest_keyboard_interrupt(excinfo)
     assert "the run was stopped (SIGINT)" in str(excinfo.getrepr(funcargs=True))
+
+
+class _Entry:
+    """A traceback entry as the interpreter links them (tb_lineno None: a frame a signal met where no line runs)."""
+
+    def __init__(self, name: str, lineno: int | None, following: _Entry | None = None) -> None:
+        self.name, self.tb_lineno, self.tb_next = name, lineno, following
+
+
+def _names(entry: _Entry | None) -> list[str]:
+    names = []
+    while entry is not None:
+        names.append(entry.name)
+        entry = entry.tb_next
+    return names
+
+
+@pytest.mark.parametrize(
+    ("lines", "kept"),
+    [
+        ([None, 3, 4], ["b", "c"]),  # the first
+        ([1, None, None, 4], ["a", "d"]),  # in the middle
+        ([1, 2, None], ["a", "b"]),  # the last
+        ([None, None], []),
+        ([1, 2], ["a", "b"]),
+    ],
+)
+def test_a_chain_of_entries_loses_those_without_a_line(lines: list[int | None], kept: list[str]) -> None:
+    head = None
+    for name, line in reversed(list(zip("abcd", lines, strict=False))):
+        head = _Entry(name, line, head)
+    assert _names(without_lines_missing(head)) == kept
+
+
+def test_a_stopped_test_s_report_mends_every_exception_of_its_chain() -> None:
+    # Where Hypothesis turns the stop into an error of its own, pytest shows the KeyboardInterrupt from its own
+    # traceback, as the context of that error: each exception of the chain keeps only frames with a line.
+    try:
+        try:
+            raise KeyboardInterrupt("the run was stopped (SIGTERM)")
+        except KeyboardInterrupt as stop:
+            raise RuntimeError("the engine stopped") from stop
+    except RuntimeError:
+        excinfo = pytest.ExceptionInfo.from_current()
+    drop_frames_without_a_line(excinfo)
+    cause = excinfo.value.__cause__
+    assert cause is not None and cause.__traceback__ is not None
+    assert "the run was stopped (SIGTERM)" in str(excinfo.getrepr(funcargs=True, chain=True))

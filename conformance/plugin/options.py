@@ -173,13 +173,43 @@ def _stop_on_signals(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", f"ignore:{teardown}:pluggy.PluggyTeardownRaisedWarning")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+def drop_frames_without_a_line(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
     """A stop's traceback without the frames Python gave no line number: a signal handled where the interpreter
     runs code of no line (CPython 3.11 gives such a frame tb_lineno None, seen as "line -1, in kafka_configs"),
-    which pytest's terminal reporter cannot show (a TypeError in TracebackEntry.lineno), and it printed that
-    TypeError's traceback over the stopped run's lines."""
+    which pytest cannot show (a TypeError in TracebackEntry.lineno): its terminal reporter printed that TypeError's
+    traceback over the stopped run's lines, and the report of the test a stop interrupted ended the run in an
+    INTERNALERROR. The exception's chain (its cause, its context, a group's members) is mended too: pytest shows
+    each of them from its own traceback."""
     excinfo.traceback = excinfo.traceback.filter(lambda entry: entry._rawentry.tb_lineno is not None)
+    _mend_chain(excinfo.value, set())
+
+
+def without_lines_missing(tb: Any) -> Any:
+    """The traceback chain from `tb` without the entries whose tb_lineno is None (tb_next is writable)."""
+    while tb is not None and tb.tb_lineno is None:
+        tb = tb.tb_next
+    entry = tb
+    while entry is not None:
+        following = entry.tb_next
+        while following is not None and following.tb_lineno is None:
+            following = following.tb_next
+        entry.tb_next = following
+        entry = following
+    return tb
+
+
+def _mend_chain(exc: BaseException | None, seen: set[int]) -> None:
+    if exc is None or id(exc) in seen:
+        return
+    seen.add(id(exc))
+    exc.__traceback__ = without_lines_missing(exc.__traceback__)
+    for linked in (exc.__cause__, exc.__context__, *getattr(exc, "exceptions", ())):
+        _mend_chain(linked, seen)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    drop_frames_without_a_line(excinfo)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -26,7 +26,7 @@ from conformance.judging.judge import Evidence, Judgement, judge
 from conformance.judging.results import TestResult, violation_records, write_results
 from conformance.judging.verdicts import NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, EntryStatus, Verdict
 from conformance.plugin.collection import clause_ids
-from conformance.plugin.options import hypothesis_profile
+from conformance.plugin.options import drop_frames_without_a_line, hypothesis_profile
 from conformance.plugin.state import (
     DRAWS,
     EXPECTATIONS_IN_FORCE,
@@ -62,6 +62,11 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    if call.excinfo is not None and STOPPED_BY in item.config.stash:
+        # The test a stop interrupted (its KeyboardInterrupt perhaps caught and wrapped on its way): its report shows
+        # the traceback, which may hold a frame of no line (CI: INTERNALERROR "unsupported operand type(s) for -:
+        # 'NoneType' and 'int'" under sigterm-to-the-command).
+        drop_frames_without_a_line(call.excinfo)
     report: pytest.TestReport = yield
     if _stopped_under_it(item, report):
         return report
