@@ -1,6 +1,6 @@
 """The HTML report: Allure 3 (the npm package `allure`, `allure generate` with its awesome plugin as one
 file) over the results that allure-pytest and reports.clauses wrote, one file that opens from disk
-(ARCHITECTURE.md "Reports").
+(docs/reading-the-report.md).
 
 The npm package is installed on first use into a cache directory (`npm install --prefix`), so a fresh
 machine with Node/npm needs nothing else; `KTS_ALLURE` points at an `allure` executable instead.

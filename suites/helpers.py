@@ -1,5 +1,5 @@
 """Shared helpers of the clause-tagged suites: the side-by-side `Twin`, request choices per profile and
-clause-naming comparisons (array-api-tests' `pytest_helpers`, CRAFT.md).
+clause-naming comparisons (as array-api-tests' `pytest_helpers` do).
 
 The expectation always comes from a separate reference model (`reference_factory`) driven with the same
 operations as the implementation under test, never from the implementation's own answers (engine
@@ -197,7 +197,7 @@ class Twin:
 
     Every operation returns (observed, expected). With CLOCK_CONTROL the twin sets the same broker clocks
     on both; without it the model's broker clock follows the implementation's reading before each
-    time-dependent operation (a real broker's wall clock; ARCHITECTURE.md "Clocks")."""
+    time-dependent operation (a real broker's wall clock)."""
 
     def __init__(self, impl: Implementation, reference_factory: ImplementationFactory) -> None:
         self.impl = impl
@@ -315,7 +315,7 @@ class Twin:
             return observed, self.ref.produce(topic, 0, batches, produce_version=produce_version)
         # A wall clock: bracket the request with readings; the model appends at the broker's own `now`
         # when the broker shows it (log_append_time) inside the bracket, else at the first reading, so a
-        # stamp outside the bracket is a difference (ARCHITECTURE.md "Clocks"). Generated timestamps keep a
+        # stamp outside the bracket is a difference. Generated timestamps keep a
         # margin from the validation bounds, so any `now` in the bracket decides them alike.
         leader = self.ref.leader(topic, 0)
         before = self.impl.clock(leader) - self.clock_tolerance_ms

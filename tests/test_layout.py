@@ -1,4 +1,4 @@
-"""Meta tests of the package's shape (docs: ARCHITECTURE.md, CRAFT.md): the dependency direction between the
+"""Meta tests of the package's shape (docs/architecture.md): the dependency direction between the
 top-level packages, no import cycles, the wings of conformance/, and comments that say why instead of citing
 an issue number. Pure: every module is parsed with ast, nothing is imported or run."""
 
@@ -181,7 +181,7 @@ def test_cycle_finder_reports_a_cycle() -> None:
 
 def test_no_import_cycles() -> None:
     """No cycle among the project's modules, function-level imports included: an import placed in a function
-    to dodge a cycle means the code is in the wrong module (CRAFT.md)."""
+    to dodge a cycle means the code is in the wrong module."""
     cycles = _cycles(_graph())
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(cycle) for cycle in cycles)
 
@@ -235,7 +235,7 @@ def _comments_and_docstrings(path: Path) -> Iterator[tuple[int, str]]:
 
 def test_comments_say_why_not_which_issue() -> None:
     """A comment names the rule (VAL-4, LO-6), the clause or the Kafka behaviour it follows; an issue number
-    means nothing to a reader of the code (CRAFT.md)."""
+    means nothing to a reader of the code."""
     citations = [
         f"{path.relative_to(ROOT)}:{line}: {match.group(0)}"
         for package in PACKAGES

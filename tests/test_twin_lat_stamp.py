@@ -1,5 +1,5 @@
-"""The twin's `now` for a LogAppendTime append on a wall-clock target (suites.helpers.Twin, ARCHITECTURE.md
-"Clocks"): Produce v0/v1 answers carry no log_append_time (ProduceResponse.json: "2+"), so the twin reads the
+"""The twin's `now` for a LogAppendTime append on a wall-clock target (suites.helpers.Twin, the
+clock bracket): Produce v0/v1 answers carry no log_append_time (ProduceResponse.json: "2+"), so the twin reads the
 broker's stamp back from the stored batch, which Kafka writes with the same one reading (VAL-2, VAL-12).
 
 The stand-in is the model with a wall clock of its own: every reading advances it, so the append happens at a

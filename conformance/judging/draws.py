@@ -5,7 +5,7 @@ depend on what the implementation answered. Hypothesis cannot take a `st.data()`
 `@example`, so the suites draw through `recorded(data)`: in a normal run that is a `Recorder`
 (Hypothesis' own `st.data()` underneath, every (label, value) kept); an expectations file pins a
 counterexample as `data=Replay([...])`, the same values handed back in the same order
-(ARCHITECTURE.md "Expectations": the minimal counterexample pinned as an `@example`).
+(docs/expectations.md: the minimal counterexample pinned as an `@example`).
 
 When a test fails, the plugin prints the `[[expected]]` entry to paste, built from the last recorder:
 Hypothesis runs the (shrunk) failing example last. Values are the model's, whose reprs evaluate back with

@@ -1,6 +1,6 @@
 """The judgement of one test, and of a run's expectations: pure functions from what the checks recorded and
 what the expectations file says to verdicts (the pytest plugin only collects the evidence and hands it
-over; ARCHITECTURE.md "Verdicts, graded").
+over; docs/architecture.md, the wings of conformance/).
 
 Rules, per declared clause of a test (and every clause a violation names):
 - FAIL where a violation no expectation covers was raised; KNOWN where a covered one was recorded;

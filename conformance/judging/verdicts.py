@@ -1,6 +1,6 @@
 """The verdict vocabulary: every verdict word, its precedence and what it means for a run, a campaign row,
-a mutant kill and an Allure result. Defined here once; every other module imports it (ARCHITECTURE.md,
-"Verdicts, graded"). Nothing here imports the harness, so reports/ may import it freely.
+a mutant kill and an Allure result. Defined here once; every other module imports it (README.md,
+"Reading the verdict"). Nothing here imports the harness, so reports/ may import it freely.
 """
 
 from __future__ import annotations

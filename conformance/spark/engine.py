@@ -3,7 +3,7 @@
 jobs from a small thread pool and writes each task's rows to `rows/<task_id>.parquet` the moment its job
 returns, so a crash or Ctrl-C loses no finished task and `--resume` skips them.
 
-ARCHITECTURE.md's toolchain facts apply: PYSPARK_PYTHON is set to this interpreter before the session
+Spark's toolchain facts apply: PYSPARK_PYTHON is set to this interpreter before the session
 starts, the function shipped to workers lives in this importable package, and Hypothesis runs without an
 example database inside tasks (the worker's `dev` profile).
 """

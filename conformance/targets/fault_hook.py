@@ -8,7 +8,7 @@ can (docker compose, kubectl, kafka-leader-election.sh after a reassignment). Th
 (CMD split like a shell would, no shell involved) and expects exit code 0 once BROKER_ID leads the
 partition; the adapter then waits, bounded, until Metadata shows it. A hook that fails or runs past its
 timeout fails the operation with its output, never a hang. Only with `--allow-disruptive`
-(ARCHITECTURE.md "Safety on real clusters").
+(docs/running.md: a cluster the suite did not start is never disrupted without it).
 """
 
 from __future__ import annotations

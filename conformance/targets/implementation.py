@@ -1,4 +1,4 @@
-"""The implementation-under-test protocol (ARCHITECTURE.md "conformance/ — the harness").
+"""The implementation-under-test protocol (docs/architecture.md, the targets/ wing).
 
 An implementation is anything the suite can drive through these operations: the reference model,
 a seeded mutant, a broker over the wire, a fake. It declares capabilities; suites gate on them and

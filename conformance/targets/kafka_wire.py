@@ -3,7 +3,7 @@
 Batches come from `models` as they are (any magic, codec and timestamps, invalid ones included),
 encoded by `models.codec` and sent as the raw record set of a Produce request at the version the suite
 chooses; fetched record sets are decoded by the same codec, so what the suite compares is exactly what
-the broker stored (ARCHITECTURE.md "Adapters"). Framing is kafka-python's protocol layer
+the broker stored. Framing is kafka-python's protocol layer
 (`conformance.wire`).
 
 A real broker keeps its own wall clock: `clock()` reads this machine's clock and `set_clock` is

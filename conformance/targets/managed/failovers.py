@@ -1,5 +1,5 @@
 """Leader moves of in-process clusters (librdkafka's mock), by bootstrap address: a factory names a cluster
-by its address, so it stays picklable (ARCHITECTURE.md: factories are built inside Spark tasks)."""
+by its address, so it stays picklable (factories are built inside Spark tasks)."""
 
 from __future__ import annotations
 
