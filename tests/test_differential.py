@@ -12,7 +12,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.commands.differential import explained_path
-from conformance.spark.jvm.compact import ConversionAnswer, JavaBatch, OracleAnswer
+from conformance.jvm.compact import ConversionAnswer, JavaBatch, OracleAnswer
 from conformance.spark.oracle.case_compare import Difference, compare_case
 from conformance.spark.oracle.cases import BUILT, Case, codecs_for, generate_case, parse_case_id
 from conformance.spark.oracle.explained import (

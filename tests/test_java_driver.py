@@ -43,7 +43,7 @@ needs_maven = pytest.mark.skipif(JAVAC is None or shutil.which("mvn") is None, r
 
 
 def test_the_java_row_pins_the_version_that_runs_in_process() -> None:
-    from conformance.spark.jvm.locate import KAFKA_CLIENTS_VERSION
+    from conformance.jvm.locate import KAFKA_CLIENTS_VERSION
 
     assert (JAVA.language, JAVA.package, JAVA.pinned) == (
         "java",

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.spark.jvm import build as bridge_module
-from conformance.spark.jvm import compact, locate, session
-from conformance.spark.jvm.locate import JvmUnavailable
+from conformance.jvm import build as bridge_module
+from conformance.jvm import compact, locate, session
+from conformance.jvm.locate import JvmUnavailable
 from conformance.targets.codecs.codec_library import BatchRequest
 from models.constants import LONG_MAX, Codec, TimestampType
 from models.records import Header, RecordSpec
@@ -222,7 +222,7 @@ def test_kafkas_record_layer_as_a_codec_agrees_with_the_model_on_a_simple_batch(
 
 @pytest.mark.e2e
 def test_the_session_is_one_per_process_and_drives_kafka_through_py4j() -> None:
-    from conformance.spark import jvm
+    from conformance import jvm
 
     spark = jvm.spark_session()
     assert jvm.spark_session() is spark

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.spark.jvm.locate import JvmUnavailable
-from conformance.spark.jvm.session import check_java
+from conformance.jvm.locate import JvmUnavailable
+from conformance.jvm.session import check_java
 from conformance.spark.masters import on_loopback
 from conformance.spark.rows import ROW_FIELDS
 from conformance.spark.standalone import StandaloneError, master_state, spark_home, standalone_cluster

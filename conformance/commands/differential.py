@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.commands.usage import spark_master
-from conformance.spark.jvm import KAFKA_CLIENTS_VERSION, JvmUnavailable
+from conformance.jvm import KAFKA_CLIENTS_VERSION, JvmUnavailable
 from conformance.spark.oracle.cases import generate_case, parse_case_id
 from conformance.spark.oracle.explained import UNEXPLAINED, ExplainedError, Explanation, classify, load_explained
 from conformance.spark.oracle.job import Plan, run_inline, run_spark
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.batches < 1:
         raise DifferentialError(f"--batches {args.batches}: give at least 1 batch per magic")
     magics = _magics(args.magics)
-    from conformance.spark import jvm
+    from conformance import jvm
 
     try:
         started = time.monotonic()

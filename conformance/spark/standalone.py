@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.spark.jvm.locate import JvmUnavailable
-from conformance.spark.jvm.session import check_java
+from conformance.jvm.locate import JvmUnavailable
+from conformance.jvm.session import check_java
 from conformance.targets.managed.process import (
     LOOPBACK,
     ManagedBroker,

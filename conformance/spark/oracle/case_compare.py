@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.spark.jvm.compact import ConversionAnswer, JavaBatch, OracleAnswer, Refused
+from conformance.jvm.compact import ConversionAnswer, JavaBatch, OracleAnswer, Refused
 from conformance.spark.oracle.cases import Case
 from conformance.spark.oracle.model_side import BatchView, Model, ModelRefused
 from models.records import AnyBatch

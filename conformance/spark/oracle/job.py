@@ -3,7 +3,7 @@
 Three steps per case, each a column of one Spark DataFrame over `spark.range(total)`:
 
 1. `request` (Python UDF, executors): generate the case from (seed, magic, index), let the model build, encode
-   and down-convert it, and pack the bridge's request (conformance.spark.jvm.compact).
+   and down-convert it, and pack the bridge's request (conformance.jvm.compact).
 2. `answer` (the Java UDF kts_records_oracle, in the executors' JVMs): Kafka builds the batch, reads its own
    bytes and the model's, down-converts its batch and reads both conversions (kts.bridge.RecordsBridge.oracle).
 3. `row` (Python UDF, executors): the comparison (compare.compare_case) and its classification against the
@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.spark.jvm.compact import Conversion, decode_oracle_response, encode_oracle_request, encode_spec
+from conformance.jvm.compact import Conversion, decode_oracle_response, encode_oracle_request, encode_spec
 from conformance.spark.oracle.case_compare import Difference, compare_case
 from conformance.spark.oracle.cases import Case, generate_case
 from conformance.spark.oracle.explained import AGREE, Explanation, classify
@@ -139,7 +139,7 @@ def run_spark(spark: Any, plan: Plan, explanations: tuple[Explanation, ...], out
     from pyspark.sql.functions import col, expr, udf
     from pyspark.sql.types import BinaryType
 
-    from conformance.spark.jvm import register_udfs
+    from conformance.jvm import register_udfs
 
     register_udfs(spark)
     request = udf(_request_function(plan), BinaryType(), useArrow=False)
@@ -160,7 +160,7 @@ def run_spark(spark: Any, plan: Plan, explanations: tuple[Explanation, ...], out
 
 def inline_answer(case: Case, model: Model) -> bytes:
     """Kafka's answer for one case through py4j in the driver's JVM (no Spark job)."""
-    from conformance.spark.jvm import bridge
+    from conformance.jvm import bridge
 
     return bytes(bridge().oracle(oracle_request(case, model)))
 

@@ -1,6 +1,6 @@
 """One case at a time, in this process: replay, check a hand-written request, shrink to a minimal reproducer.
 
-The bridge runs through py4j in the driver's JVM (conformance.spark.jvm), so this needs the same Java and jar as
+The bridge runs through py4j in the driver's JVM (conformance.jvm), so this needs the same Java and jar as
 the job but no Spark job. A reproducer is a snippet a reader can paste:
 
     from conformance.spark.oracle import check
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from conformance.spark.jvm.compact import decode_oracle_response
+from conformance.jvm.compact import decode_oracle_response
 from conformance.spark.oracle.case_compare import Difference, compare_case
 from conformance.spark.oracle.cases import BUILT, Case
 from conformance.spark.oracle.explained import UNEXPLAINED, Explanation, classify

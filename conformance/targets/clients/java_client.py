@@ -1,5 +1,5 @@
 """Apache Kafka's Java client (kafka-clients 3.9.1) as a client under test, in Spark's JVM through py4j
-(conformance.spark.jvm): KafkaProducer (RecordMetadata from each send's future), KafkaConsumer (assign, seek, poll;
+(conformance.jvm): KafkaProducer (RecordMetadata from each send's future), KafkaConsumer (assign, seek, poll;
 offsetsForTimes) and Admin.listOffsets with OffsetSpec earliest, latest and maxTimestamp.
 
 The Java client is where the client rules of docs/rules.md come from (FutureRecordMetadata, Sender.failBatch,
@@ -43,7 +43,7 @@ _BYTES = "org.apache.kafka.common.serialization.ByteArray"
 
 
 def _jvm() -> Any:
-    from conformance.spark import jvm
+    from conformance import jvm
 
     try:
         return jvm.jvm()
@@ -65,8 +65,8 @@ class JavaClient:
 
     @staticmethod
     def require() -> None:
-        from conformance.spark import jvm
-        from conformance.spark.jvm.session import check_java
+        from conformance import jvm
+        from conformance.jvm.session import check_java
 
         try:
             check_java()

@@ -13,7 +13,7 @@
   broker's fetch path, CNV-5): DOWN_CONVERT. A batch already at or below `to_magic` comes back unchanged, as
   Kafka does; the record layer has no up-conversion (the broker's LogValidator does that).
 
-Every call goes through our bridge (conformance/spark/jvm/java/kts/bridge/RecordsBridge.java) in one py4j round trip.
+Every call goes through our bridge (conformance/jvm/java/kts/bridge/RecordsBridge.java) in one py4j round trip.
 Kafka's exceptions (IllegalArgumentException for a timestamp below -1, headers below v2, zstd below v2;
 UnsupportedCompressionTypeException for a zstd down-conversion; CorruptRecordException on a bad read) become
 CodecRefused with the exception's class and message. No Java, no jar, no PySpark: CodecUnavailable, one line.
@@ -24,9 +24,9 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from conformance.spark import jvm
-from conformance.spark.jvm.compact import Refused, decode_read, decode_records_result, encode_spec
-from conformance.spark.jvm.locate import PYSPARK_MISSING
+from conformance import jvm
+from conformance.jvm.compact import Refused, decode_read, decode_records_result, encode_spec
+from conformance.jvm.locate import PYSPARK_MISSING
 from conformance.targets.codecs.codec_library import (
     BatchRequest,
     CodecCapability,
@@ -56,7 +56,7 @@ class JavaCodec:
     def require() -> None:
         """Before a run starts, without starting the JVM: Java, kafka-clients.jar and PySpark are there
         (CodecUnavailable naming the fix)."""
-        from conformance.spark.jvm.session import check_java
+        from conformance.jvm.session import check_java
 
         try:
             check_java()
@@ -68,7 +68,7 @@ class JavaCodec:
 
     def __init__(self) -> None:
         try:
-            # The process's session (conformance.spark.jvm), started here (local[2]) unless one runs already.
+            # The process's session (conformance.jvm), started here (local[2]) unless one runs already.
             self._bridge: Any = jvm.bridge()
             self.version: str = str(self._bridge.kafkaVersion())
         except jvm.JvmUnavailable as exc:
@@ -93,5 +93,5 @@ class JavaCodec:
         return result
 
     def close(self) -> None:
-        # The JVM is the process's Spark session, shared (conformance.spark.jvm); it stops at exit, not per target.
+        # The JVM is the process's Spark session, shared (conformance.jvm); it stops at exit, not per target.
         pass

@@ -30,8 +30,8 @@ import zipfile
 from pathlib import Path
 
 from conformance.progress import step
-from conformance.spark.jvm.locate import JvmUnavailable
-from conformance.spark.jvm.locate import java_tool as locate_java_tool
+from conformance.jvm.locate import JvmUnavailable
+from conformance.jvm.locate import java_tool as locate_java_tool
 from conformance.targets.drivers import CACHE, SOURCES, DriverSpec, DriverUnavailable, VersionNotServed
 from conformance.targets.drivers.driver_builds import BuildLock, cache_key, sources_digest
 
@@ -79,7 +79,7 @@ def build_java_driver(spec: DriverSpec, *, version: str | None, path: str | None
 
 
 def java_tool(name: str) -> str:
-    """`name` (java, javac) as the JVM bridge finds it (conformance.spark.jvm.locate: JAVA_HOME where it is set,
+    """`name` (java, javac) as the JVM bridge finds it (conformance.jvm.locate: JAVA_HOME where it is set,
     else PATH); DriverUnavailable naming the fix."""
     try:
         return str(locate_java_tool(name))

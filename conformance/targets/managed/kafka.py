@@ -49,8 +49,8 @@ from pathlib import Path
 from conformance.errors import TargetError
 from conformance.progress import step
 from conformance.reference.control_plane import ControlPlane
-from conformance.spark.jvm.locate import JvmUnavailable
-from conformance.spark.jvm.locate import java_tool as locate_java_tool
+from conformance.jvm.locate import JvmUnavailable
+from conformance.jvm.locate import java_tool as locate_java_tool
 from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes
@@ -236,7 +236,7 @@ def check_kafka(target: Target, opening: Opening) -> None:
 
 def _tool(name: str, fix: str) -> str:
     """`name` found for an Apache Kafka target, or TargetError naming `fix`. java and javac as the JVM bridge finds
-    them (conformance.spark.jvm.locate: JAVA_HOME where it is set, else PATH), so both come from one JDK."""
+    them (conformance.jvm.locate: JAVA_HOME where it is set, else PATH), so both come from one JDK."""
     if name in ("java", "javac"):
         try:
             return str(locate_java_tool(name))

@@ -1,4 +1,4 @@
-"""Our own Java helper (conformance/spark/jvm/java/kts/bridge/*.java), compiled once and cached.
+"""Our own Java helper (conformance/jvm/java/kts/bridge/*.java), compiled once and cached.
 
 The sources ship with the package. `bridge_jar()` compiles them with javac against kafka-clients.jar and the
 Spark SQL API jar into `<cache>/jvm/<key>/kts-bridge.jar`, where `<cache>` is `$XDG_CACHE_HOME/kafka-conformance`
@@ -17,7 +17,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from conformance.spark.jvm.locate import JvmUnavailable, java_tool, kafka_clients_jar, pyspark_jars, spark_sql_api_jar
+from conformance.jvm.locate import JvmUnavailable, java_tool, kafka_clients_jar, pyspark_jars, spark_sql_api_jar
 
 SOURCES = Path(__file__).parent / "java"
 JAR_NAME = "kts-bridge.jar"

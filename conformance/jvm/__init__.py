@@ -1,9 +1,10 @@
-"""Apache Kafka's own Java code (kafka-clients 3.9.1) in Spark's JVM, for the Java codec, the Java clients and
-the differential oracle.
+"""Apache Kafka's own Java code (kafka-clients 3.9.1) in a JVM reached through py4j (Spark's driver JVM), for the
+Java codec, the Java clients, the managed Kafka's launcher build and the differential oracle: the ground floor that
+targets/, spark/ and the commands share.
 
 Stable API (other modules and helpers build on it; change it only with them):
 
-    from conformance.spark import jvm
+    from conformance import jvm
 
     jvm.spark_session(master="local[2]")  # the process's SparkSession with kafka-clients.jar and our bridge on
                                           # spark.jars (started on first call, ~4 s; a singleton: later calls
@@ -29,9 +30,9 @@ compact.py holds both ends of those formats.
 
 from __future__ import annotations
 
-from conformance.spark.jvm.build import bridge_jar
-from conformance.spark.jvm.locate import KAFKA_CLIENTS_VERSION, JvmUnavailable, java_tool, kafka_clients_jar
-from conformance.spark.jvm.session import UDFS, bridge, jvm, register_udfs, spark_session, stop
+from conformance.jvm.build import bridge_jar
+from conformance.jvm.locate import KAFKA_CLIENTS_VERSION, JvmUnavailable, java_tool, kafka_clients_jar
+from conformance.jvm.session import UDFS, bridge, jvm, register_udfs, spark_session, stop
 
 __all__ = [
     "KAFKA_CLIENTS_VERSION",

@@ -14,8 +14,8 @@ import sys
 import threading
 from typing import Any
 
-from conformance.spark.jvm.build import bridge_jar
-from conformance.spark.jvm.locate import PYSPARK_MISSING, JvmUnavailable, java_tool, kafka_clients_jar
+from conformance.jvm.build import bridge_jar
+from conformance.jvm.locate import PYSPARK_MISSING, JvmUnavailable, java_tool, kafka_clients_jar
 from conformance.spark.masters import on_loopback
 
 BRIDGE_CLASS = "kts.bridge.RecordsBridge"
@@ -76,7 +76,7 @@ def spark_session(master: str = "local[2]", app: str = "kafka-conformance jvm") 
             if master != _master:
                 raise JvmUnavailable(
                     f"a Spark session with --master {_master} is already running in this process: stop it first "
-                    "(conformance.spark.jvm.stop())"
+                    "(conformance.jvm.stop())"
                 )
             return _session
         check_java()
@@ -93,7 +93,7 @@ def spark_session(master: str = "local[2]", app: str = "kafka-conformance jvm") 
         if SparkSession.getActiveSession() is not None:
             raise JvmUnavailable(
                 "another Spark session (without kafka-clients.jar) is running in this process: stop it before "
-                "conformance.spark.jvm.spark_session()"
+                "conformance.jvm.spark_session()"
             )
         try:
             builder = SparkSession.builder.master(master).appName(app)
