@@ -1,5 +1,5 @@
 """A minimal control plane (docs/control-plane.md), standard library only: the HTTP API the
-suite calls (conformance/reference/openapi.json) around a fake's clocks, leaders and retention. Replace `Fake`
+suite calls (conformance/control/openapi.json) around a fake's clocks, leaders and retention. Replace `Fake`
 with calls into your implementation and keep the rest. Run it, check it, then use it:
 
     python examples/control_shim.py 8081
@@ -63,7 +63,7 @@ class Shim(BaseHTTPRequestHandler):
     def openapi(self) -> dict:
         from importlib.resources import files  # the suite's copy of the contract
 
-        return json.loads(files("conformance").joinpath("reference/openapi.json").read_text("utf-8"))
+        return json.loads(files("conformance").joinpath("control/openapi.json").read_text("utf-8"))
 
     def clock(self, broker: str | int) -> dict:
         b = integer(broker, "path.broker", 0, MAX_ID)

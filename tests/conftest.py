@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conformance.reference.control_client import ControlClient
+from conformance.control.control_client import ControlClient
 from conformance.targets.managed.reference_broker import ReferenceBroker, start_reference
 from conformance.wire.client import WireClient
 

@@ -14,7 +14,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.commands.check_control import INSTALL_HINT, ControlCheck, Finding, verdict_line
-from conformance.reference.control_plane import ControlPlane
+from conformance.control.control_plane import ControlPlane
 from conformance.reference.served import ServedCluster
 from conformance.targets.model import ModelFactory
 from models.config import TopicConfig

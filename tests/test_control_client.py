@@ -1,7 +1,7 @@
-"""The suite's control-plane client (conformance.reference.control_client), the wire adapter's use of it and the
+"""The suite's control-plane client (conformance.control.control_client), the wire adapter's use of it and the
 --control-url plumbing (issue 12).
 
-The client runs against the reference broker's control plane on loopback (conformance.reference.control_plane)
+The client runs against the reference broker's control plane on loopback (conformance.control.control_plane)
 over a ServedCluster, and against a server of canned answers for answers outside the contract. The wire
 adapter runs against `_StubKafka`, a stand-in for WireClient backed by the same ServedCluster, so that a
 leader moved through the control plane shows in its Metadata as on a real broker.
@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from conformance import cli
+from conformance.control.control_client import ControlClient, ControlPlaneError
+from conformance.control.control_plane import ControlPlane
 from conformance.errors import TargetError
 from conformance.plugin.launcher import SuitesRun, pytest_command
-from conformance.reference.control_client import ControlClient, ControlPlaneError
-from conformance.reference.control_plane import ControlPlane
 from conformance.reference.served import ServedCluster
 from conformance.targets.implementation import Capability, UnsupportedOperation
 from conformance.targets.kafka_wire import WireImplementation, check_control

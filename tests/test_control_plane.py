@@ -23,7 +23,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 
 from conformance.commands.check_control import check_control_plane, load_schema
-from conformance.reference.control_plane import MAX_BODY_BYTES, OPENAPI_PATH, ControlPlane
+from conformance.control.control_plane import MAX_BODY_BYTES, OPENAPI_PATH, ControlPlane
 from conformance.reference.served import ServedCluster
 from conformance.targets.model import DEFAULT_START_TIME as T0
 from conformance.targets.model import ModelFactory
@@ -192,7 +192,7 @@ def test_a_constraint_the_server_cannot_enforce_stops_it(
     document["components"]["schemas"]["ClockMs"]["multipleOf"] = 1000
     changed = tmp_path / "openapi.json"
     changed.write_text(json.dumps(document), encoding="utf-8")
-    monkeypatch.setattr("conformance.reference.control_plane.OPENAPI_PATH", changed)
+    monkeypatch.setattr("conformance.control.control_plane.OPENAPI_PATH", changed)
     with pytest.raises(ValueError, match="multipleOf"):
         ControlPlane(served)
 

@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from conformance.ci import github
+from conformance.control.control_plane import ControlPlane
 from conformance.judging.results import RunResults, write_results
 from conformance.judging.verdicts import Verdict
-from conformance.reference.control_plane import ControlPlane
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
 from conformance.targets.model import ModelFactory

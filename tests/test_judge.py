@@ -345,7 +345,7 @@ def _raised_in(relative: str, source: str) -> BaseException:
         (NameError, "spark/worker.py", True),
         # Decoding the implementation's bytes or answers, or running the implementation itself: its FAIL.
         (IndexError, "wire/client.py", False),
-        (KeyError, "reference/control_client.py", False),
+        (KeyError, "control/control_client.py", False),
         (IndexError, "faults/validation.py", False),
         (IndexError, "targets/model.py", False),
         (TypeError, "targets/codecs/kafka_python.py", False),

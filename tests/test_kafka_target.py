@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from conformance.control.control_client import ControlClient
 from conformance.errors import TargetError
-from conformance.reference.control_client import ControlClient
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.kafka import (
     KAFKA_LINES,

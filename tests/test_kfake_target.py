@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from conformance.control.control_client import ControlClient
+from conformance.control.controlled import ControlError
 from conformance.errors import TargetError
-from conformance.reference.control_client import ControlClient
-from conformance.reference.served import ControlError
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed import kfake
 from conformance.targets.managed.failovers import failover_cluster

@@ -1,12 +1,14 @@
 """Meta tests of the package's shape (docs/architecture.md): the dependency direction between the
-top-level packages, no import cycles, the wings of conformance/, and comments that say why instead of citing
-an issue number. Pure: every module is parsed with ast, nothing is imported or run."""
+top-level packages, no import cycles, the wings stacked in one order (a wing imports only itself and the wings
+below it), comments that say why instead of citing an issue number, and no reference to a document outside the
+repository. Pure: every module is parsed with ast, nothing is imported or run."""
 
 from __future__ import annotations
 
 import ast
 import io
 import re
+import subprocess
 import tokenize
 from collections import Counter
 from collections.abc import Iterator
@@ -18,6 +20,28 @@ PACKAGES = ("conformance", "models", "strategies", "suites", "reports")
 # The entry points, and what several wings share: errors, the extras of the install and their hints, progress lines.
 CONFORMANCE_TOP = {"__init__.py", "__main__.py", "cli.py", "errors.py", "extras.py", "progress.py"}
 ISSUE_CITATION = re.compile(r"\b[Ii]ssues? #?\d+")
+ARCHITECTURE_DOC = ROOT / "docs" / "architecture.md"
+WING_ORDER_HEADING = "## The wing order"
+# The wings, bottom to top: a wing imports only itself and the wings below it. A wing is a folder ("x/") or a set of
+# files; docs/architecture.md shows this order as a table, and test_the_docs_show_the_wing_order keeps the two equal.
+WING_ORDER: tuple[tuple[str, ...], ...] = (
+    ("models/",),
+    ("strategies/",),
+    ("conformance/__init__.py", "conformance/errors.py", "conformance/progress.py", "conformance/extras.py"),
+    ("conformance/jvm/",),
+    ("conformance/wire/",),
+    ("conformance/judging/",),
+    ("conformance/control/",),
+    ("conformance/targets/",),
+    ("conformance/faults/",),
+    ("conformance/reference/",),
+    ("conformance/plugin/",),
+    ("conformance/spark/",),
+    ("conformance/commands/", "conformance/cli.py", "conformance/__main__.py"),
+    ("conformance/ci/",),
+    ("reports/",),
+    ("suites/",),
+)
 
 
 def _python_files(package: str) -> Iterator[Path]:
@@ -59,26 +83,30 @@ def _resolve(name: str) -> str | None:
     return None
 
 
-def _imports(module: str, path: Path) -> set[str]:
-    """The project modules `module` imports anywhere in its body (functions, TYPE_CHECKING blocks included).
+def _imported(module: str, path: Path) -> Iterator[tuple[int, str]]:
+    """(line, project module) for every import in `module`'s body: functions and TYPE_CHECKING blocks included.
 
     `from P import N` counts as an import of P.N when that is a module, else of P (a package's __init__). The
     packages above an imported module are not counted: Python runs them first, and a package whose __init__
     imports its own submodules would otherwise form a cycle with each of them."""
-    found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             source = _absolute(module, path, node)
-            names = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in _modules() else source
-                     for alias in node.names]
+            names = [
+                f"{source}.{alias.name}" if f"{source}.{alias.name}" in _modules() else source for alias in node.names
+            ]
         for name in names:
             target = _resolve(name)
             if target is not None and target != module:
-                found.add(target)
-    return found
+                yield node.lineno, target
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """The project modules `module` imports anywhere in its body."""
+    return {target for _, target in _imported(module, path)}
 
 
 @cache
@@ -207,10 +235,14 @@ def test_strategies_import_only_models() -> None:
 
 def test_no_module_basename_repeats_in_conformance() -> None:
     """A module's name says which one it is without its folder (one `model.py`, one `client.py`)."""
-    names = Counter(path.name for path in _python_files("conformance") if path.name not in {"__init__.py",
-                                                                                            "__main__.py"})
-    repeated = {name: sorted(str(p.relative_to(ROOT)) for p in _python_files("conformance") if p.name == name)
-                for name, count in names.items() if count > 1}
+    names = Counter(
+        path.name for path in _python_files("conformance") if path.name not in {"__init__.py", "__main__.py"}
+    )
+    repeated = {
+        name: sorted(str(p.relative_to(ROOT)) for p in _python_files("conformance") if p.name == name)
+        for name, count in names.items()
+        if count > 1
+    }
     assert repeated == {}
 
 
@@ -244,3 +276,145 @@ def test_comments_say_why_not_which_issue() -> None:
         for match in ISSUE_CITATION.finditer(text)
     ]
     assert citations == [], "\n".join(citations)
+
+
+# --- the wings form a stack ------------------------------------------------------------------------------------------
+
+FLOOR_OF = {part: floor for floor, wing in enumerate(WING_ORDER, start=1) for part in wing}
+TABLE_ROW = re.compile(r"^\|\s*(\d+)\s*\|([^|]*)\|")
+
+
+def _wing_of(relative: Path) -> str:
+    """The part of WING_ORDER a file belongs to: its top-level folder, or its wing folder inside conformance/, or
+    itself when it sits directly in conformance/."""
+    parts = relative.parts
+    if parts[0] != "conformance":
+        return f"{parts[0]}/"
+    if len(parts) == 2:
+        return f"conformance/{parts[1]}"
+    return f"conformance/{parts[1]}/"
+
+
+def _climbs(module: str, path: Path, relative: Path) -> Iterator[str]:
+    """One message for each import in `module` (shown as `relative`) of a module in a wing above its own."""
+    wing = _wing_of(relative)
+    floor = FLOOR_OF[wing]
+    for line, target in sorted(set(_imported(module, path))):
+        target_wing = _wing_of(_modules()[target].relative_to(ROOT))
+        target_floor = FLOOR_OF.get(target_wing)
+        if target_floor is not None and target_floor > floor:
+            yield (
+                f"{relative.as_posix()}:{line} imports {target}: {wing} (floor {floor}) reaches up to {target_wing} "
+                f"(floor {target_floor}). A wing imports only itself and the wings below it (docs/architecture.md, "
+                f'"The wing order"): move what it needs from {target} down to {wing} or a wing below it, or move '
+                f"the importing code up to {target_wing} or a wing above it."
+            )
+
+
+def test_every_wing_has_a_floor() -> None:
+    """Every file of the project sits in a wing of WING_ORDER, and every wing of the order exists."""
+    homeless = sorted({_wing_of(path.relative_to(ROOT)) for path in _modules().values()} - set(FLOOR_OF))
+    assert homeless == [], f"wings with no place in WING_ORDER (tests/test_layout.py, docs/architecture.md): {homeless}"
+    missing = sorted(part for part in FLOOR_OF if not (ROOT / part).exists())
+    assert missing == [], f"WING_ORDER names what the repository does not hold: {missing}"
+
+
+def _docs_wing_order() -> tuple[tuple[str, ...], ...]:
+    """The wing order as the table under WING_ORDER_HEADING in docs/architecture.md shows it, bottom to top."""
+    text = ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    assert WING_ORDER_HEADING in text, f"docs/architecture.md has no section {WING_ORDER_HEADING!r}"
+    section = text.split(WING_ORDER_HEADING, 1)[1].split("\n## ", 1)[0]
+    rows = [TABLE_ROW.match(line) for line in section.splitlines()]
+    numbered = [(int(row.group(1)), tuple(re.findall(r"`([^`]+)`", row.group(2)))) for row in rows if row]
+    assert [number for number, _ in numbered] == list(range(1, len(numbered) + 1)), "floors numbered 1, 2, 3, ..."
+    return tuple(wing for _, wing in numbered)
+
+
+def test_the_docs_show_the_wing_order() -> None:
+    """The page a reader learns the order from and the order this test enforces are the same."""
+    assert _docs_wing_order() == WING_ORDER
+
+
+def test_a_climb_is_found_anywhere_in_a_file(tmp_path: Path) -> None:
+    """Imports at the top, in a function and under TYPE_CHECKING all count; imports down or sideways do not."""
+    source = tmp_path / "fake.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from conformance.wire import framing\n"
+        "from conformance.targets import registry\n"
+        "if TYPE_CHECKING:\n"
+        "    from conformance.reference.served import Served\n"
+        "def later() -> None:\n"
+        "    import conformance.plugin.launcher\n",
+        encoding="utf-8",
+    )
+    climbs = list(_climbs("conformance.targets.fake", source, Path("conformance/targets/fake.py")))
+    assert [message.split(":")[:2] for message in climbs] == [
+        ["conformance/targets/fake.py", "5 imports conformance.reference.served"],
+        ["conformance/targets/fake.py", "7 imports conformance.plugin.launcher"],
+    ]
+    assert "conformance/targets/ (floor 8) reaches up to conformance/reference/ (floor 10)" in climbs[0]
+
+
+def test_no_wing_imports_a_wing_above_it() -> None:
+    """The wings form a stack (docs/architecture.md, "The wing order"): a wing builds on those below it, so each can
+    be read, tested and changed with only what is under it in mind."""
+    climbs = [
+        message
+        for module, path in sorted(_modules().items())
+        for message in _climbs(module, path, path.relative_to(ROOT))
+    ]
+    assert climbs == [], f"{len(climbs)} imports climb the wing order:\n" + "\n".join(climbs)
+
+
+# --- nothing outside the repository ----------------------------------------------------------------------------------
+
+# Documents that live outside the repository: code and docs must not send a reader to them.
+OUTSIDE_DOCUMENTS = (
+    "ARCHITECTURE.md",
+    "CRAFT.md",
+    "SEMANTICS.md",
+    "DEVELOPERS.md",
+    "../shared",
+    "shared/spec",
+    "shared/design",
+)
+# What the repository ships and documents (tracked files only; this file names the patterns, so it is left out).
+SCANNED = (
+    "conformance",
+    "models",
+    "strategies",
+    "suites",
+    "reports",
+    "tests",
+    "docs",
+    "README.md",
+    "tox.ini",
+    "pyproject.toml",
+    "mkdocs.yml",
+    "action.yml",
+    ".ci",
+)
+
+
+def _tracked(paths: tuple[str, ...]) -> list[Path]:
+    listed = subprocess.run(["git", "ls-files", "-z", "--", *paths], cwd=ROOT, capture_output=True, check=True)
+    return [ROOT / name for name in listed.stdout.decode("utf-8").split("\0") if name]
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    """Whoever clones only this repository must find every document the code and the docs point to."""
+    this_file = Path(__file__).resolve()
+    files = [path for path in _tracked(SCANNED) if path.resolve() != this_file and path.is_file()]
+    assert any(path.name == "architecture.md" for path in files), "the scan sees no docs: is this a git checkout?"
+    citations = [
+        f"{path.relative_to(ROOT).as_posix()}:{number}: {pattern}"
+        for path in files
+        for number, line in enumerate(path.read_bytes().decode("utf-8", errors="replace").splitlines(), start=1)
+        for pattern in OUTSIDE_DOCUMENTS
+        if pattern in line
+    ]
+    assert citations == [], (
+        "references to documents outside the repository (cite the page of docs/ that says it instead: docs/rules.md "
+        "for a rule, docs/architecture.md for the code's map):\n" + "\n".join(citations)
+    )

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from conformance.jvm.locate import JvmUnavailable
+from conformance.jvm.masters import on_loopback
 from conformance.jvm.session import check_java
-from conformance.spark.masters import on_loopback
 from conformance.spark.rows import ROW_FIELDS
 from conformance.spark.standalone import StandaloneError, master_state, spark_home, standalone_cluster
 from conformance.targets.managed.kafka import resident_megabytes

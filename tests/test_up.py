@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.reference.control_client import ControlClient
+from conformance.control.control_client import ControlClient
 from conformance.wire.client import WireClient
 from tests.test_broker_dies import _gone
 from tests.test_run_stopped import _descendants

@@ -1,6 +1,6 @@
 """`kafka-conformance check-control URL`: does a control plane honour the contract the suite
 relies on? schemathesis generates requests from the OpenAPI document shipped with the suite
-(conformance/reference/openapi.json, never one the user serves), valid and invalid ones, through its
+(conformance/control/openapi.json, never one the user serves), valid and invalid ones, through its
 phases (the document's examples, coverage of boundaries and invalid values, random fuzzing, and stateful
 sequences along the document's links), sends them to URL and runs its standard checks on every answer:
 not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
-from conformance.reference.control_plane import OPENAPI_PATH, openapi_document
+from conformance.control.control_plane import OPENAPI_PATH, openapi_document
 
 if TYPE_CHECKING:
     from schemathesis import Config
@@ -282,7 +282,7 @@ def _positive(kind: Callable[[str], Any], what: str) -> Callable[[str], Any]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Check a control plane against the OpenAPI document shipped with the suite "
-        "(conformance/reference/openapi.json) with schemathesis: valid and invalid requests to every "
+        "(conformance/control/openapi.json) with schemathesis: valid and invalid requests to every "
         "operation, its standard checks on every answer, one verdict line at the end "
         "(exit 0 PASS, 1 FAIL, 2 could not check). The checks DO set and advance broker clocks and move "
         "partition leaders on the cluster behind URL: point it at a test build or a fake, not at a cluster "

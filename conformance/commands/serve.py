@@ -30,8 +30,8 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.control.control_plane import ControlPlane
 from conformance.errors import TargetError
-from conformance.reference.control_plane import ControlPlane
 from conformance.reference.kafka_server import DEFAULT_HOST, KafkaServer, ServeError, check_host
 from conformance.reference.served import ServedCluster
 from conformance.targets.implementation import Implementation, ImplementationFactory, Kind

@@ -8,7 +8,7 @@ Once it answers, one JSON line goes to stdout and nothing else does:
     {"bootstrap_servers": "127.0.0.1:P", "control_url": null, "profile": "kafka-4.0", "target": "kafka:4.0",
      "brokers": 1, "logs": ["..."], "pid": 1234}
 
-`control_url` is the target's HTTP control plane (conformance/reference/openapi.json) where it has one, else
+`control_url` is the target's HTTP control plane (conformance/control/openapi.json) where it has one, else
 null. Human-readable lines (what started, where its logs are, how to stop it) go to stderr. SIGTERM or Ctrl-C
 stops what was started, by its process id, and exits 0. Bad input is one line naming the fix, exit 2, and
 nothing is started; so is a target that cannot be obtained (a release its registry does not have, a build that

@@ -29,7 +29,8 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]  # conformance/
 # Parts of conformance/ (relative to it) whose errors may come from what the implementation under test produced.
 IMPLEMENTATION_FACING: tuple[str, ...] = (
     "wire",  # the Kafka protocol client: decoding the broker's bytes
-    "reference",  # the served reference broker and the client of any control plane
+    "reference",  # the served reference broker
+    "control",  # the client of any control plane reading its answers, and the control plane's server
     "faults",  # seeded mutants: the implementation under --target mutant:ID
     "targets/model.py",  # the model adapter: the implementation under --target model and its mutants
     "targets/codecs",  # codec library adapters: reading what the library returned

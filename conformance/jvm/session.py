@@ -16,7 +16,7 @@ from typing import Any
 
 from conformance.jvm.build import bridge_jar
 from conformance.jvm.locate import PYSPARK_MISSING, JvmUnavailable, java_tool, kafka_clients_jar
-from conformance.spark.masters import on_loopback
+from conformance.jvm.masters import on_loopback
 
 BRIDGE_CLASS = "kts.bridge.RecordsBridge"
 # Spark SQL names of the bridge's UDFs (registered by `register_udfs`), each returning binary.

@@ -3,14 +3,15 @@ Kafka listener and the control plane, behind one lock (the model is not thread-s
 
 The Kafka listeners translate requests into `Implementation` calls on `impl` (so a mutant that overrides
 an answer is served as it answers), and read topics, partitions, leaders and epochs from `cluster`. The
-control plane calls the methods below; each raises `ControlError` naming the field at fault.
+control plane (conformance/control/control_plane.py) calls the methods below, those of its `Controlled`
+(conformance/control/controlled.py); each raises `ControlError` naming the field at fault.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
+from conformance.control.controlled import ControlError, checked_clock
 from conformance.targets.implementation import ImplementationFactory
 from conformance.targets.model import ModelImplementation
 from models.cluster import Cluster, ClusterError
@@ -22,39 +23,10 @@ from models.profiles import Profile
 # which a black-box probe cannot establish.
 CONTROL_CAPABILITIES = ("clock-control", "leader-failover", "retention", "idempotence", "file-times")
 
-# Clocks are JSON integers: keep them where every JSON reader is exact.
-CLOCK_MIN, CLOCK_MAX = 0, 2**53 - 1
-
-
-def checked_clock(now_ms: int, *, delta_ms: int | None = None) -> int:
-    """A clock value a control plane may set: `now_ms`, or with `delta_ms` the clock it advances to, within
-    CLOCK_MIN..CLOCK_MAX; a 422 ControlError naming the body field otherwise."""
-    if delta_ms is not None:
-        now_ms += delta_ms
-        if not CLOCK_MIN <= now_ms <= CLOCK_MAX:
-            raise ControlError(
-                422, "body.delta_ms", f"the clock would read {now_ms}, outside {CLOCK_MIN}..{CLOCK_MAX}"
-            )
-    elif not CLOCK_MIN <= now_ms <= CLOCK_MAX:
-        raise ControlError(422, "body.now_ms", f"{now_ms} is outside {CLOCK_MIN}..{CLOCK_MAX}")
-    return now_ms
-
-
-@dataclass(frozen=True)
-class ControlError(Exception):
-    """A control request the served cluster refuses: the HTTP status, the field at fault (e.g.
-    "path.broker", "body.now_ms") and a sentence naming the problem and the fix."""
-
-    status: int
-    field: str
-    detail: str
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.detail}"
-
 
 class ServedCluster:
-    """The implementation behind the reference broker; every access holds `lock`."""
+    """The implementation behind the reference broker, a `Controlled` for the control plane; every access holds
+    `lock`."""
 
     def __init__(self, factory: ImplementationFactory) -> None:
         self.factory = factory

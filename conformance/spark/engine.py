@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from conformance.judging.verdicts import TaskStatus
-from conformance.spark.masters import on_loopback
+from conformance.jvm.masters import on_loopback
 from conformance.spark.rows import ROW_FIELDS
 from conformance.spark.tasks import CampaignTask
 from conformance.spark.worker import run_task

@@ -16,7 +16,7 @@ sent whatever ApiVersions offers, because the spec says what must happen to it: 
 closed (models.constants.NOT_SERVED, read as NETWORK_EXCEPTION). Any other version the broker does not offer is
 a missing capability (UNSUPPORTED), not sent.
 
-A control plane (`--control-url`; conformance.reference.control_client) turns on what it declares and
+A control plane (`--control-url`; conformance.control.control_client) turns on what it declares and
 nothing more: CLOCK_CONTROL (clocks read and set through it, broker index i being the i-th broker id
 Metadata announces, so no clock tolerance), LEADER_FAILOVER (moves through it, then Metadata is awaited
 as for a hook; preferred over a `--fault-hook`), RETENTION (see below) and IDEMPOTENCE (a claim about
@@ -54,8 +54,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from conformance.control.control_client import ControlClient
 from conformance.errors import TargetError
-from conformance.reference.control_client import ControlClient
 from conformance.targets.fault_hook import FaultHook
 from conformance.targets.health import not_a_kafka_broker
 from conformance.targets.implementation import Capability, Implementation, UnsupportedOperation
@@ -80,7 +80,7 @@ DESCRIBE_CONFIGS, ALTER_CONFIGS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 32, 
 # message.format.version values that select a record magic (CNV-3; ignored from Kafka 3.0).
 _FORMAT_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.2", 2: "2.8"}
 
-# What a control plane can turn on (conformance/reference/openapi.json); any other capability it declares is
+# What a control plane can turn on (conformance/control/openapi.json); any other capability it declares is
 # ignored: the Kafka side's capabilities come from ApiVersions and probes.
 CONTROLLED = frozenset(
     {Capability.CLOCK_CONTROL, Capability.LEADER_FAILOVER, Capability.RETENTION, Capability.IDEMPOTENCE,
@@ -225,7 +225,7 @@ class WireFactory:
     failover: str | None = None  # an in-process managed cluster (conformance.targets.managed.failovers)
     admin: str | None = None  # the same, creating topics where CreateTopics is not offered
     fault_hook: str | None = None  # the user's command that moves leaders (conformance.targets.fault_hook)
-    control_url: str | None = None  # the implementation's control plane (conformance.reference.control_client)
+    control_url: str | None = None  # the implementation's control plane (conformance.control.control_client)
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     # Topic names are the suite's names behind this prefix (default kts-<run id>-); "" names a user's
     # existing topic as it is (audit mode reads topics it did not create).

@@ -18,7 +18,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from conformance.reference.control_plane import OPENAPI_PATH
+from conformance.control.control_plane import OPENAPI_PATH
 
 BROKERS = (0, 1, 2)
 START_MS = 1_700_000_000_000

@@ -46,11 +46,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from conformance.control.control_plane import ControlPlane
 from conformance.errors import TargetError
-from conformance.progress import step
-from conformance.reference.control_plane import ControlPlane
 from conformance.jvm.locate import JvmUnavailable
 from conformance.jvm.locate import java_tool as locate_java_tool
+from conformance.progress import step
 from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes

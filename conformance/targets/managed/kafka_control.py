@@ -1,6 +1,6 @@
 """Apache Kafka on a clock the suite drives: the launcher (our own Java, `java/kts/kafka/ClockedKafka.java`), its
 line protocol, and the control plane's view of such a broker (`KafkaControlled`, served by
-conformance.reference.control_plane with the project's OpenAPI document).
+conformance.control.control_plane with the project's OpenAPI document).
 
 The launcher starts the broker as `kafka.Kafka` does, through KafkaRaftServer's public constructor
 `KafkaRaftServer(KafkaConfig, Time)`, with a `Time` whose wall clock the suite reads, freezes at a value and
@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from conformance.reference.served import ControlError, checked_clock
+from conformance.control.controlled import ControlError, checked_clock
 from conformance.targets.managed.process import LOOPBACK, ManagedProcessError
 from conformance.wire.client import ApiResult, PartitionMetadata, WireClient, error_name
 from conformance.wire.connection import WireError

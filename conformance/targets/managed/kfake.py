@@ -26,7 +26,7 @@ and file times, retention) with no way to set it, so there is no clock-control: 
 clock readings as on any wall-clock broker. Retention runs when the suite asks (kfake's ApplyRetention), never on
 kfake's own ticker, which the program puts ten years out (log.cleaner.backoff.ms). Leaders move through kfake's
 MoveTopicPartition, which bumps the leader epoch as an election does (also for a move to the current leader, as the
-model's election does). The control plane (conformance/reference/control_plane.py over `KfakeControlled`) declares
+model's election does). The control plane (conformance/control/control_plane.py over `KfakeControlled`) declares
 retention only; it answers leader reads and moves all the same. Not leader-failover: given that capability the suite
 starts every new partition on the first broker through the control plane, and kfake, which ignores a CreateTopics
 replica assignment and gives each new partition a random leader, could put it there only by a move, one leader epoch
@@ -62,10 +62,10 @@ from pathlib import Path
 from string import Template
 from typing import IO, Any, BinaryIO
 
+from conformance.control.control_plane import ControlPlane
+from conformance.control.controlled import ControlError
 from conformance.errors import TargetError
 from conformance.progress import step
-from conformance.reference.control_plane import ControlPlane
-from conformance.reference.served import ControlError
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.managed.failovers import register_failover, unregister_failover
 from conformance.targets.managed.kafka_control import partition_metadata
@@ -486,7 +486,7 @@ def start_kfake(
 
 
 class KfakeControlled:
-    """The kfake cluster under the control plane (conformance.reference.control_plane.Controlled): leaders and
+    """The kfake cluster under the control plane (conformance.control.controlled.Controlled): leaders and
     epochs from Metadata, moves and retention through the program (see the module doc for what it does not
     declare)."""
 

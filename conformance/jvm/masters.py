@@ -1,5 +1,5 @@
 """Where a Spark master's executors run, which decides where the driver binds: on loopback only when every
-executor is on this machine (conformance/spark/engine.py and jvm/session.py)."""
+executor is on this machine (jvm/session.py, and the campaign's engine in conformance/spark/engine.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The suite's client of a control plane (the contract is conformance/reference/openapi.json).
+"""The suite's client of a control plane (the contract is conformance/control/openapi.json).
 
 A control plane is an HTTP API next to a Kafka-compatible implementation that lets the suite read, set and
 advance each broker's clock, move a partition's leader, run time-based retention now and reset the cluster.

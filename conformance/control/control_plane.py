@@ -1,7 +1,7 @@
-"""The reference broker's HTTP control plane: capabilities, broker clocks (read, set, advance),
-leader moves, retention now and reset, over one `Controlled` (the reference broker's `ServedCluster`, or Apache
-Kafka on the suite's clock: conformance.targets.managed.kafka_control), as the OpenAPI document beside this
-module (openapi.json, served at GET /openapi.json) describes them.
+"""The project's HTTP control plane: capabilities, broker clocks (read, set, advance), leader moves, retention
+now and reset, over one `Controlled` (conformance.control.controlled: the reference broker's `ServedCluster`,
+Apache Kafka on the suite's clock in conformance.targets.managed.kafka_control, or franz-go's kfake), as the
+OpenAPI document beside this module (openapi.json, served at GET /openapi.json) describes them.
 
 Why the standard library's `http.server` (ThreadingHTTPServer) and not a web framework: the API is eight
 small JSON routes on loopback, the reference broker must start in any environment the suite runs in
@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 from urllib.parse import unquote, urlsplit
 
-from conformance.reference.served import ControlError
+from conformance.control.controlled import ControlError, Controlled
 
-__all__ = ["MAX_BODY_BYTES", "OPENAPI_PATH", "ControlPlane", "Controlled", "openapi_document"]
+__all__ = ["MAX_BODY_BYTES", "OPENAPI_PATH", "ControlPlane", "openapi_document"]
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.json")
 
@@ -53,7 +53,7 @@ DEFAULT_READ_TIMEOUT = 5.0
 
 JSON = "application/json"
 PROBLEM_JSON = "application/problem+json"
-_LOGGER = logging.getLogger("conformance.reference.control_plane")
+_LOGGER = logging.getLogger("conformance.control.control_plane")
 
 
 def openapi_document() -> dict[str, Any]:
@@ -237,28 +237,6 @@ def _operations(document: Mapping[str, Any]) -> tuple[_Operation, ...]:
 
 
 # --- the routes ------------------------------------------------------------------------------------
-
-
-class Controlled(Protocol):
-    """What a control plane drives; each method raises `ControlError` naming the field at fault."""
-
-    def capabilities(self) -> tuple[str, ...]: ...
-
-    def broker_ids(self) -> tuple[int, ...]: ...
-
-    def clock(self, broker: int) -> int: ...
-
-    def set_clock(self, broker: int, now_ms: int) -> int: ...
-
-    def advance_clock(self, broker: int, delta_ms: int) -> int: ...
-
-    def leader(self, topic: str, partition: int) -> tuple[int, int]: ...
-
-    def move_leader(self, topic: str, partition: int, broker: int) -> tuple[int, int]: ...
-
-    def run_retention(self) -> int: ...
-
-    def reset(self) -> None: ...
 
 
 _Handler = Callable[[Controlled, Mapping[str, Any], Mapping[str, Any]], dict[str, Any]]
