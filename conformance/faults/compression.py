@@ -6,13 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from conformance.faults.mutant import MutantCluster, _is_lat_topic, _model_mutant, _restamped
+from conformance.faults.mutant import (
+    MutantCluster,
+    _is_lat_topic,
+    _is_lat_v2,
+    _is_v2,
+    _model_mutant,
+    _restamped,
+    _rewritten,
+)
 from models.cluster import Partition
 from models.constants import (
     MAGIC_V1,
-    TimestampType,
 )
-from models.records import AnyBatch, DefaultBatch, LegacyBatch
+from models.records import AnyBatch, LegacyBatch
 from models.validator import (
     AppendRejected,
     ValidatedAppend,
@@ -24,12 +31,7 @@ class _LatOverwritesBaseCluster(MutantCluster):
     def post_validate(
         self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
     ) -> ValidatedAppend:
-        stored = tuple(
-            replace(b, base_timestamp=now, crc=None)
-            if isinstance(b, DefaultBatch) and b.timestamp_type is TimestampType.LOG_APPEND_TIME
-            else b
-            for b in outcome.batches
-        )
+        stored = _rewritten(outcome.batches, _is_lat_v2, lambda b: replace(b, base_timestamp=now, crc=None))
         return replace(outcome, batches=stored)
 
 
@@ -48,11 +50,10 @@ class _HeaderMaxLastCluster(MutantCluster):
     ) -> ValidatedAppend:
         if _is_lat_topic(part):
             return outcome
-        stored = tuple(
-            replace(b, max_timestamp=b.records()[-1].timestamp, crc=None)
-            if isinstance(b, DefaultBatch) and b.records_
-            else b
-            for b in outcome.batches
+        stored = _rewritten(
+            outcome.batches,
+            lambda b: _is_v2(b) and bool(b.records_),
+            lambda b: replace(b, max_timestamp=b.records()[-1].timestamp, crc=None),
         )
         return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from conformance.faults.mutant import MutantCluster, _is_lat_topic, _model_mutant, _restamped
+from conformance.faults.mutant import MutantCluster, _is_lat_topic, _is_v2, _model_mutant, _restamped, _rewritten
 from models.cluster import Partition
 from models.constants import (
     MAGIC_V0,
@@ -86,12 +86,11 @@ class _ZstdConvertedCluster(MutantCluster):
             return error, view
         # The fault: zstd batches are down-converted like any codec (recompressed as gzip for magic 0/1)
         # instead of failing the fetch (CNV-5).
-        regzipped = [
-            replace(b, attributes=(b.attributes & ~0x07) | Codec.GZIP.value, crc=None)
-            if isinstance(b, DefaultBatch) and b.codec is Codec.ZSTD
-            else b
-            for b in batches
-        ]
+        regzipped = _rewritten(
+            batches,
+            lambda b: _is_v2(b) and b.codec is Codec.ZSTD,
+            lambda b: replace(b, attributes=(b.attributes & ~0x07) | Codec.GZIP.value, crc=None),
+        )
         return super().fetch_view(
             part, regzipped, fetch_version=fetch_version, replica=replica, fetch_offset=fetch_offset
         )

@@ -6,7 +6,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformance.faults.mutant import MutantCluster, MutantImplementation, _model_mutant, _retype
+from conformance.faults.mutant import (
+    MutantCluster,
+    MutantImplementation,
+    _is_lat_v2,
+    _is_legacy,
+    _model_mutant,
+    _retype,
+    _rewritten,
+)
 from models.cluster import FetchResponse, Partition
 from models.constants import (
     MAGIC_V1,
@@ -33,13 +41,7 @@ class _LatReadsBaseDeltaCluster(MutantCluster):
     def post_validate(
         self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
     ) -> ValidatedAppend:
-        stored = tuple(
-            _retype(b, _BaseDeltaBatch)
-            if isinstance(b, DefaultBatch) and b.timestamp_type is TimestampType.LOG_APPEND_TIME
-            else b
-            for b in outcome.batches
-        )
-        return replace(outcome, batches=stored)
+        return replace(outcome, batches=_rewritten(outcome.batches, _is_lat_v2, lambda b: _retype(b, _BaseDeltaBatch)))
 
 
 _model_mutant(
@@ -97,7 +99,7 @@ class _V1ReadsAsV0Cluster(MutantCluster):
     def post_validate(
         self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
     ) -> ValidatedAppend:
-        stored = tuple(_retype(b, _V1ReadsAsV0Batch) if isinstance(b, LegacyBatch) else b for b in outcome.batches)
+        stored = _rewritten(outcome.batches, _is_legacy, lambda b: _retype(b, _V1ReadsAsV0Batch))
         return replace(outcome, batches=stored)
 
 
@@ -143,12 +145,13 @@ class _ZstdLegacyCluster(MutantCluster):
     ) -> Sequence[AnyBatch] | AppendRejected:
         # The fault: a v0/v1 wrapper compressed with zstd is decompressed like any codec (FMT-4 allows zstd in
         # v2 only); the model stores it as gzip.
-        return [
-            replace(b, message=replace(b.message, attributes=(b.message.attributes & ~0x07) | Codec.GZIP.value))
-            if isinstance(b, LegacyBatch) and b.codec is Codec.ZSTD
-            else b
-            for b in batches
-        ]
+        return _rewritten(
+            batches,
+            lambda b: _is_legacy(b) and b.codec is Codec.ZSTD,
+            lambda b: replace(
+                b, message=replace(b.message, attributes=(b.message.attributes & ~0x07) | Codec.GZIP.value)
+            ),
+        )
 
 
 _model_mutant(

@@ -6,7 +6,7 @@ by `_model_mutant`) and small helpers used by more than one area.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
@@ -224,6 +224,26 @@ def _retype(batch: Any, cls: type[_B]) -> _B:
 
 def _is_lat_topic(part: Partition) -> bool:
     return part.config.timestamp_type is TimestampType.LOG_APPEND_TIME
+
+
+def _rewritten(
+    batches: Iterable[AnyBatch], where: Callable[[AnyBatch], bool], change: Callable[[Any], AnyBatch]
+) -> tuple[AnyBatch, ...]:
+    """`batches` with each one `where` picks passed through `change` and the rest as they are: how a fault rewrites
+    the batches it is about, whether sent, stored, served or replicated."""
+    return tuple(change(b) if where(b) else b for b in batches)
+
+
+def _is_v2(batch: AnyBatch) -> bool:
+    return isinstance(batch, DefaultBatch)
+
+
+def _is_legacy(batch: AnyBatch) -> bool:
+    return isinstance(batch, LegacyBatch)
+
+
+def _is_lat_v2(batch: AnyBatch) -> bool:
+    return isinstance(batch, DefaultBatch) and batch.timestamp_type is TimestampType.LOG_APPEND_TIME
 
 
 def _specs(batch: DefaultBatch) -> list[RecordSpec]:

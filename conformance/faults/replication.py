@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.faults.mutant import MutantCluster, _is_lat_topic, _model_mutant
+from conformance.faults.mutant import MutantCluster, _is_lat_topic, _model_mutant, _rewritten
 from models.cluster import Partition
 from models.constants import (
     TimestampType,
@@ -17,12 +17,11 @@ from models.records import AnyBatch
 class _RestampingLog(PartitionLog):
     def append_as_follower(self, batches: Sequence[AnyBatch], *, now: int) -> None:
         # The fault: the follower re-stamps LogAppendTime batches with its own clock (REP-1).
-        restamped = [
-            b.with_header(timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=now)
-            if b.timestamp_type is TimestampType.LOG_APPEND_TIME and b.magic > 0
-            else b
-            for b in batches
-        ]
+        restamped = _rewritten(
+            batches,
+            lambda b: b.timestamp_type is TimestampType.LOG_APPEND_TIME and b.magic > 0,
+            lambda b: b.with_header(timestamp_type=TimestampType.LOG_APPEND_TIME, max_timestamp=now),
+        )
         super().append_as_follower(restamped, now=now)
 
 

@@ -11,8 +11,11 @@ from conformance.faults.mutant import (
     MutantCluster,
     MutantImplementation,
     _is_lat_topic,
+    _is_lat_v2,
+    _is_v2,
     _model_mutant,
     _restamped,
+    _rewritten,
     _specs,
 )
 from models.cluster import Partition, ProduceResponse, find_duplicate
@@ -179,12 +182,11 @@ class _LatFlagAcceptedCluster(MutantCluster):
         if not _is_lat_topic(part):
             return batches
         # The fault: a producer-set LogAppendTime flag is silently cleared instead of rejected (VAL-8).
-        return [
-            b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp)
-            if isinstance(b, DefaultBatch) and b.timestamp_type is TimestampType.LOG_APPEND_TIME
-            else b
-            for b in batches
-        ]
+        return _rewritten(
+            batches,
+            _is_lat_v2,
+            lambda b: b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp),
+        )
 
 
 _model_mutant(
@@ -242,12 +244,11 @@ class _RecordsRecountedCluster(MutantCluster):
     def pre_validate(
         self, part: Partition, batches: Sequence[AnyBatch], now: int
     ) -> Sequence[AnyBatch] | AppendRejected:
-        return [
-            replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None)
-            if isinstance(b, DefaultBatch) and b.records_count is not None and b.records_
-            else b
-            for b in batches
-        ]
+        return _rewritten(
+            batches,
+            lambda b: _is_v2(b) and b.records_count is not None and bool(b.records_),
+            lambda b: replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None),
+        )
 
 
 _model_mutant(
@@ -672,12 +673,9 @@ class _IdempotenceDroppedCluster(MutantCluster):
             return batches
         # The fault: for a topic stored below v2 the producer id and sequence are dropped in the conversion
         # instead of refusing the batch (VAL-14: UNSUPPORTED_FOR_MESSAGE_FORMAT).
-        return [
-            replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
-            if isinstance(b, DefaultBatch)
-            else b
-            for b in batches
-        ]
+        return _rewritten(
+            batches, _is_v2, lambda b: replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
+        )
 
 
 _model_mutant(
