@@ -982,11 +982,12 @@ class WireClient:
             response = self._send(conn, request, chosen)
             if chosen >= 1 and response.error_code != _NONE:
                 return ApiResult(response.error_code, None)
-            for result in response.replica_election_results:
-                if result.topic == topic:
-                    for p in result.partition_result:
-                        if p.partition_id == partition:
-                            return ApiResult(p.error_code, p.error_message)
+            found = _find_partition(
+                response.replica_election_results, topic, None, partition, lambda t: t.partition_result,
+                lambda p: p.partition_id,
+            )  # fmt: skip
+            if found is not None:
+                return ApiResult(found.error_code, found.error_message)
             return ApiResult(-1, f"ElectLeaders v{chosen} answer does not mention {topic}-{partition}")
 
         result = self._on_controller(call, lambda r: r.error_code)
@@ -1011,11 +1012,11 @@ class WireClient:
             response = self._send(conn, request, chosen)
             if response.error_code != _NONE:
                 return ApiResult(response.error_code, response.error_message)
-            for result in response.responses:
-                if result.name == topic:
-                    for p in result.partitions:
-                        if p.partition_index == partition:
-                            return ApiResult(p.error_code, p.error_message)
+            found = _find_partition(
+                response.responses, topic, None, partition, lambda t: t.partitions, lambda p: p.partition_index
+            )
+            if found is not None:
+                return ApiResult(found.error_code, found.error_message)
             return ApiResult(-1, f"AlterPartitionReassignments v{chosen} answer does not mention {topic}-{partition}")
 
         result = self._on_controller(call, lambda r: r.error_code)
