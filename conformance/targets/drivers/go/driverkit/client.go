@@ -28,67 +28,75 @@ type Client interface {
 		until int64) (ConsumerRecord, error)
 }
 
-// clientOps are the operations of the client role.
-var clientOps = map[string]bool{
-	"send": true, "consume": true, "offsets_for_times": true, "list_offsets": true, "seek_by_time": true,
+// clientOp is one operation of the client role: the request fields it needs and its answer through a Client.
+type clientOp struct {
+	needs  []string
+	answer func(ctx context.Context, c Client, req *Request) (any, error)
+}
+
+// clientOps are the operations of the client role, by name.
+var clientOps = map[string]clientOp{
+	"send":              {[]string{"topic", "partition", "codec", "records"}, send},
+	"consume":           {[]string{"topic", "partition", "offset", "until"}, consume},
+	"offsets_for_times": {[]string{"topic", "partition", "target"}, offsetsForTimes},
+	"list_offsets":      {[]string{"topic", "partition", "spec"}, listOffsets},
+	"seek_by_time":      {[]string{"topic", "partition", "target", "until"}, seekByTime},
+}
+
+func send(ctx context.Context, c Client, req *Request) (any, error) {
+	outcomes, err := c.Send(ctx, req.Topic, req.Partition, req.Codec, req.Records)
+	return okAs("outcomes", outcomes, err)
+}
+
+func consume(ctx context.Context, c Client, req *Request) (any, error) {
+	records, err := c.Consume(ctx, req.Topic, req.Partition, req.Offset, req.Until)
+	if records == nil {
+		records = []ConsumerRecord{}
+	}
+	return okAs("records", records, err)
+}
+
+func offsetsForTimes(ctx context.Context, c Client, req *Request) (any, error) {
+	answer, err := c.OffsetForTime(ctx, req.Topic, req.Partition, req.Target)
+	return okAs("answer", answer, err)
+}
+
+func listOffsets(ctx context.Context, c Client, req *Request) (any, error) {
+	return c.ListOffset(ctx, req.Topic, req.Partition, req.Spec)
 }
 
 // IsClientOp says whether op is one of the client role's operations (HandleClient's).
-func IsClientOp(op string) bool { return clientOps[op] }
+func IsClientOp(op string) bool {
+	_, ok := clientOps[op]
+	return ok
+}
 
 // HandleClient answers a client operation through c: the fields the op needs are checked first (a missing one
 // is a bad request naming it), and the answer is the op's ok object. An op that is not a client one is
 // UnknownOp.
 func HandleClient(ctx context.Context, c Client, req *Request) (any, error) {
-	switch req.Op {
-	case "send":
-		if err := req.Need("topic", "partition", "codec", "records"); err != nil {
-			return nil, err
-		}
-		outcomes, err := c.Send(ctx, req.Topic, req.Partition, req.Codec, req.Records)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"outcomes": outcomes}, nil
-	case "consume":
-		if err := req.Need("topic", "partition", "offset", "until"); err != nil {
-			return nil, err
-		}
-		records, err := c.Consume(ctx, req.Topic, req.Partition, req.Offset, req.Until)
-		if err != nil {
-			return nil, err
-		}
-		if records == nil {
-			records = []ConsumerRecord{}
-		}
-		return map[string]any{"records": records}, nil
-	case "offsets_for_times":
-		if err := req.Need("topic", "partition", "target"); err != nil {
-			return nil, err
-		}
-		answer, err := c.OffsetForTime(ctx, req.Topic, req.Partition, req.Target)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"answer": answer}, nil
-	case "list_offsets":
-		if err := req.Need("topic", "partition", "spec"); err != nil {
-			return nil, err
-		}
-		return c.ListOffset(ctx, req.Topic, req.Partition, req.Spec)
-	case "seek_by_time":
-		return seekByTime(ctx, c, req)
+	op, ok := clientOps[req.Op]
+	if !ok {
+		return nil, UnknownOp(req)
 	}
-	return nil, UnknownOp(req)
+	if err := req.Need(op.needs...); err != nil {
+		return nil, err
+	}
+	return op.answer(ctx, c, req)
+}
+
+// okAs is the ok object {key: value}, or the error.
+func okAs(key string, value any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{key: value}, nil
 }
 
 // seekByTime is the lookup's answer and, where it found an offset below `until`, the first record the
 // library's own seek by time delivers; with nothing to seek to (none found, or an offset of -1) or nothing
 // before `until`, a consumer there would wait for new records, so the record is null.
 func seekByTime(ctx context.Context, c Client, req *Request) (any, error) {
-	if err := req.Need("topic", "partition", "target", "until"); err != nil {
-		return nil, err
-	}
 	answer, err := c.OffsetForTime(ctx, req.Topic, req.Partition, req.Target)
 	if err != nil {
 		return nil, err
