@@ -625,11 +625,7 @@ class WireClient:
                 response.responses, topic, topic_id, partition, lambda t: t.partition_responses, lambda p: p.index
             )
             if answer is None:
-                raise WireError(
-                    f"broker at {conn.address} answered Produce v{version} without partition {topic}-{partition}: "
-                    "it does not follow the protocol; see the attached response bytes",
-                    address=conn.address,
-                )
+                raise _without_partition(conn, "Produce", version, topic, partition)
             return ProduceResult(
                 error_code=answer.error_code,
                 base_offset=answer.base_offset,
@@ -699,11 +695,7 @@ class WireClient:
                 top = getattr(response, "error_code", 0) if version >= 7 else 0
                 if top:
                     return FetchResult(top, -1, None, None, b"")
-                raise WireError(
-                    f"broker at {conn.address} answered Fetch v{version} without partition {topic}-{partition}: "
-                    "it does not follow the protocol; see the attached response bytes",
-                    address=conn.address,
-                )
+                raise _without_partition(conn, "Fetch", version, topic, partition)
             return FetchResult(
                 error_code=answer.error_code,
                 high_watermark=answer.high_watermark,
@@ -745,11 +737,7 @@ class WireClient:
                 response.topics, topic, None, partition, lambda t: t.partitions, lambda p: p.partition_index
             )
             if answer is None:
-                raise WireError(
-                    f"broker at {conn.address} answered ListOffsets v{version} without partition "
-                    f"{topic}-{partition}: it does not follow the protocol; see the attached response bytes",
-                    address=conn.address,
-                )
+                raise _without_partition(conn, "ListOffsets", version, topic, partition)
             if version == 0:
                 offsets = tuple(answer.old_style_offsets or ())
                 return ListOffsetsResult(answer.error_code, None, offsets[0] if offsets else -1, None, offsets)
@@ -1041,6 +1029,16 @@ def _best(offered_by_broker: Mapping[int, tuple[int, int]], api_key: int, wanted
             offered=offered,
         )
     return best
+
+
+def _without_partition(conn: KafkaConnection, api: str, version: int, topic: str, partition: int) -> WireError:
+    """A broker's answer that lacks the partition it was asked about: a breach of the protocol, the response bytes
+    attached by the connection."""
+    return WireError(
+        f"broker at {conn.address} answered {api} v{version} without partition {topic}-{partition}: "
+        "it does not follow the protocol; see the attached response bytes",
+        address=conn.address,
+    )
 
 
 def _find_partition(
