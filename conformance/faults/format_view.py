@@ -221,4 +221,3 @@ _model_mutant(
     ("FMT.v2-base-is-first-record",),
     cluster=_RebuiltBaseMinCluster,
 )
-

@@ -390,4 +390,3 @@ _model_mutant(
     ("LO.max-timestamp-earliest-on-ties",),
     answers=_MaxTsLastTieImpl,
 )
-

@@ -265,4 +265,3 @@ def _restamped(batch: AnyBatch, stamp: Callable[[int], int]) -> AnyBatch:
     if message.inner or message.timestamp is None:
         return batch
     return replace(batch, message=replace(message, timestamp=stamp(message.timestamp), crc=None))
-

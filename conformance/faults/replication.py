@@ -55,4 +55,3 @@ _model_mutant(
     ("REP.lat-not-clamped", "REP.lat-from-current-leader-clock", "VAL.lat-response-time"),
     cluster=_ClampedCluster,
 )
-

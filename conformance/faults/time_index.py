@@ -34,7 +34,8 @@ _model_mutant(
     "Time-index appends and the segment max use >= instead of >, so equal timestamps add entries "
     "pointing at later offsets and lookups skip the first record at that timestamp.",
     ("IDX.strictly-increasing", "IDX.segment-max-strictly-greater", "LO.first-ge-target"),
-    segment=_NonStrictSegment, time_index=_NonStrictTimeIndex,
+    segment=_NonStrictSegment,
+    time_index=_NonStrictTimeIndex,
 )
 
 
@@ -229,4 +230,3 @@ _model_mutant(
     ("IDX.compacted-roll-max-lag",),
     segment=_LagIgnoredSegment,
 )
-

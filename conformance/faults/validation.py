@@ -685,4 +685,3 @@ _model_mutant(
     ("VAL.idempotent-needs-v2",),
     cluster=_IdempotenceDroppedCluster,
 )
-
