@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.faults.mutant import _mutant
@@ -37,15 +37,21 @@ LAT = TimestampType.LOG_APPEND_TIME
 CREATE_TIME = TimestampType.CREATE_TIME
 
 
+@dataclass(frozen=True)
+class CodecBuild:
+    """The build of a codec mutant: the implementation `mutant:<id>` holding a `codec` instance. A value of a name
+    and a class, so the mutant pickles by reference (as a broker mutant's ModelBuild)."""
+
+    mutant_id: str
+    codec: type[ModelCodec]
+
+    def __call__(self, profile: Profile) -> Implementation:
+        return CodecImplementation(mutant_name(self.mutant_id), profile, self.codec())
+
+
 def _codec_mutant(mutant_id: str, description: str, clauses: Sequence[str], codec: type[ModelCodec]) -> None:
-    """Register a codec mutant: the implementation `mutant:<id>` holding a `codec` instance."""
-
-    def build(profile: Profile) -> Implementation:
-        return CodecImplementation(mutant_name(mutant_id), profile, codec())
-
-    build.__name__ = build.__qualname__ = f"build_{mutant_id.replace('-', '_')}"
-    globals()[build.__name__] = build  # picklable by reference, as every mutant's build function
-    _mutant(mutant_id, description, clauses, kind=Kind.CODEC)(build)
+    """Register a codec mutant built by CodecBuild."""
+    _mutant(mutant_id, description, clauses, kind=Kind.CODEC)(CodecBuild(mutant_id, codec))
 
 
 # --------------------------------------------------------------------------------------------- building
