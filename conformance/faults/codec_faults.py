@@ -10,7 +10,8 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from conformance.faults.mutant import _mutant
 from conformance.targets.codecs.codec_library import BatchRequest
@@ -36,15 +37,21 @@ LAT = TimestampType.LOG_APPEND_TIME
 CREATE_TIME = TimestampType.CREATE_TIME
 
 
+@dataclass(frozen=True)
+class CodecBuild:
+    """The build of a codec mutant: the implementation `mutant:<id>` holding a `codec` instance. A value of a name
+    and a class, so the mutant pickles by reference (as a broker mutant's ModelBuild)."""
+
+    mutant_id: str
+    codec: type[ModelCodec]
+
+    def __call__(self, profile: Profile) -> Implementation:
+        return CodecImplementation(mutant_name(self.mutant_id), profile, self.codec())
+
+
 def _codec_mutant(mutant_id: str, description: str, clauses: Sequence[str], codec: type[ModelCodec]) -> None:
-    """Register a codec mutant: the implementation `mutant:<id>` holding a `codec` instance."""
-
-    def build(profile: Profile) -> Implementation:
-        return CodecImplementation(mutant_name(mutant_id), profile, codec())
-
-    build.__name__ = build.__qualname__ = f"build_{mutant_id.replace('-', '_')}"
-    globals()[build.__name__] = build  # picklable by reference, as every mutant's build function
-    _mutant(mutant_id, description, clauses, kind=Kind.CODEC)(build)
+    """Register a codec mutant built by CodecBuild."""
+    _mutant(mutant_id, description, clauses, kind=Kind.CODEC)(CodecBuild(mutant_id, codec))
 
 
 # --------------------------------------------------------------------------------------------- building
@@ -248,10 +255,27 @@ def _each(records: tuple[ConsumerRecord, ...], **fields: object) -> tuple[Consum
     return tuple(replace(r, **fields) for r in records)  # type: ignore[arg-type]
 
 
-class _V0ReadsZero(ModelCodec):
+class _Misreads(ModelCodec):
+    """A reader fault: the records of each batch `misreads` picks are what `misread` makes of the model's
+    reading (the `consumer_records` step); every other batch reads right."""
+
     def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
         records = super().consumer_records(batch)
-        return _each(records, timestamp=0) if batch.magic == MAGIC_V0 else records
+        return self.misread(batch, records) if self.misreads(batch) else records
+
+    def misreads(self, batch: AnyBatch) -> bool:
+        return False
+
+    def misread(self, batch: Any, records: tuple[ConsumerRecord, ...]) -> tuple[ConsumerRecord, ...]:
+        return records
+
+
+class _V0ReadsZero(_Misreads):
+    def misreads(self, batch: AnyBatch) -> bool:
+        return batch.magic == MAGIC_V0
+
+    def misread(self, batch: Any, records: tuple[ConsumerRecord, ...]) -> tuple[ConsumerRecord, ...]:
+        return _each(records, timestamp=0)
 
 
 _codec_mutant(
@@ -266,15 +290,17 @@ def _plain_v1(batch: AnyBatch) -> bool:
     return isinstance(batch, LegacyBatch) and batch.magic == MAGIC_V1 and not batch.is_compressed
 
 
-class _V1IgnoresTypeBit(ModelCodec):
+class _V1IgnoresTypeBit(_Misreads):
     """One fault, seen at both levels a reader reports it: bit 3 of a plain v1 message is not read."""
 
     def batch_timestamp_type(self, batch: AnyBatch) -> TimestampType:
         return CREATE_TIME if _plain_v1(batch) else super().batch_timestamp_type(batch)
 
-    def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
-        records = super().consumer_records(batch)
-        return _each(records, timestamp_type=CREATE_TIME) if _plain_v1(batch) else records
+    def misreads(self, batch: AnyBatch) -> bool:
+        return _plain_v1(batch)
+
+    def misread(self, batch: Any, records: tuple[ConsumerRecord, ...]) -> tuple[ConsumerRecord, ...]:
+        return _each(records, timestamp_type=CREATE_TIME)
 
 
 _codec_mutant(
@@ -292,13 +318,28 @@ def _wrapper(batch: AnyBatch) -> LegacyBatch | None:
     return None
 
 
-class _CreateTimeWrapperTime(ModelCodec):
-    def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
-        records = super().consumer_records(batch)
+class _MisreadsWrapper(_Misreads):
+    """A reader fault of the inner messages of a compressed v1 wrapper of `wrapper_type` (None: of any type):
+    `inner` is what the reader makes of each record with its inner entry."""
+
+    wrapper_type: TimestampType | None = None
+
+    def misreads(self, batch: AnyBatch) -> bool:
         wrapper = _wrapper(batch)
-        if wrapper is None or wrapper.timestamp_type is not CREATE_TIME:
-            return records
-        return _each(records, timestamp=wrapper.max_timestamp)
+        return wrapper is not None and self.wrapper_type in (None, wrapper.timestamp_type)
+
+    def misread(self, batch: Any, records: tuple[ConsumerRecord, ...]) -> tuple[ConsumerRecord, ...]:
+        return tuple(self.inner(batch, r, e) for r, e in zip(records, batch.message.inner, strict=True))
+
+    def inner(self, wrapper: LegacyBatch, record: ConsumerRecord, entry: LegacyBatch) -> ConsumerRecord:
+        return record
+
+
+class _CreateTimeWrapperTime(_MisreadsWrapper):
+    wrapper_type = CREATE_TIME
+
+    def misread(self, batch: Any, records: tuple[ConsumerRecord, ...]) -> tuple[ConsumerRecord, ...]:
+        return _each(records, timestamp=batch.max_timestamp)
 
 
 _codec_mutant(
@@ -309,16 +350,11 @@ _codec_mutant(
 )
 
 
-class _LatWrapperInnerTime(ModelCodec):
-    def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
-        records = super().consumer_records(batch)
-        wrapper = _wrapper(batch)
-        if wrapper is None or wrapper.timestamp_type is not LAT:
-            return records
-        return tuple(
-            replace(r, timestamp=e.message.stored_timestamp)
-            for r, e in zip(records, wrapper.message.inner, strict=True)
-        )
+class _LatWrapperInnerTime(_MisreadsWrapper):
+    wrapper_type = LAT
+
+    def inner(self, wrapper: LegacyBatch, record: ConsumerRecord, entry: LegacyBatch) -> ConsumerRecord:
+        return replace(record, timestamp=entry.message.stored_timestamp)
 
 
 _codec_mutant(
@@ -330,16 +366,11 @@ _codec_mutant(
 )
 
 
-class _V0InnerWrapperTime(ModelCodec):
-    def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
-        records = super().consumer_records(batch)
-        wrapper = _wrapper(batch)
-        if wrapper is None or wrapper.timestamp_type is not LAT:
-            return records
-        return tuple(
-            replace(r, timestamp=wrapper.max_timestamp) if e.message.magic == MAGIC_V0 else r
-            for r, e in zip(records, wrapper.message.inner, strict=True)
-        )
+class _V0InnerWrapperTime(_MisreadsWrapper):
+    wrapper_type = LAT
+
+    def inner(self, wrapper: LegacyBatch, record: ConsumerRecord, entry: LegacyBatch) -> ConsumerRecord:
+        return replace(record, timestamp=wrapper.max_timestamp) if entry.message.magic == MAGIC_V0 else record
 
 
 _codec_mutant(
@@ -350,18 +381,11 @@ _codec_mutant(
 )
 
 
-class _InnerTypeBit(ModelCodec):
-    def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
-        records = super().consumer_records(batch)
-        wrapper = _wrapper(batch)
-        if wrapper is None:
-            return records
-        return tuple(
-            replace(r, timestamp_type=LAT if e.message.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME)
-            if e.message.magic == MAGIC_V1
-            else r
-            for r, e in zip(records, wrapper.message.inner, strict=True)
-        )
+class _InnerTypeBit(_MisreadsWrapper):
+    def inner(self, wrapper: LegacyBatch, record: ConsumerRecord, entry: LegacyBatch) -> ConsumerRecord:
+        if entry.message.magic != MAGIC_V1:
+            return record
+        return replace(record, timestamp_type=LAT if entry.message.attributes & TIMESTAMP_TYPE_MASK else CREATE_TIME)
 
 
 _codec_mutant(
@@ -372,15 +396,26 @@ _codec_mutant(
 )
 
 
-class _UnsignedDelta(ModelCodec):
-    def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
-        records = super().consumer_records(batch)
-        if not isinstance(batch, DefaultBatch) or batch.timestamp_type is LAT:
-            return records
-        return tuple(
-            replace(r, timestamp=batch.base_timestamp + abs(rec.timestamp_delta))
-            for r, rec in zip(records, batch.records_, strict=True)
-        )
+class _MisreadsV2(_Misreads):
+    """A reader fault of the records of a v2 batch: `record` is what the reader makes of each one from its
+    bytes' record (`rec`, with its TimestampDelta)."""
+
+    def misreads(self, batch: AnyBatch) -> bool:
+        return isinstance(batch, DefaultBatch)
+
+    def misread(self, batch: Any, records: tuple[ConsumerRecord, ...]) -> tuple[ConsumerRecord, ...]:
+        return tuple(self.record(batch, r, rec) for r, rec in zip(records, batch.records_, strict=True))
+
+    def record(self, batch: DefaultBatch, record: ConsumerRecord, rec: Any) -> ConsumerRecord:
+        return record
+
+
+class _UnsignedDelta(_MisreadsV2):
+    def misreads(self, batch: AnyBatch) -> bool:
+        return super().misreads(batch) and batch.timestamp_type is not LAT
+
+    def record(self, batch: DefaultBatch, record: ConsumerRecord, rec: Any) -> ConsumerRecord:
+        return replace(record, timestamp=batch.base_timestamp + abs(rec.timestamp_delta))
 
 
 _codec_mutant(
@@ -391,15 +426,12 @@ _codec_mutant(
 )
 
 
-class _LatBasePlusDelta(ModelCodec):
-    def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
-        records = super().consumer_records(batch)
-        if not isinstance(batch, DefaultBatch) or batch.timestamp_type is not LAT:
-            return records
-        return tuple(
-            replace(r, timestamp=batch.base_timestamp + rec.timestamp_delta)
-            for r, rec in zip(records, batch.records_, strict=True)
-        )
+class _LatBasePlusDelta(_MisreadsV2):
+    def misreads(self, batch: AnyBatch) -> bool:
+        return super().misreads(batch) and batch.timestamp_type is LAT
+
+    def record(self, batch: DefaultBatch, record: ConsumerRecord, rec: Any) -> ConsumerRecord:
+        return replace(record, timestamp=batch.base_timestamp + rec.timestamp_delta)
 
 
 _codec_mutant(
@@ -426,14 +458,12 @@ _codec_mutant(
 )
 
 
-class _HorizonDeltaOnly(ModelCodec):
-    def consumer_records(self, batch: AnyBatch) -> tuple[ConsumerRecord, ...]:
-        records = super().consumer_records(batch)
-        if not isinstance(batch, DefaultBatch) or not batch.attributes & DELETE_HORIZON_MASK:
-            return records
-        return tuple(
-            replace(r, timestamp=rec.timestamp_delta) for r, rec in zip(records, batch.records_, strict=True)
-        )
+class _HorizonDeltaOnly(_MisreadsV2):
+    def misreads(self, batch: AnyBatch) -> bool:
+        return super().misreads(batch) and bool(batch.attributes & DELETE_HORIZON_MASK)
+
+    def record(self, batch: DefaultBatch, record: ConsumerRecord, rec: Any) -> ConsumerRecord:
+        return replace(record, timestamp=rec.timestamp_delta)
 
 
 _codec_mutant(

@@ -6,15 +6,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from conformance.faults.mutant import MutantCluster, _impl, _is_lat_topic, _mutant, _restamped
-from conformance.targets.implementation import Implementation
+from conformance.faults.mutant import (
+    MutantCluster,
+    _is_lat_topic,
+    _is_lat_v2,
+    _is_v2,
+    _model_mutant,
+    _restamped,
+    _rewritten,
+)
 from models.cluster import Partition
 from models.constants import (
     MAGIC_V1,
-    TimestampType,
 )
-from models.profiles import Profile
-from models.records import AnyBatch, DefaultBatch, LegacyBatch
+from models.records import AnyBatch, LegacyBatch
 from models.validator import (
     AppendRejected,
     ValidatedAppend,
@@ -26,23 +31,17 @@ class _LatOverwritesBaseCluster(MutantCluster):
     def post_validate(
         self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
     ) -> ValidatedAppend:
-        stored = tuple(
-            replace(b, base_timestamp=now, crc=None)
-            if isinstance(b, DefaultBatch) and b.timestamp_type is TimestampType.LOG_APPEND_TIME
-            else b
-            for b in outcome.batches
-        )
+        stored = _rewritten(outcome.batches, _is_lat_v2, lambda b: replace(b, base_timestamp=now, crc=None))
         return replace(outcome, batches=stored)
 
 
-@_mutant(
+_model_mutant(
     "lat-overwrites-base-timestamp",
     "Stamping LogAppendTime also overwrites the v2 BaseTimestamp with now: in place (FMT-13 says only "
     "attributes and MaxTimestamp change) and on a rebuilt batch (CMP-4: the first source record's timestamp).",
     ("FMT.set-max-timestamp-keeps-base", "CMP.lat-inplace-v2-keeps-base", "CMP.lat-rebuild-v2-base-first-source"),
+    cluster=_LatOverwritesBaseCluster,
 )
-def build_lat_overwrites_base(profile: Profile) -> Implementation:
-    return _impl(profile, _LatOverwritesBaseCluster)
 
 
 class _HeaderMaxLastCluster(MutantCluster):
@@ -51,25 +50,23 @@ class _HeaderMaxLastCluster(MutantCluster):
     ) -> ValidatedAppend:
         if _is_lat_topic(part):
             return outcome
-        stored = tuple(
-            replace(b, max_timestamp=b.records()[-1].timestamp, crc=None)
-            if isinstance(b, DefaultBatch) and b.records_
-            else b
-            for b in outcome.batches
+        stored = _rewritten(
+            outcome.batches,
+            lambda b: _is_v2(b) and bool(b.records_),
+            lambda b: replace(b, max_timestamp=b.records()[-1].timestamp, crc=None),
         )
         return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
 
 
-@_mutant(
+_model_mutant(
     "header-max-last-record",
     "The stored batch max timestamp (and the append's max) is the last record's timestamp instead of "
     "the largest one.",
     ("VAL.header-max-recomputed", "CMP.append-max-timestamp"),
     # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
     ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
+    cluster=_HeaderMaxLastCluster,
 )
-def build_header_max_last_record(profile: Profile) -> Implementation:
-    return _impl(profile, _HeaderMaxLastCluster)
 
 
 class _RebuildClampsCluster(MutantCluster):
@@ -86,15 +83,13 @@ class _RebuildClampsCluster(MutantCluster):
         ]
 
 
-@_mutant(
+_model_mutant(
     "rebuild-clamps-negative-timestamps",
     "A batch rebuilt for the topic's codec stores a timestamp below -1 as -1 instead of failing the produce "
     "with UNKNOWN_SERVER_ERROR as Kafka's record builder does (VAL-15).",
     ("VAL.below-minus-one-rebuild-fails",),
+    cluster=_RebuildClampsCluster,
 )
-def build_rebuild_clamps_negative(profile: Profile) -> Implementation:
-    return _impl(profile, _RebuildClampsCluster)
-
 
 
 # --- the v1 LogAppendTime stamping paths (CMP-3/4, where v1 is produced and stored: before IBP 3.0) -------------
@@ -139,14 +134,13 @@ class _LatV1UncompressedKeepsProducerTimeCluster(MutantCluster):
         return replace(outcome, batches=stored)
 
 
-@_mutant(
+_model_mutant(
     "lat-v1-uncompressed-keeps-producer-time",
     "On a LogAppendTime topic stored as v1, an uncompressed v1 message gets bit 3 set but keeps the producer's "
     "timestamp instead of now (CMP-3).",
     ("CMP.lat-v1-uncompressed-overwrites",),
+    cluster=_LatV1UncompressedKeepsProducerTimeCluster,
 )
-def build_lat_v1_uncompressed_keeps_producer_time(profile: Profile) -> Implementation:
-    return _impl(profile, _LatV1UncompressedKeepsProducerTimeCluster)
 
 
 class _LatV1InPlaceStampsInnerCluster(MutantCluster):
@@ -159,14 +153,13 @@ class _LatV1InPlaceStampsInnerCluster(MutantCluster):
         return _v1_wrappers(outcome, lambda e, i: now, path=ValidationPath.IN_PLACE_COMPRESSED)
 
 
-@_mutant(
+_model_mutant(
     "lat-v1-inplace-stamps-inner",
     "On a LogAppendTime topic a compressed v1 set kept in place gets now in every inner message too, where "
     "Kafka stamps only the wrapper and keeps the producer's inner values (CMP-3, CMP-8).",
     ("CMP.lat-v1-compressed-wrapper-only",),
+    cluster=_LatV1InPlaceStampsInnerCluster,
 )
-def build_lat_v1_inplace_stamps_inner(profile: Profile) -> Implementation:
-    return _impl(profile, _LatV1InPlaceStampsInnerCluster)
 
 
 class _LatV1RebuildKeepsInnerCluster(MutantCluster):
@@ -184,11 +177,10 @@ class _LatV1RebuildKeepsInnerCluster(MutantCluster):
         )
 
 
-@_mutant(
+_model_mutant(
     "lat-v1-rebuild-keeps-inner",
     "On a LogAppendTime topic a v1 set rebuilt for the topic's codec keeps the source timestamps in its inner "
     "messages, where Kafka's builder writes now into each of them (CMP-4, CMP-8).",
     ("CMP.lat-rebuild-v1-inner-now",),
+    cluster=_LatV1RebuildKeepsInnerCluster,
 )
-def build_lat_v1_rebuild_keeps_inner(profile: Profile) -> Implementation:
-    return _impl(profile, _LatV1RebuildKeepsInnerCluster)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from conformance.faults.mutant import MutantCluster, _impl, _is_lat_topic, _mutant, _restamped
-from conformance.targets.implementation import Implementation
+from conformance.faults.mutant import MutantCluster, _is_lat_topic, _is_v2, _model_mutant, _restamped, _rewritten
 from models.cluster import Partition
 from models.constants import (
     MAGIC_V0,
@@ -15,7 +14,6 @@ from models.constants import (
     ErrorCode,
     TimestampType,
 )
-from models.profiles import Profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch
 from models.validator import AppendRejected, ValidatedAppend
 
@@ -53,13 +51,12 @@ class _DownConvertDropsTypeCluster(_DownConvertCluster):
         return batch
 
 
-@_mutant(
+_model_mutant(
     "down-conversion-drops-type",
     "Down-converting a LogAppendTime v2 batch to v1 writes CreateTime messages (the type bit lost).",
     ("CNV.down-convert-keeps-type",),
+    cluster=_DownConvertDropsTypeCluster,
 )
-def build_down_conversion_drops_type(profile: Profile) -> Implementation:
-    return _impl(profile, _DownConvertDropsTypeCluster)
 
 
 class _DownConvertDropsTimestampsCluster(_DownConvertCluster):
@@ -68,15 +65,14 @@ class _DownConvertDropsTimestampsCluster(_DownConvertCluster):
         return _drop_timestamps(batch) if isinstance(batch, LegacyBatch) and batch.magic == 1 else batch
 
 
-@_mutant(
+_model_mutant(
     "down-conversion-drops-timestamps",
     "Down-converting to v1 writes timestamp -1 into every message (converted as if to v0) although v1 "
     "carries timestamps. On a LogAppendTime topic the messages and wrapper then lack the batch "
     "MaxTimestamp they must carry (CNV.down-convert-keeps-type).",
     ("CNV.down-convert-createtime-keeps-timestamps", "CNV.down-convert-keeps-type"),
+    cluster=_DownConvertDropsTimestampsCluster,
 )
-def build_down_conversion_drops_timestamps(profile: Profile) -> Implementation:
-    return _impl(profile, _DownConvertDropsTimestampsCluster)
 
 
 class _ZstdConvertedCluster(MutantCluster):
@@ -90,26 +86,23 @@ class _ZstdConvertedCluster(MutantCluster):
             return error, view
         # The fault: zstd batches are down-converted like any codec (recompressed as gzip for magic 0/1)
         # instead of failing the fetch (CNV-5).
-        regzipped = [
-            replace(b, attributes=(b.attributes & ~0x07) | Codec.GZIP.value, crc=None)
-            if isinstance(b, DefaultBatch) and b.codec is Codec.ZSTD
-            else b
-            for b in batches
-        ]
+        regzipped = _rewritten(
+            batches,
+            lambda b: _is_v2(b) and b.codec is Codec.ZSTD,
+            lambda b: replace(b, attributes=(b.attributes & ~0x07) | Codec.GZIP.value, crc=None),
+        )
         return super().fetch_view(
             part, regzipped, fetch_version=fetch_version, replica=replica, fetch_offset=fetch_offset
         )
 
 
-@_mutant(
+_model_mutant(
     "zstd-down-converted",
     "A fetch below v4 that reaches a zstd batch gets it down-converted (recompressed with another codec) "
     "instead of failing with UNSUPPORTED_COMPRESSION_TYPE (CNV-5).",
     ("CNV.down-convert-zstd-unsupported",),
+    cluster=_ZstdConvertedCluster,
 )
-def build_zstd_down_converted(profile: Profile) -> Implementation:
-    return _impl(profile, _ZstdConvertedCluster)
-
 
 
 class _RemovedProduceVersionsServedCluster(MutantCluster):
@@ -121,14 +114,13 @@ class _RemovedProduceVersionsServedCluster(MutantCluster):
         return super().request_refusal(batches, produce_version)
 
 
-@_mutant(
+_model_mutant(
     "removed-produce-versions-served",
     "Produce v0-v2 are answered and their magic 0/1 record sets stored (up-converted) on a profile that removed "
     "them, where Kafka 4.0 closes the connection (CNV-1, CNV-7), as Tansu and librdkafka's mock cluster do.",
     ("CNV.no-conversion",),
+    cluster=_RemovedProduceVersionsServedCluster,
 )
-def build_removed_produce_versions_served(profile: Profile) -> Implementation:
-    return _impl(profile, _RemovedProduceVersionsServedCluster)
 
 
 def _keep_max(restamped: AnyBatch, original: AnyBatch) -> AnyBatch:
@@ -151,11 +143,10 @@ class _UpConvertV0StampsNowCluster(MutantCluster):
         return replace(outcome, batches=stored)
 
 
-@_mutant(
+_model_mutant(
     "up-convert-v0-stamps-now",
     "On a CreateTime topic whose format is newer than v0, records produced as v0 are stored with the broker's "
     "now instead of -1 (CNV-4).",
     ("CNV.up-convert-v0-createtime",),
+    cluster=_UpConvertV0StampsNowCluster,
 )
-def build_up_convert_v0_stamps_now(profile: Profile) -> Implementation:
-    return _impl(profile, _UpConvertV0StampsNowCluster)

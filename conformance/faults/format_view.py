@@ -6,8 +6,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformance.faults.mutant import MutantCluster, MutantImplementation, _impl, _mutant, _retype
-from conformance.targets.implementation import Implementation
+from conformance.faults.mutant import (
+    MutantCluster,
+    MutantImplementation,
+    _is_lat_v2,
+    _is_legacy,
+    _model_mutant,
+    _retype,
+    _rewritten,
+)
 from models.cluster import FetchResponse, Partition
 from models.constants import (
     MAGIC_V1,
@@ -15,7 +22,6 @@ from models.constants import (
     Codec,
     TimestampType,
 )
-from models.profiles import Profile
 from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, LegacyMessage
 from models.validator import (
     AppendRejected,
@@ -35,25 +41,18 @@ class _LatReadsBaseDeltaCluster(MutantCluster):
     def post_validate(
         self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
     ) -> ValidatedAppend:
-        stored = tuple(
-            _retype(b, _BaseDeltaBatch)
-            if isinstance(b, DefaultBatch) and b.timestamp_type is TimestampType.LOG_APPEND_TIME
-            else b
-            for b in outcome.batches
-        )
-        return replace(outcome, batches=stored)
+        return replace(outcome, batches=_rewritten(outcome.batches, _is_lat_v2, lambda b: _retype(b, _BaseDeltaBatch)))
 
 
-@_mutant(
+_model_mutant(
     "lat-reads-base-plus-delta",
     "LogAppendTime is stamped into MaxTimestamp but v2 records are read as BaseTimestamp + delta "
     "(the FMT-12 override missing, a classic client/broker reader bug).",
     # LO.record-own-timestamp: a broker's lookup reads the found record as a consumer does (LO-2 with CON-1),
     # the one place a served broker shows a reader fault (over the wire the consumer's reading is the suite's).
     ("CON.v2-lat-max-timestamp", "FMT.v2-lat-reads-max", "CMP.lat-every-record-reads-now", "LO.record-own-timestamp"),
+    cluster=_LatReadsBaseDeltaCluster,
 )
-def build_lat_reads_base_plus_delta(profile: Profile) -> Implementation:
-    return _impl(profile, _LatReadsBaseDeltaCluster)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,15 +74,14 @@ class _InnerOwnTimestampCluster(MutantCluster):
         return replace(response, batches=view)
 
 
-@_mutant(
+_model_mutant(
     "v1-wrapper-lat-inner-own-timestamp",
     "Inner records of a compressed LogAppendTime v1 wrapper are read with their own (producer) "
     "timestamps instead of the wrapper's, as several non-Java clients did.",
     ("CON.v1-wrapper-lat-wrapper-value",),
     reader_only=True,  # the fetch answer is retyped, the stored log is not: no broker lookup reads it wrong
+    cluster=_InnerOwnTimestampCluster,
 )
-def build_v1_wrapper_inner_own(profile: Profile) -> Implementation:
-    return _impl(profile, _InnerOwnTimestampCluster)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -101,18 +99,17 @@ class _V1ReadsAsV0Cluster(MutantCluster):
     def post_validate(
         self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
     ) -> ValidatedAppend:
-        stored = tuple(_retype(b, _V1ReadsAsV0Batch) if isinstance(b, LegacyBatch) else b for b in outcome.batches)
+        stored = _rewritten(outcome.batches, _is_legacy, lambda b: _retype(b, _V1ReadsAsV0Batch))
         return replace(outcome, batches=stored)
 
 
-@_mutant(
+_model_mutant(
     "v1-uncompressed-reads-as-v0",
     "An uncompressed v1 message is read as if it were v0: timestamp -1 and NoTimestampType instead of its own "
     "timestamp field and bit 3 (FMT-6, CON-1), the magic byte not consulted by the reader.",
     ("CON.v1-uncompressed-own",),
+    cluster=_V1ReadsAsV0Cluster,
 )
-def build_v1_uncompressed_reads_as_v0(profile: Profile) -> Implementation:
-    return _impl(profile, _V1ReadsAsV0Cluster)
 
 
 def _without_crc(batch: AnyBatch) -> AnyBatch:
@@ -132,15 +129,14 @@ class _CrcTrustedCluster(MutantCluster):
         return [_without_crc(b) for b in batches]
 
 
-@_mutant(
+_model_mutant(
     "crc-not-verified",
     "Batch and message CRCs are not verified on produce: a v2 batch or v1 message whose timestamp or type "
     "changed after its CRC was computed, or a compressed set with a corrupt inner message, is stored "
     "instead of refused with CORRUPT_MESSAGE.",
     ("FMT.v2-crc-coverage", "FMT.v1-timestamp-field", "VAL.corrupt-inner-crc"),
+    cluster=_CrcTrustedCluster,
 )
-def build_crc_not_verified(profile: Profile) -> Implementation:
-    return _impl(profile, _CrcTrustedCluster)
 
 
 class _ZstdLegacyCluster(MutantCluster):
@@ -149,22 +145,22 @@ class _ZstdLegacyCluster(MutantCluster):
     ) -> Sequence[AnyBatch] | AppendRejected:
         # The fault: a v0/v1 wrapper compressed with zstd is decompressed like any codec (FMT-4 allows zstd in
         # v2 only); the model stores it as gzip.
-        return [
-            replace(b, message=replace(b.message, attributes=(b.message.attributes & ~0x07) | Codec.GZIP.value))
-            if isinstance(b, LegacyBatch) and b.codec is Codec.ZSTD
-            else b
-            for b in batches
-        ]
+        return _rewritten(
+            batches,
+            lambda b: _is_legacy(b) and b.codec is Codec.ZSTD,
+            lambda b: replace(
+                b, message=replace(b.message, attributes=(b.message.attributes & ~0x07) | Codec.GZIP.value)
+            ),
+        )
 
 
-@_mutant(
+_model_mutant(
     "zstd-accepted-below-v2",
     "A v0/v1 wrapper compressed with zstd is accepted (KIP-110 allows zstd in v2 batches only: Kafka's legacy "
     "deep iterator refuses it with INVALID_RECORD).",
     ("FMT.zstd-requires-v2",),
+    cluster=_ZstdLegacyCluster,
 )
-def build_zstd_accepted_below_v2(profile: Profile) -> Implementation:
-    return _impl(profile, _ZstdLegacyCluster)
 
 
 def _first_inner_wrapper(batch: AnyBatch) -> AnyBatch:
@@ -184,7 +180,7 @@ class _WrapperFirstTimestampImpl(MutantImplementation):
         return replace(response, batches=tuple(_first_inner_wrapper(b) for b in response.batches))
 
 
-@_mutant(
+_model_mutant(
     "v1-wrapper-first-timestamp",
     "A CreateTime v1 wrapper the broker builds (a topic stored in format v1 with a topic codec, or a "
     "down-conversion for Fetch v2/v3) carries its first inner timestamp instead of the largest (FMT-7).",
@@ -192,9 +188,8 @@ class _WrapperFirstTimestampImpl(MutantImplementation):
     # Explicit: a broker builds v1 wrappers only where topics are stored in format v1 or fetches are
     # down-converted, which 4.0 removed (KIP-724); the clause itself applies everywhere.
     ("kafka-0.10.0", "kafka-0.10", "kafka-2.8", "kafka-3.9"),
+    answers=_WrapperFirstTimestampImpl,
 )
-def build_v1_wrapper_first_timestamp(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_WrapperFirstTimestampImpl)
 
 
 def _base_at_min(batch: AnyBatch) -> AnyBatch:
@@ -219,12 +214,10 @@ class _RebuiltBaseMinCluster(MutantCluster):
         return replace(outcome, batches=tuple(_base_at_min(b) for b in outcome.batches))
 
 
-@_mutant(
+_model_mutant(
     "rebuilt-base-is-min",
     "A v2 batch the broker rebuilds for the topic's codec gets BaseTimestamp = the smallest record timestamp "
     "instead of the first record's (FMT-11); every record still reads its own timestamp.",
     ("FMT.v2-base-is-first-record",),
+    cluster=_RebuiltBaseMinCluster,
 )
-def build_rebuilt_base_is_min(profile: Profile) -> Implementation:
-    return _impl(profile, _RebuiltBaseMinCluster)
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conformance.faults.mutant import MutantCluster, MutantImplementation, _impl, _mutant
+from conformance.faults.mutant import MutantImplementation, _impl, _model_mutant, _mutant
 from conformance.targets.implementation import Implementation
 from models.constants import (
     NO_PARTITION_LEADER_EPOCH,
@@ -59,14 +59,13 @@ class _LastMatchImpl(_ListOffsetsImpl):
         return replace(answer, offset=max(ties, default=answer.offset))
 
 
-@_mutant(
+_model_mutant(
     "lookup-last-match",
     "A timestamp lookup answers the last of several records sharing the first matching timestamp "
     "instead of the first (an upper-bound instead of lower-bound binary search).",
     ("LO.first-ge-target",),
+    answers=_LastMatchImpl,
 )
-def build_lookup_last_match(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_LastMatchImpl)
 
 
 class _ClosestImpl(_ListOffsetsImpl):
@@ -81,14 +80,13 @@ class _ClosestImpl(_ListOffsetsImpl):
         return replace(answer, offset=offset, timestamp=ts, leader_epoch=max(epoch, NO_PARTITION_LEADER_EPOCH))
 
 
-@_mutant(
+_model_mutant(
     "lookup-closest-timestamp",
     "A timestamp lookup answers the record with the timestamp closest above the target (smallest "
     "timestamp >= target) instead of the smallest offset with timestamp >= target.",
     ("LO.first-ge-target",),
+    answers=_ClosestImpl,
 )
-def build_lookup_closest(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_ClosestImpl)
 
 
 class _BatchFirstOffsetImpl(_ListOffsetsImpl):
@@ -101,14 +99,13 @@ class _BatchFirstOffsetImpl(_ListOffsetsImpl):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "lookup-batch-first-offset",
     "A timestamp lookup answers the first offset of the batch holding the match instead of the "
     "matching record's own offset (a batch-granular search).",
     ("LO.first-ge-target", "IDX.segment-search-first-ge"),
+    answers=_BatchFirstOffsetImpl,
 )
-def build_lookup_batch_first_offset(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_BatchFirstOffsetImpl)
 
 
 class _NotFoundLeoImpl(_ListOffsetsImpl):
@@ -118,14 +115,13 @@ class _NotFoundLeoImpl(_ListOffsetsImpl):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "not-found-answers-leo",
     "A timestamp lookup with no record at or after the target answers the log end offset instead of -1 "
     "(the pre-KIP-79 'latest' convention).",
     ("LO.not-found-minus-one",),
+    answers=_NotFoundLeoImpl,
 )
-def build_not_found_leo(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_NotFoundLeoImpl)
 
 
 class _MaxTsBatchLastImpl(_ListOffsetsImpl):
@@ -138,15 +134,14 @@ class _MaxTsBatchLastImpl(_ListOffsetsImpl):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "max-timestamp-batch-last-offset",
     "MAX_TIMESTAMP answers the last offset of the batch holding the max (Kafka 3.0-3.7, KAFKA-16310) "
     "instead of the record's. On a LogAppendTime topic that is also not the batch's first record "
     "(LO.max-timestamp-lat-batch-first-record).",
     ("LO.max-timestamp-first-record", "LO.max-timestamp-lat-batch-first-record"),
+    answers=_MaxTsBatchLastImpl,
 )
-def build_max_ts_batch_last(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_MaxTsBatchLastImpl)
 
 
 class _MaxTsLastRecordImpl(_ListOffsetsImpl):
@@ -160,15 +155,14 @@ class _MaxTsLastRecordImpl(_ListOffsetsImpl):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "max-timestamp-last-record",
     "MAX_TIMESTAMP answers the last record of the batch holding the max timestamp instead of the first "
     "(a `>=` scan). Every record of a LogAppendTime batch holds the max, so there it answers the batch's "
     "last record (LO.max-timestamp-lat-batch-first-record).",
     ("LO.max-timestamp-first-record", "LO.max-timestamp-lat-batch-first-record"),
+    answers=_MaxTsLastRecordImpl,
 )
-def build_max_ts_last_record(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_MaxTsLastRecordImpl)
 
 
 class _EarliestZeroImpl(_ListOffsetsImpl):
@@ -178,13 +172,12 @@ class _EarliestZeroImpl(_ListOffsetsImpl):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "earliest-returns-zero",
     "EARLIEST (-2) answers offset 0 instead of the log start offset once retention has deleted segments.",
     ("LO.earliest-is-log-start",),
+    answers=_EarliestZeroImpl,
 )
-def build_earliest_zero(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_EarliestZeroImpl)
 
 
 class _EpochMissingImpl(_ListOffsetsImpl):
@@ -192,13 +185,12 @@ class _EpochMissingImpl(_ListOffsetsImpl):
         return replace(answer, leader_epoch=NO_PARTITION_LEADER_EPOCH)
 
 
-@_mutant(
+_model_mutant(
     "epoch-missing",
     "ListOffsets v4+ answers carry leader epoch -1 (KIP-320 field never filled).",
     ("LO.epoch-of-found-batch", "LO.latest-is-high-watermark"),
+    answers=_EpochMissingImpl,
 )
-def build_epoch_missing(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_EpochMissingImpl)
 
 
 def _with_target_min_version(profile: Profile, target: int, version: int) -> Profile:
@@ -216,15 +208,14 @@ def build_max_ts_below_v7(profile: Profile) -> Implementation:
     return _impl(profile, cluster_profile=_with_target_min_version(profile, SpecialTarget.MAX_TIMESTAMP, 0))
 
 
-@_mutant(
+_model_mutant(
     "unknown-target-searched",
     "An unknown negative target (e.g. -7) falls through to the timestamp search (pre-3.9 behaviour) "
     "instead of UNSUPPORTED_VERSION. Below its minimum version a special target is unknown too, so "
     "EARLIEST_LOCAL/LATEST_TIERED asked too early are searched as well (LO.special-target-min-version).",
     ("LO.unknown-target-unsupported", "LO.special-target-min-version"),
+    profile_changes={"unknown_special_target": UnknownSpecialTarget.SEARCH},
 )
-def build_unknown_target_searched(profile: Profile) -> Implementation:
-    return _impl(profile, cluster_profile=replace(profile, unknown_special_target=UnknownSpecialTarget.SEARCH))
 
 
 class _NoStableOffsetImpl(MutantImplementation):
@@ -244,14 +235,13 @@ class _NoStableOffsetImpl(MutantImplementation):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "read-committed-no-stable-offset",
     "The last stable offset is unknown (-1) outside transactions, so every read_committed LATEST or timestamp "
     "lookup is capped away and answers -1 (a broker that tracks the LSO only for transactional producers).",
     ("LO.read-committed-lso",),
+    answers=_NoStableOffsetImpl,
 )
-def build_read_committed_no_stable_offset(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_NoStableOffsetImpl)
 
 
 class _MaxTsLogEndImpl(_ListOffsetsImpl):
@@ -261,14 +251,13 @@ class _MaxTsLogEndImpl(_ListOffsetsImpl):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "max-timestamp-empty-answers-log-end",
     "MAX_TIMESTAMP on a log without a timestamped record answers the log end offset (= the high watermark) "
     "with timestamp -1 instead of -1/-1: an offset no consumer can read (LO-3, LO-6).",
     ("LO.max-timestamp-capped", "LO.max-timestamp-empty"),
+    answers=_MaxTsLogEndImpl,
 )
-def build_max_ts_empty_log_end(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_MaxTsLogEndImpl)
 
 
 class _EverySegmentLog(PartitionLog):
@@ -279,18 +268,13 @@ class _EverySegmentLog(PartitionLog):
         return tuple(self.segments[self.segments.index(first[0]):]) if first else ()
 
 
-class _EverySegmentCluster(MutantCluster):
-    log_class = _EverySegmentLog
-
-
-@_mutant(
+_model_mutant(
     "lookup-searches-every-segment",
     "A timestamp lookup that finds nothing in the first segment whose largest timestamp reaches the target "
     "(e.g. a segment without timestamps, dated by its mtime) goes on searching the later segments.",
     ("LO.first-qualifying-segment",),
+    log=_EverySegmentLog,
 )
-def build_lookup_searches_every_segment(profile: Profile) -> Implementation:
-    return _impl(profile, _EverySegmentCluster)
 
 
 class _KeepsDeletedLog(PartitionLog):
@@ -316,18 +300,13 @@ class _KeepsDeletedLog(PartitionLog):
         return 0
 
 
-class _KeepsDeletedCluster(MutantCluster):
-    log_class = _KeepsDeletedLog
-
-
-@_mutant(
+_model_mutant(
     "lookup-searches-deleted-segments",
     "Segments deleted by retention stay searchable until their files are removed (file.delete.delay.ms), "
     "and the search does not start at the log start offset, so a lookup may answer a deleted offset.",
     ("LO.search-from-log-start",),
+    log=_KeepsDeletedLog,
 )
-def build_lookup_searches_deleted_segments(profile: Profile) -> Implementation:
-    return _impl(profile, _KeepsDeletedCluster)
 
 
 class _OldFormatSearchedImpl(_ListOffsetsImpl):
@@ -337,14 +316,13 @@ class _OldFormatSearchedImpl(_ListOffsetsImpl):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "old-format-searched",
     "A timestamp lookup on a topic stored in format v0 searches (and finds nothing) instead of failing with "
     "UNSUPPORTED_FOR_MESSAGE_FORMAT (43), so a consumer cannot tell 'no timestamps' from 'no match'.",
     ("LO.unsupported-for-message-format",),
+    answers=_OldFormatSearchedImpl,
 )
-def build_old_format_searched(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_OldFormatSearchedImpl)
 
 
 class _V0SearchImpl(MutantImplementation):
@@ -365,14 +343,13 @@ class _V0SearchImpl(MutantImplementation):
         return replace(answer, timestamp=NO_TIMESTAMP, leader_epoch=NO_PARTITION_LEADER_EPOCH)
 
 
-@_mutant(
+_model_mutant(
     "list-offsets-v0-searches-timestamps",
     "ListOffsets v0 is answered by the v1 handler: a time target searches record timestamps instead of "
     "answering segment base offsets dated by their files' mtime (LO-7).",
     ("LO.v0-segment-offsets",),
+    answers=_V0SearchImpl,
 )
-def build_list_offsets_v0_searches(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_V0SearchImpl)
 
 
 class _EarliestCappedImpl(_ListOffsetsImpl):
@@ -384,14 +361,13 @@ class _EarliestCappedImpl(_ListOffsetsImpl):
         return answer
 
 
-@_mutant(
+_model_mutant(
     "earliest-capped-at-high-watermark",
     "EARLIEST (and EARLIEST_LOCAL) are capped like a timestamp lookup, so when the log start offset equals "
     "the high watermark (an empty log, or retention deleted every record) they answer -1 instead of it.",
     ("LO.cap-exempts-earliest",),
+    answers=_EarliestCappedImpl,
 )
-def build_earliest_capped(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_EarliestCappedImpl)
 
 
 class _MaxTsLastTieImpl(_ListOffsetsImpl):
@@ -407,12 +383,10 @@ class _MaxTsLastTieImpl(_ListOffsetsImpl):
         return replace(answer, offset=offset, leader_epoch=max(epoch, NO_PARTITION_LEADER_EPOCH))
 
 
-@_mutant(
+_model_mutant(
     "max-timestamp-latest-tie",
     "When several batches reach the log's max timestamp, MAX_TIMESTAMP answers the first record of the latest "
     "of them instead of the earliest (LO-6).",
     ("LO.max-timestamp-earliest-on-ties",),
+    answers=_MaxTsLastTieImpl,
 )
-def build_max_ts_latest_tie(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_MaxTsLastTieImpl)
-

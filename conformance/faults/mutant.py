@@ -1,11 +1,12 @@
 """The mutants' shared machinery: the registry (`MUTANTS`, a conformance.faults.seeded.FaultRegistry of
 `Mutant`s; `MutantFactory`; the `_mutant` decorator), the seams a mutant subclasses (`MutantCluster`,
-`MutantImplementation`) and small helpers used by more than one area.
+`MutantImplementation`), the one build of every broker mutant that changes one of them (`ModelBuild`, registered
+by `_model_mutant`) and small helpers used by more than one area.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
@@ -19,8 +20,10 @@ from models.config import TopicConfig
 from models.constants import (
     TimestampType,
 )
+from models.log import PartitionLog, Segment
 from models.profiles import Profile, get_profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec
+from models.time_index import TimeIndex
 
 BROKERS = 3
 
@@ -133,6 +136,71 @@ class MutantImplementation(ModelImplementation):
         return self.cluster.partition(topic, partition).config
 
 
+class _SegmentsOf(PartitionLog):
+    """A log whose new segments are of `segment_class` and their time indexes of `index_class` (None: the
+    model's), for a segment- or index-level fault overriding one step of `Segment` or `TimeIndex`."""
+
+    segment_class: type[Segment] | None = None
+    index_class: type[TimeIndex] | None = None
+
+    def _new_segment(self, base_offset: int, now: int) -> Segment:
+        segment = super()._new_segment(base_offset, now)
+        if self.segment_class is not None:
+            segment.__class__ = self.segment_class
+        if self.index_class is not None:
+            segment.time_index.__class__ = self.index_class
+        return segment
+
+
+@dataclass(frozen=True)
+class ModelBuild:
+    """The build of a broker mutant that is the model with one seam changed, named by the one field that is
+    not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `answers` (a
+    `MutantImplementation` post-processing an answer), `log` (the replicas' `PartitionLog`), `segment` and
+    `time_index` (the class of each new segment and of its time index), or `profile_changes` (the cluster runs a
+    profile whose named fields have other values, while the implementation reports the true profile). A value
+    of classes and constants, so a mutant pickles by reference (MutantFactory, the kill table's workers)."""
+
+    cluster: type[MutantCluster] = MutantCluster
+    answers: type[MutantImplementation] = MutantImplementation
+    log: type[PartitionLog] | None = None
+    segment: type[Segment] | None = None
+    time_index: type[TimeIndex] | None = None
+    profile_changes: tuple[tuple[str, Any], ...] = ()
+
+    def __call__(self, profile: Profile) -> Implementation:
+        cluster_profile = replace(profile, **dict(self.profile_changes)) if self.profile_changes else None
+        return _impl(profile, self._cluster_class(), self.answers, cluster_profile)
+
+    def _cluster_class(self) -> type[Cluster]:
+        if self.log is None and self.segment is None and self.time_index is None:
+            return self.cluster
+        log: type[PartitionLog] = self.log or PartitionLog
+        if self.segment is not None or self.time_index is not None:
+            log = type("_Log", (_SegmentsOf, log), {"segment_class": self.segment, "index_class": self.time_index})
+        return type("_Cluster", (self.cluster,), {"log_class": log})
+
+
+def _model_mutant(
+    mutant_id: str,
+    description: str,
+    clauses: Sequence[str],
+    profiles: Sequence[str] | None = None,
+    *,
+    cluster: type[MutantCluster] = MutantCluster,
+    answers: type[MutantImplementation] = MutantImplementation,
+    log: type[PartitionLog] | None = None,
+    segment: type[Segment] | None = None,
+    time_index: type[TimeIndex] | None = None,
+    profile_changes: Mapping[str, Any] | None = None,
+    reader_only: bool = False,
+) -> None:
+    """Register a broker mutant (`_mutant`) built by `ModelBuild` from the one seam it changes."""
+    changes = tuple(sorted((profile_changes or {}).items()))
+    build = ModelBuild(cluster, answers, log, segment, time_index, changes)
+    _mutant(mutant_id, description, clauses, profiles, reader_only=reader_only)(build)
+
+
 def _cluster(profile: Profile, cls: type[Cluster] = MutantCluster) -> Cluster:
     return cls(profile=profile, broker_ids=tuple(range(BROKERS)), start_time=DEFAULT_START_TIME)
 
@@ -158,6 +226,26 @@ def _is_lat_topic(part: Partition) -> bool:
     return part.config.timestamp_type is TimestampType.LOG_APPEND_TIME
 
 
+def _rewritten(
+    batches: Iterable[AnyBatch], where: Callable[[AnyBatch], bool], change: Callable[[Any], AnyBatch]
+) -> tuple[AnyBatch, ...]:
+    """`batches` with each one `where` picks passed through `change` and the rest as they are: how a fault rewrites
+    the batches it is about, whether sent, stored, served or replicated."""
+    return tuple(change(b) if where(b) else b for b in batches)
+
+
+def _is_v2(batch: AnyBatch) -> bool:
+    return isinstance(batch, DefaultBatch)
+
+
+def _is_legacy(batch: AnyBatch) -> bool:
+    return isinstance(batch, LegacyBatch)
+
+
+def _is_lat_v2(batch: AnyBatch) -> bool:
+    return isinstance(batch, DefaultBatch) and batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+
+
 def _specs(batch: DefaultBatch) -> list[RecordSpec]:
     return [
         RecordSpec(timestamp=r.timestamp, key=r.key, value=r.value, headers=r.headers) for r in batch.records()
@@ -177,4 +265,3 @@ def _restamped(batch: AnyBatch, stamp: Callable[[int], int]) -> AnyBatch:
     if message.inner or message.timestamp is None:
         return batch
     return replace(batch, message=replace(message, timestamp=stamp(message.timestamp), crc=None))
-

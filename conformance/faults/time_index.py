@@ -2,40 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from conformance.faults.mutant import MutantCluster, MutantImplementation, _impl, _mutant
-from conformance.targets.implementation import Implementation
-from models.cluster import Cluster
+from conformance.faults.mutant import MutantImplementation, _model_mutant
 from models.config import TopicConfig
 from models.constants import (
     IsolationLevel,
 )
 from models.list_offsets import ListOffsetsAnswer
 from models.log import PartitionLog, Segment
-from models.profiles import Profile, RollBase
+from models.profiles import RollBase
 from models.time_index import TimeIndex
-
-
-def _segment_log(
-    segment_class: type[Segment] | None = None, index_class: type[TimeIndex] | None = None
-) -> type[Cluster]:
-    """A cluster whose replicas' segments are of `segment_class` and their time indexes of `index_class`
-    (a segment- or index-level fault overriding one step of `Segment` or `TimeIndex`)."""
-
-    class _Log(PartitionLog):
-        def _new_segment(self, base_offset: int, now: int) -> Segment:
-            segment = super()._new_segment(base_offset, now)
-            if segment_class is not None:
-                segment.__class__ = segment_class
-            if index_class is not None:
-                segment.time_index.__class__ = index_class
-            return segment
-
-    class _Cluster(MutantCluster):
-        log_class = _Log
-
-    return _Cluster
 
 
 class _NonStrictTimeIndex(TimeIndex):
@@ -54,14 +29,14 @@ class _NonStrictSegment(Segment):
             self.offset_of_max_timestamp = offset
 
 
-@_mutant(
+_model_mutant(
     "time-index-non-strict",
     "Time-index appends and the segment max use >= instead of >, so equal timestamps add entries "
     "pointing at later offsets and lookups skip the first record at that timestamp.",
     ("IDX.strictly-increasing", "IDX.segment-max-strictly-greater", "LO.first-ge-target"),
+    segment=_NonStrictSegment,
+    time_index=_NonStrictTimeIndex,
 )
-def build_time_index_non_strict(profile: Profile) -> Implementation:
-    return _impl(profile, _segment_log(_NonStrictSegment, _NonStrictTimeIndex))
 
 
 class _NextOffsetSegment(Segment):
@@ -73,7 +48,7 @@ class _NextOffsetSegment(Segment):
         return max(next_offset, self.time_index.last_entry()[1])
 
 
-@_mutant(
+_model_mutant(
     "time-index-entry-next-offset",
     "Time-index entries pair the segment max with the next offset (KIP-33's text, DIS-2) instead of the "
     "batch holding it, so a lookup for exactly that timestamp starts past its record.",
@@ -81,9 +56,8 @@ class _NextOffsetSegment(Segment):
     # Explicit: declared without kafka-4.1 since it was seeded (4.1 indexes each batch, KAFKA-806); the
     # reason was not re-examined when profiles became derived.
     ("kafka-0.10", "kafka-2.8", "kafka-3.9", "kafka-4.0"),
+    segment=_NextOffsetSegment,
 )
-def build_time_index_entry_next_offset(profile: Profile) -> Implementation:
-    return _impl(profile, _segment_log(_NextOffsetSegment))
 
 
 class _RetentionSmallestLog(PartitionLog):
@@ -93,18 +67,13 @@ class _RetentionSmallestLog(PartitionLog):
         return min(stamps) if stamps else segment.largest_timestamp()
 
 
-class _RetentionSmallestCluster(MutantCluster):
-    log_class = _RetentionSmallestLog
-
-
-@_mutant(
+_model_mutant(
     "retention-by-smallest-timestamp",
     "Time retention measures a segment's age from its smallest record timestamp instead of its largest "
     "(IDX-10), deleting segments that still hold recent records.",
     ("IDX.retention-by-largest-timestamp",),
+    log=_RetentionSmallestLog,
 )
-def build_retention_smallest(profile: Profile) -> Implementation:
-    return _impl(profile, _RetentionSmallestCluster)
 
 
 class _RetentionFirstBatchLog(PartitionLog):
@@ -114,18 +83,13 @@ class _RetentionFirstBatchLog(PartitionLog):
         return first if first >= 0 else segment.largest_timestamp()
 
 
-class _RetentionFirstBatchCluster(MutantCluster):
-    log_class = _RetentionFirstBatchLog
-
-
-@_mutant(
+_model_mutant(
     "retention-by-first-batch",
     "Time retention measures a segment's age from its first batch's timestamp (the roll base) instead "
     "of its largest timestamp.",
     ("IDX.retention-by-largest-timestamp",),
+    log=_RetentionFirstBatchLog,
 )
-def build_retention_first_batch(profile: Profile) -> Implementation:
-    return _impl(profile, _RetentionFirstBatchCluster)
 
 
 class _RetentionNoPrefixLog(PartitionLog):
@@ -135,18 +99,13 @@ class _RetentionNoPrefixLog(PartitionLog):
         return False
 
 
-class _RetentionNoPrefixCluster(MutantCluster):
-    log_class = _RetentionNoPrefixLog
-
-
-@_mutant(
+_model_mutant(
     "retention-ignores-prefix",
     "Time retention does not stop at the first non-deletable segment: an old segment behind a "
     "future-stamped one is deleted along with everything before it (IDX-10 prefix rule).",
     ("IDX.retention-prefix-rule",),
+    log=_RetentionNoPrefixLog,
 )
-def build_retention_ignores_prefix(profile: Profile) -> Implementation:
-    return _impl(profile, _RetentionNoPrefixCluster)
 
 
 class _DatedNowImpl(MutantImplementation):
@@ -173,14 +132,13 @@ class _DatedNowImpl(MutantImplementation):
                 segment.last_modified = mtime
 
 
-@_mutant(
+_model_mutant(
     "untimed-segment-dated-now",
     "A segment holding only records without timestamps is dated by the broker's current clock instead of its "
     "file's mtime (IDX-6), so a lookup for a target between the two stops there and finds nothing.",
     ("IDX.largest-timestamp-mtime",),
+    answers=_DatedNowImpl,
 )
-def build_untimed_segment_dated_now(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_DatedNowImpl)
 
 
 class _RoundsUpTimeIndex(TimeIndex):
@@ -191,24 +149,22 @@ class _RoundsUpTimeIndex(TimeIndex):
         return at_or_above[0] if at_or_above else super().lookup(target)
 
 
-@_mutant(
+_model_mutant(
     "time-index-lookup-rounds-up",
     "A time-index lookup returns the first entry at or above the target instead of the last at or below it, "
     "so the scan can start past the batch holding the answer (IDX-7).",
     ("IDX.lookup-largest-le-target",),
+    time_index=_RoundsUpTimeIndex,
 )
-def build_time_index_lookup_rounds_up(profile: Profile) -> Implementation:
-    return _impl(profile, _segment_log(index_class=_RoundsUpTimeIndex))
 
 
-@_mutant(
+_model_mutant(
     "roll-by-wall-clock",
     "Segments roll when the broker clock says they are older than segment.ms (the 0.10.0 rule) instead of "
     "when the incoming max timestamp is that far past the first batch's (IDX-9, KIP-33).",
     ("IDX.roll-by-first-batch",),
+    profile_changes={"roll_base": RollBase.WALL_CLOCK},
 )
-def build_roll_by_wall_clock(profile: Profile) -> Implementation:
-    return _impl(profile, cluster_profile=replace(profile, roll_base=RollBase.WALL_CLOCK))
 
 
 class _AbsoluteAgeSegment(Segment):
@@ -220,15 +176,14 @@ class _AbsoluteAgeSegment(Segment):
         return abs(super().time_waited_for_roll(now, incoming_max_timestamp, roll_rule))
 
 
-@_mutant(
+_model_mutant(
     "roll-age-absolute",
     "A segment's age for a time roll is |incoming max - roll base|, so records without timestamps (incoming "
     "max -1) roll a timestamped segment, as do records older than a far-future first timestamp; a negative "
     "age never rolls (IDX-9).",
     ("IDX.future-first-timestamp-blocks-roll",),
+    segment=_AbsoluteAgeSegment,
 )
-def build_roll_age_absolute(profile: Profile) -> Implementation:
-    return _impl(profile, _segment_log(_AbsoluteAgeSegment))
 
 
 class _NoAgeRollSegment(Segment):
@@ -237,14 +192,13 @@ class _NoAgeRollSegment(Segment):
         return 0
 
 
-@_mutant(
+_model_mutant(
     "untimed-segment-never-ages",
     "A segment without a roll base (records without timestamps; always in 0.10.0) never rolls on time, "
     "instead of once the broker clock says it is older than segment.ms (IDX-9).",
     ("IDX.roll-by-age-without-timestamps",),
+    segment=_NoAgeRollSegment,
 )
-def build_untimed_segment_never_ages(profile: Profile) -> Implementation:
-    return _impl(profile, _segment_log(_NoAgeRollSegment))
 
 
 class _LateFullTimeIndex(TimeIndex):
@@ -253,14 +207,13 @@ class _LateFullTimeIndex(TimeIndex):
         return len(self) >= self.max_entries
 
 
-@_mutant(
+_model_mutant(
     "time-index-full-one-late",
     "A time index counts as full only at capacity (segment.index.bytes / 12 entries) instead of capacity - 1, "
     "so a segment rolls one indexed append later (IDX-1).",
     ("IDX.full-index-forces-roll",),
+    time_index=_LateFullTimeIndex,
 )
-def build_time_index_full_one_late(profile: Profile) -> Implementation:
-    return _impl(profile, _segment_log(index_class=_LateFullTimeIndex))
 
 
 class _LagIgnoredSegment(Segment):
@@ -270,12 +223,10 @@ class _LagIgnoredSegment(Segment):
         return config.segment_ms
 
 
-@_mutant(
+_model_mutant(
     "compaction-lag-ignored-for-roll",
     "On a compacted topic the time-roll threshold is segment.ms, ignoring a smaller max.compaction.lag.ms "
     "(IDX-9, KIP-354).",
     ("IDX.compacted-roll-max-lag",),
+    segment=_LagIgnoredSegment,
 )
-def build_compaction_lag_ignored(profile: Profile) -> Implementation:
-    return _impl(profile, _segment_log(_LagIgnoredSegment))
-

@@ -10,13 +10,14 @@ from dataclasses import replace
 from conformance.faults.mutant import (
     MutantCluster,
     MutantImplementation,
-    _impl,
     _is_lat_topic,
-    _mutant,
+    _is_lat_v2,
+    _is_v2,
+    _model_mutant,
     _restamped,
+    _rewritten,
     _specs,
 )
-from conformance.targets.implementation import Implementation
 from models.cluster import Partition, ProduceResponse, find_duplicate
 from models.config import TopicConfig, effective_bounds
 from models.constants import (
@@ -43,14 +44,13 @@ class _LatIgnoredCluster(MutantCluster):
         return replace(part.config, timestamp_type=TimestampType.CREATE_TIME), self.profile
 
 
-@_mutant(
+_model_mutant(
     "lat-ignored",
     "message.timestamp.type=LogAppendTime is ignored and the topic is treated as CreateTime (producer "
     "timestamps kept, like brokers that accept the config but never implement it).",
     ("CMP.lat-every-record-reads-now", "VAL.lat-response-time", "CON.v2-lat-max-timestamp"),
+    cluster=_LatIgnoredCluster,
 )
-def build_lat_ignored(profile: Profile) -> Implementation:
-    return _impl(profile, _LatIgnoredCluster)
 
 
 class _SymmetricCluster(MutantCluster):
@@ -62,14 +62,13 @@ class _SymmetricCluster(MutantCluster):
         )
 
 
-@_mutant(
+_model_mutant(
     "symmetric-range",
     "KIP-937 before/after are collapsed into one symmetric bound max(before, after) (the pre-3.6 "
     "difference rule kept after adding the new configs).",
     ("VAL.range-before-after",),
+    cluster=_SymmetricCluster,
 )
-def build_symmetric_range(profile: Profile) -> Implementation:
-    return _impl(profile, _SymmetricCluster)
 
 
 class _BeforeExclusiveCluster(MutantCluster):
@@ -78,14 +77,13 @@ class _BeforeExclusiveCluster(MutantCluster):
         return replace(part.config, before_max_ms=before - 1, after_max_ms=after), self.profile
 
 
-@_mutant(
+_model_mutant(
     "before-bound-exclusive",
     "The past bound is exclusive: now - ts >= before rejects, so ts = now - before is refused (an "
     "off-by-one `>=` in the range check).",
     ("VAL.range-inclusive-bounds",),
+    cluster=_BeforeExclusiveCluster,
 )
-def build_before_bound_exclusive(profile: Profile) -> Implementation:
-    return _impl(profile, _BeforeExclusiveCluster)
 
 
 class _AfterExclusiveCluster(MutantCluster):
@@ -94,33 +92,30 @@ class _AfterExclusiveCluster(MutantCluster):
         return replace(part.config, before_max_ms=before, after_max_ms=after - 1), self.profile
 
 
-@_mutant(
+_model_mutant(
     "after-bound-exclusive",
     "The future bound is exclusive: ts - now >= after rejects, so ts = now + after is refused.",
     ("VAL.range-inclusive-bounds",),
+    cluster=_AfterExclusiveCluster,
 )
-def build_after_bound_exclusive(profile: Profile) -> Implementation:
-    return _impl(profile, _AfterExclusiveCluster)
 
 
-@_mutant(
+_model_mutant(
     "no-timestamp-not-exempt",
     "Timestamp -1 is range-checked like any value (the 0.10.x behaviour, VAL-3) on a profile where it "
     "must be exempt.",
     ("VAL.no-timestamp-exempt",),
+    profile_changes={"exempt_no_timestamp": False},
 )
-def build_no_timestamp_not_exempt(profile: Profile) -> Implementation:
-    return _impl(profile, cluster_profile=replace(profile, exempt_no_timestamp=False))
 
 
-@_mutant(
+_model_mutant(
     "difference-honoured-in-4-0",
     "message.timestamp.difference.max.ms is still accepted and used as the fallback bound after its "
     "removal in 4.0 (KIP-724), as in 3.6-3.9.",
     ("VAL.difference-config-removed",),
+    profile_changes={"has_difference_config": True},
 )
-def build_difference_honoured(profile: Profile) -> Implementation:
-    return _impl(profile, cluster_profile=replace(profile, has_difference_config=True))
 
 
 class _NoFallbackCluster(MutantCluster):
@@ -128,24 +123,22 @@ class _NoFallbackCluster(MutantCluster):
         return replace(part.config, difference_max_ms=None), self.profile
 
 
-@_mutant(
+_model_mutant(
     "no-fallback-to-difference",
     "In 3.6-3.9 an unset before/after bound does not fall back to message.timestamp.difference.max.ms, "
     "so topics configured with the deprecated config lose their bound.",
     ("VAL.bounds-fallback-to-difference",),
+    cluster=_NoFallbackCluster,
 )
-def build_no_fallback(profile: Profile) -> Implementation:
-    return _impl(profile, _NoFallbackCluster)
 
 
-@_mutant(
+_model_mutant(
     "after-default-unlimited",
     "The 4.0 default message.timestamp.after.max.ms of 1 h (KIP-1030) is not applied: far-future "
     "timestamps are accepted with default configs.",
     ("VAL.after-default-one-hour",),
+    profile_changes={"default_after_ms": LONG_MAX},
 )
-def build_after_default_unlimited(profile: Profile) -> Implementation:
-    return _impl(profile, cluster_profile=replace(profile, default_after_ms=LONG_MAX))
 
 
 class _LatRangeCheckedCluster(MutantCluster):
@@ -173,14 +166,13 @@ class _LatRangeCheckedCluster(MutantCluster):
         return batches
 
 
-@_mutant(
+_model_mutant(
     "lat-topic-range-checked",
     "Producer timestamps are range-checked on LogAppendTime topics although they are about to be "
     "overwritten (the bounds only apply to CreateTime, VAL-3).",
     ("VAL.lat-topic-skips-range-check",),
+    cluster=_LatRangeCheckedCluster,
 )
-def build_lat_topic_range_checked(profile: Profile) -> Implementation:
-    return _impl(profile, _LatRangeCheckedCluster)
 
 
 class _LatFlagAcceptedCluster(MutantCluster):
@@ -190,24 +182,22 @@ class _LatFlagAcceptedCluster(MutantCluster):
         if not _is_lat_topic(part):
             return batches
         # The fault: a producer-set LogAppendTime flag is silently cleared instead of rejected (VAL-8).
-        return [
-            b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp)
-            if isinstance(b, DefaultBatch) and b.timestamp_type is TimestampType.LOG_APPEND_TIME
-            else b
-            for b in batches
-        ]
+        return _rewritten(
+            batches,
+            _is_lat_v2,
+            lambda b: b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp),
+        )
 
 
-@_mutant(
+_model_mutant(
     "lat-flag-accepted-on-lat-topic",
     "A producer batch flagged LogAppendTime is accepted on a LogAppendTime topic (the flag cleared and "
     "the batch stamped) instead of rejected with INVALID_TIMESTAMP (VAL-8).",
     ("VAL.lat-flag-rejected-on-lat-topic",),
     # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
     ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
+    cluster=_LatFlagAcceptedCluster,
 )
-def build_lat_flag_accepted(profile: Profile) -> Implementation:
-    return _impl(profile, _LatFlagAcceptedCluster)
 
 
 class _PartialBatchCluster(MutantCluster):
@@ -236,16 +226,15 @@ class _PartialBatchCluster(MutantCluster):
         return [build_v2(keep, codec=batch.codec)]
 
 
-@_mutant(
+_model_mutant(
     "partial-batch-append",
     "A batch with some out-of-range records is partly appended (the valid records kept) instead of "
     "rejected as a whole (VAL-9).",
     ("VAL.whole-batch-rejected",),
     # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
     ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
+    cluster=_PartialBatchCluster,
 )
-def build_partial_batch_append(profile: Profile) -> Implementation:
-    return _impl(profile, _PartialBatchCluster)
 
 
 class _RecordsRecountedCluster(MutantCluster):
@@ -255,22 +244,20 @@ class _RecordsRecountedCluster(MutantCluster):
     def pre_validate(
         self, part: Partition, batches: Sequence[AnyBatch], now: int
     ) -> Sequence[AnyBatch] | AppendRejected:
-        return [
-            replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None)
-            if isinstance(b, DefaultBatch) and b.records_count is not None and b.records_
-            else b
-            for b in batches
-        ]
+        return _rewritten(
+            batches,
+            lambda b: _is_v2(b) and b.records_count is not None and bool(b.records_),
+            lambda b: replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None),
+        )
 
 
-@_mutant(
+_model_mutant(
     "records-count-unchecked",
     "A v2 batch whose RecordsCount (and LastOffsetDelta) disagrees with the records it holds is stored with the "
     "records counted instead of refused with INVALID_RECORD (\"Incorrect declared batch size\", VAL-14).",
     ("VAL.records-count-matches",),
+    cluster=_RecordsRecountedCluster,
 )
-def build_records_count_unchecked(profile: Profile) -> Implementation:
-    return _impl(profile, _RecordsRecountedCluster)
 
 
 class _RejectionKeepsLogStartImpl(MutantImplementation):
@@ -283,14 +270,13 @@ class _RejectionKeepsLogStartImpl(MutantImplementation):
         return replace(response, log_start_offset=self.cluster.leader_log(topic, partition).log_start_offset)
 
 
-@_mutant(
+_model_mutant(
     "rejection-keeps-log-start",
     "A Produce refused before the log validates it (Produce v3+ carrying magic 0/1, a batch whose CRC does not "
     "match) answers the partition's log_start_offset where Kafka answers -1 (UNKNOWN_LOG_APPEND_INFO, VAL-11).",
     ("VAL.rejection-response-fields",),
+    answers=_RejectionKeepsLogStartImpl,
 )
-def build_rejection_keeps_log_start(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_RejectionKeepsLogStartImpl)
 
 
 class _RecordErrorsMissingImpl(MutantImplementation):
@@ -301,14 +287,13 @@ class _RecordErrorsMissingImpl(MutantImplementation):
         return replace(response, record_errors=())
 
 
-@_mutant(
+_model_mutant(
     "record-errors-missing",
     "A rejected produce carries no record_errors at v8+ (KIP-467 not implemented, as in pre-2.4 brokers "
     "and some proxies).",
     ("VAL.record-errors-batch-index",),
+    answers=_RecordErrorsMissingImpl,
 )
-def build_record_errors_missing(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_RecordErrorsMissingImpl)
 
 
 class _RecordErrorsOffByOneImpl(MutantImplementation):
@@ -320,13 +305,12 @@ class _RecordErrorsOffByOneImpl(MutantImplementation):
         return replace(response, record_errors=shifted)
 
 
-@_mutant(
+_model_mutant(
     "record-errors-index-off-by-one",
     "record_errors report a 1-based batch_index instead of the record's 0-based position (VAL-11).",
     ("VAL.record-errors-batch-index",),
+    answers=_RecordErrorsOffByOneImpl,
 )
-def build_record_errors_off_by_one(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_RecordErrorsOffByOneImpl)
 
 
 class _LatResponseMinusOneImpl(MutantImplementation):
@@ -337,14 +321,13 @@ class _LatResponseMinusOneImpl(MutantImplementation):
         return replace(response, log_append_time=-1)
 
 
-@_mutant(
+_model_mutant(
     "lat-response-minus-one",
     "A successful produce to a LogAppendTime topic answers log_append_time -1 (the field left at its "
     "default), so clients report their own create time.",
     ("VAL.lat-response-time",),
+    answers=_LatResponseMinusOneImpl,
 )
-def build_lat_response_minus_one(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_LatResponseMinusOneImpl)
 
 
 class _LatResponseCreateTimeImpl(MutantImplementation):
@@ -358,14 +341,13 @@ class _LatResponseCreateTimeImpl(MutantImplementation):
         return replace(response, log_append_time=batches[0].max_timestamp)
 
 
-@_mutant(
+_model_mutant(
     "lat-response-create-time",
     "A successful produce to a LogAppendTime topic answers the batch's producer timestamp instead of "
     "the broker's append time.",
     ("VAL.lat-response-time",),
+    answers=_LatResponseCreateTimeImpl,
 )
-def build_lat_response_create_time(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_LatResponseCreateTimeImpl)
 
 
 class _CreateTimeResponseNowImpl(MutantImplementation):
@@ -380,13 +362,12 @@ class _CreateTimeResponseNowImpl(MutantImplementation):
         return response
 
 
-@_mutant(
+_model_mutant(
     "createtime-response-now",
     "A successful produce to a CreateTime topic answers log_append_time = the broker clock instead of -1.",
     ("VAL.createtime-response-minus-one",),
+    answers=_CreateTimeResponseNowImpl,
 )
-def build_createtime_response_now(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_CreateTimeResponseNowImpl)
 
 
 class _HeaderMaxKeptCluster(MutantCluster):
@@ -404,16 +385,15 @@ class _HeaderMaxKeptCluster(MutantCluster):
         return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
 
 
-@_mutant(
+_model_mutant(
     "header-max-not-recomputed",
     "On a CreateTime topic the producer's batch MaxTimestamp is trusted and stored instead of the max of "
     "the record timestamps (VAL-13).",
     ("VAL.header-max-recomputed",),
     # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
     ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
+    cluster=_HeaderMaxKeptCluster,
 )
-def build_header_max_not_recomputed(profile: Profile) -> Implementation:
-    return _impl(profile, _HeaderMaxKeptCluster)
 
 
 class _ProduceAnswerImpl(MutantImplementation):
@@ -446,14 +426,13 @@ class _KeyErrorWinsImpl(_ProduceAnswerImpl):
         return response
 
 
-@_mutant(
+_model_mutant(
     "first-record-error-decides",
     "A batch with both key errors (compacted topic) and timestamp errors fails with the first record's error "
     "(INVALID_RECORD, 87) instead of INVALID_TIMESTAMP (VAL-9: any timestamp error wins).",
     ("VAL.timestamp-error-wins",),
+    answers=_KeyErrorWinsImpl,
 )
-def build_first_record_error_decides(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_KeyErrorWinsImpl)
 
 
 class _EveryFailureImpl(_ProduceAnswerImpl):
@@ -481,14 +460,13 @@ class _EveryFailureImpl(_ProduceAnswerImpl):
                        record_errors=errors)
 
 
-@_mutant(
+_model_mutant(
     "every-failure-per-record",
     "A keyless record on a compacted topic is also checked for its timestamp, and both failures are listed "
     "in record_errors (VAL-9 reports only each record's first failure, the key).",
     ("VAL.first-failure-per-record",),
+    answers=_EveryFailureImpl,
 )
-def build_every_failure_per_record(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_EveryFailureImpl)
 
 
 class _PlainSummaryImpl(_ProduceAnswerImpl):
@@ -501,14 +479,13 @@ class _PlainSummaryImpl(_ProduceAnswerImpl):
         return response
 
 
-@_mutant(
+_model_mutant(
     "invalid-record-summary-plain",
     "A batch rejected for non-timestamp record errors carries the pre-3.2 error_message \"One or more records "
     "have been rejected\" instead of the count and the first three errors (VAL-9).",
     ("VAL.invalid-record-summary-text",),
+    answers=_PlainSummaryImpl,
 )
-def build_invalid_record_summary_plain(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_PlainSummaryImpl)
 
 
 _OUT_OF_RANGE_TEXT = re.compile(
@@ -535,14 +512,13 @@ class _LogOffsetInTextImpl(_ProduceAnswerImpl):
         return replace(response, record_errors=tuple(absolute(e) for e in response.record_errors))
 
 
-@_mutant(
+_model_mutant(
     "error-text-log-offset",
     "An out-of-range record's message prints the offset the record would have had in the log instead of its "
     "offset in the request (VAL-7).",
     ("VAL.error-offset-from-request",),
+    answers=_LogOffsetInTextImpl,
 )
-def build_error_text_log_offset(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_LogOffsetInTextImpl)
 
 
 class _SaturatedBoundsImpl(_ProduceAnswerImpl):
@@ -561,14 +537,13 @@ class _SaturatedBoundsImpl(_ProduceAnswerImpl):
         return replace(response, record_errors=tuple(saturated(e) for e in response.record_errors))
 
 
-@_mutant(
+_model_mutant(
     "error-bounds-saturated",
     "The bounds printed in an out-of-range message saturate at Long.MAX_VALUE where Kafka's 64-bit sum "
     "wraps to a negative number (after = Long.MAX_VALUE, VAL-7).",
     ("VAL.error-bounds-wraparound",),
+    answers=_SaturatedBoundsImpl,
 )
-def build_error_bounds_saturated(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_SaturatedBoundsImpl)
 
 
 def _timestamp_rejection(rejected: list[tuple[int, int]], text: Callable[[int, int], str]) -> AppendRejected:
@@ -585,14 +560,13 @@ class _NegativeExemptCluster(MutantCluster):
         return [_restamped(b, lambda t: -1 if t < -1 else t) for b in batches]
 
 
-@_mutant(
+_model_mutant(
     "negative-timestamps-exempt",
     "Every negative timestamp is exempt from the range check like -1, so Long.MIN_VALUE is accepted where "
     "the 3.6+ rule's 64-bit difference makes it ~2^63 ms in the future (VAL-4).",
     ("VAL.range-long-min-is-future",),
+    cluster=_NegativeExemptCluster,
 )
-def build_negative_timestamps_exempt(profile: Profile) -> Implementation:
-    return _impl(profile, _NegativeExemptCluster)
 
 
 class _ExactDistanceCluster(MutantCluster):
@@ -612,14 +586,13 @@ class _ExactDistanceCluster(MutantCluster):
             t, i, now=now, before=difference, after=difference, style=self.profile.error_text))
 
 
-@_mutant(
+_model_mutant(
     "symmetric-distance-exact",
     "The symmetric range rule computes |ts - now| exactly (no 64-bit overflow), so it rejects ts = now + "
     "Long.MIN_VALUE, which Kafka's overflowing Math.abs never does (VAL-5).",
     ("VAL.symmetric-long-min-accepted",),
+    cluster=_ExactDistanceCluster,
 )
-def build_symmetric_distance_exact(profile: Profile) -> Implementation:
-    return _impl(profile, _ExactDistanceCluster)
 
 
 class _NegativeRejectedCluster(MutantCluster):
@@ -637,14 +610,13 @@ class _NegativeRejectedCluster(MutantCluster):
         return _timestamp_rejection(rejected, lambda i, t: f"Invalid negative timestamp {t}")
 
 
-@_mutant(
+_model_mutant(
     "negative-timestamps-rejected",
     "A record stamped below -1 is refused with INVALID_TIMESTAMP for its sign (the Java writer's check) "
     "instead of being range-checked like any value (VAL-15).",
     ("VAL.below-minus-one-range-checked",),
+    cluster=_NegativeRejectedCluster,
 )
-def build_negative_timestamps_rejected(profile: Profile) -> Implementation:
-    return _impl(profile, _NegativeRejectedCluster)
 
 
 class _DuplicateAnsweredAsNewCluster(MutantCluster):
@@ -657,14 +629,13 @@ class _DuplicateAnsweredAsNewCluster(MutantCluster):
         return replace(answer, log_append_time=now if _is_lat_topic(part) else NO_TIMESTAMP)
 
 
-@_mutant(
+_model_mutant(
     "duplicate-answered-as-new",
     "A retried idempotent batch is answered with the log_append_time of a new append (-1 on CreateTime topics, "
     "now on LogAppendTime ones) instead of the cached batch's MaxTimestamp (VAL-12).",
     ("VAL.duplicate-returns-cached-max",),
+    cluster=_DuplicateAnsweredAsNewCluster,
 )
-def build_duplicate_answered_as_new(profile: Profile) -> Implementation:
-    return _impl(profile, _DuplicateAnsweredAsNewCluster)
 
 
 class _DedupFirstImpl(MutantImplementation):
@@ -685,14 +656,13 @@ class _DedupFirstImpl(MutantImplementation):
         ).as_of_version(produce_version)
 
 
-@_mutant(
+_model_mutant(
     "dedup-before-validation",
     "Duplicate detection runs before validation: an idempotent retry whose timestamps are now out of range is "
     "answered as a duplicate instead of rejected with INVALID_TIMESTAMP (VAL-12).",
     ("VAL.validation-before-dedup",),
+    answers=_DedupFirstImpl,
 )
-def build_dedup_before_validation(profile: Profile) -> Implementation:
-    return _impl(profile, impl_cls=_DedupFirstImpl)
 
 
 class _IdempotenceDroppedCluster(MutantCluster):
@@ -703,20 +673,15 @@ class _IdempotenceDroppedCluster(MutantCluster):
             return batches
         # The fault: for a topic stored below v2 the producer id and sequence are dropped in the conversion
         # instead of refusing the batch (VAL-14: UNSUPPORTED_FOR_MESSAGE_FORMAT).
-        return [
-            replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
-            if isinstance(b, DefaultBatch)
-            else b
-            for b in batches
-        ]
+        return _rewritten(
+            batches, _is_v2, lambda b: replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
+        )
 
 
-@_mutant(
+_model_mutant(
     "idempotence-dropped-on-old-format",
     "An idempotent batch for a topic stored in format v0/v1 is accepted, its producer id and sequence dropped "
     "in the conversion, instead of refused with UNSUPPORTED_FOR_MESSAGE_FORMAT (VAL-14).",
     ("VAL.idempotent-needs-v2",),
+    cluster=_IdempotenceDroppedCluster,
 )
-def build_idempotence_dropped(profile: Profile) -> Implementation:
-    return _impl(profile, _IdempotenceDroppedCluster)
-

@@ -625,11 +625,7 @@ class WireClient:
                 response.responses, topic, topic_id, partition, lambda t: t.partition_responses, lambda p: p.index
             )
             if answer is None:
-                raise WireError(
-                    f"broker at {conn.address} answered Produce v{version} without partition {topic}-{partition}: "
-                    "it does not follow the protocol; see the attached response bytes",
-                    address=conn.address,
-                )
+                raise _without_partition(conn, "Produce", version, topic, partition)
             return ProduceResult(
                 error_code=answer.error_code,
                 base_offset=answer.base_offset,
@@ -699,11 +695,7 @@ class WireClient:
                 top = getattr(response, "error_code", 0) if version >= 7 else 0
                 if top:
                     return FetchResult(top, -1, None, None, b"")
-                raise WireError(
-                    f"broker at {conn.address} answered Fetch v{version} without partition {topic}-{partition}: "
-                    "it does not follow the protocol; see the attached response bytes",
-                    address=conn.address,
-                )
+                raise _without_partition(conn, "Fetch", version, topic, partition)
             return FetchResult(
                 error_code=answer.error_code,
                 high_watermark=answer.high_watermark,
@@ -745,11 +737,7 @@ class WireClient:
                 response.topics, topic, None, partition, lambda t: t.partitions, lambda p: p.partition_index
             )
             if answer is None:
-                raise WireError(
-                    f"broker at {conn.address} answered ListOffsets v{version} without partition "
-                    f"{topic}-{partition}: it does not follow the protocol; see the attached response bytes",
-                    address=conn.address,
-                )
+                raise _without_partition(conn, "ListOffsets", version, topic, partition)
             if version == 0:
                 offsets = tuple(answer.old_style_offsets or ())
                 return ListOffsetsResult(answer.error_code, None, offsets[0] if offsets else -1, None, offsets)
@@ -982,11 +970,12 @@ class WireClient:
             response = self._send(conn, request, chosen)
             if chosen >= 1 and response.error_code != _NONE:
                 return ApiResult(response.error_code, None)
-            for result in response.replica_election_results:
-                if result.topic == topic:
-                    for p in result.partition_result:
-                        if p.partition_id == partition:
-                            return ApiResult(p.error_code, p.error_message)
+            found = _find_partition(
+                response.replica_election_results, topic, None, partition, lambda t: t.partition_result,
+                lambda p: p.partition_id,
+            )  # fmt: skip
+            if found is not None:
+                return ApiResult(found.error_code, found.error_message)
             return ApiResult(-1, f"ElectLeaders v{chosen} answer does not mention {topic}-{partition}")
 
         result = self._on_controller(call, lambda r: r.error_code)
@@ -1011,11 +1000,11 @@ class WireClient:
             response = self._send(conn, request, chosen)
             if response.error_code != _NONE:
                 return ApiResult(response.error_code, response.error_message)
-            for result in response.responses:
-                if result.name == topic:
-                    for p in result.partitions:
-                        if p.partition_index == partition:
-                            return ApiResult(p.error_code, p.error_message)
+            found = _find_partition(
+                response.responses, topic, None, partition, lambda t: t.partitions, lambda p: p.partition_index
+            )
+            if found is not None:
+                return ApiResult(found.error_code, found.error_message)
             return ApiResult(-1, f"AlterPartitionReassignments v{chosen} answer does not mention {topic}-{partition}")
 
         result = self._on_controller(call, lambda r: r.error_code)
@@ -1040,6 +1029,16 @@ def _best(offered_by_broker: Mapping[int, tuple[int, int]], api_key: int, wanted
             offered=offered,
         )
     return best
+
+
+def _without_partition(conn: KafkaConnection, api: str, version: int, topic: str, partition: int) -> WireError:
+    """A broker's answer that lacks the partition it was asked about: a breach of the protocol, the response bytes
+    attached by the connection."""
+    return WireError(
+        f"broker at {conn.address} answered {api} v{version} without partition {topic}-{partition}: "
+        "it does not follow the protocol; see the attached response bytes",
+        address=conn.address,
+    )
 
 
 def _find_partition(

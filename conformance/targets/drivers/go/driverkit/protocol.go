@@ -1,6 +1,7 @@
 // Package driverkit is what every Go driver of the suite shares: the driver protocol v1
-// (docs/driver-protocol.md) as Go types, the JSON-lines loop over stdin and stdout, and the small
-// translations every library needs (base64 bytes, Go's zero time as "no timestamp", Kafka error names).
+// (docs/driver-protocol.md) as Go types, the JSON-lines loop over stdin and stdout, the client role's
+// requests checked and answered around a driver's library calls (client.go), and the small translations
+// every library needs (base64 bytes, Go's zero time as "no timestamp", Kafka error names).
 // A driver supplies the library calls; nothing here knows a library.
 package driverkit
 

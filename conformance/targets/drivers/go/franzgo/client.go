@@ -126,17 +126,15 @@ func kind(err error) string {
 	return fmt.Sprintf("%T", err)
 }
 
-func (c *client) send(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "codec", "records"); err != nil {
-		return nil, err
-	}
-	p, err := c.producer(req.Codec)
+func (c *client) Send(ctx context.Context, topic string, partition int32, codec string, sent []driverkit.Record,
+) ([]driverkit.Outcome, error) {
+	p, err := c.producer(codec)
 	if err != nil {
 		return nil, err
 	}
-	records := make([]*kgo.Record, len(req.Records))
-	for i, r := range req.Records {
-		records[i] = &kgo.Record{Topic: req.Topic, Partition: req.Partition, Key: r.Key, Value: r.Value,
+	records := make([]*kgo.Record, len(sent))
+	for i, r := range sent {
+		records[i] = &kgo.Record{Topic: topic, Partition: partition, Key: r.Key, Value: r.Value,
 			Timestamp: driverkit.Time(r.Timestamp)}
 	}
 	before := c.batches.Load()
@@ -162,7 +160,7 @@ func (c *client) send(ctx context.Context, req *driverkit.Request) (any, error) 
 			outcomes[i] = driverkit.NotSent(kind(err), err.Error())
 		}
 	}
-	return map[string]any{"outcomes": outcomes}, nil
+	return outcomes, nil
 }
 
 func consumerRecord(r *kgo.Record) driverkit.ConsumerRecord {
@@ -187,40 +185,25 @@ func (c *client) poll(ctx context.Context, topic string, partition int32, at kgo
 		return nil, err
 	}
 	defer cl.Close()
-	var out []driverkit.ConsumerRecord
-	for len(out) == 0 || out[len(out)-1].Offset < until-1 {
+	return driverkit.Poll(until, first, func() ([]driverkit.ConsumerRecord, error) {
 		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
-			return nil, driverkit.FailDelivered("timeout", fmt.Sprintf("kgo delivered no record at offset %d or "+
-				"beyond within %s", until-1, c.timeout), out)
+			return nil, driverkit.NoRecordWithin("kgo", until, c.timeout, "")
 		}
 		for _, e := range fetches.Errors() {
-			return nil, driverkit.FailDelivered(kind(e.Err), e.Err.Error(), out)
+			return nil, driverkit.Fail(kind(e.Err), e.Err.Error())
 		}
+		var batch []driverkit.ConsumerRecord
 		for _, r := range fetches.Records() {
-			if r.Offset < until {
-				out = append(out, consumerRecord(r))
-			}
-			if first && len(out) > 0 {
-				return out, nil
-			}
+			batch = append(batch, consumerRecord(r))
 		}
-	}
-	return out, nil
+		return batch, nil
+	})
 }
 
-func (c *client) consume(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "offset", "until"); err != nil {
-		return nil, err
-	}
-	records, err := c.poll(ctx, req.Topic, req.Partition, kgo.NewOffset().At(req.Offset), req.Until, false)
-	if err != nil {
-		return nil, err
-	}
-	if records == nil {
-		records = []driverkit.ConsumerRecord{}
-	}
-	return map[string]any{"records": records}, nil
+func (c *client) Consume(ctx context.Context, topic string, partition int32, offset, until int64,
+) ([]driverkit.ConsumerRecord, error) {
+	return c.poll(ctx, topic, partition, kgo.NewOffset().At(offset), until, false)
 }
 
 // listed is kadm's answer for one partition, or the failure it reports.
@@ -238,11 +221,12 @@ func listed(offsets kadm.ListedOffsets, err error, topic string, partition int32
 	return o, nil
 }
 
-// lookup is kadm's ListOffsetsAfterMilli: it passes any target on, negative ones included, and its
+// OffsetForTime is kadm's ListOffsetsAfterMilli: it passes any target on, negative ones included, and its
 // answer has no null: "Offset is the record offset, or -1 if one could not be found", which the
 // driver reports as null; where the broker found nothing kadm answers the end offset instead
 // (ListOffsetsAfterMilli's documented fallback), reported as kadm gives it.
-func (c *client) lookup(ctx context.Context, topic string, partition int32, target int64) (*driverkit.OffsetAndTimestamp, error) {
+func (c *client) OffsetForTime(ctx context.Context, topic string, partition int32, target int64,
+) (*driverkit.OffsetAndTimestamp, error) {
 	admin, err := c.adminClient()
 	if err != nil {
 		return nil, err
@@ -258,62 +242,40 @@ func (c *client) lookup(ctx context.Context, topic string, partition int32, targ
 	return &driverkit.OffsetAndTimestamp{Offset: o.Offset, Timestamp: driverkit.Int64(o.Timestamp)}, nil
 }
 
-func (c *client) offsetsForTimes(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "target"); err != nil {
-		return nil, err
-	}
-	answer, err := c.lookup(ctx, req.Topic, req.Partition, req.Target)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"answer": answer}, nil
-}
-
-func (c *client) listOffsets(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "spec"); err != nil {
-		return nil, err
-	}
+func (c *client) ListOffset(ctx context.Context, topic string, partition int32, spec string,
+) (*driverkit.OffsetAndTimestamp, error) {
 	admin, err := c.adminClient()
 	if err != nil {
 		return nil, err
 	}
 	var offsets kadm.ListedOffsets
-	switch req.Spec {
+	switch spec {
 	case "earliest":
-		offsets, err = admin.ListStartOffsets(ctx, req.Topic)
+		offsets, err = admin.ListStartOffsets(ctx, topic)
 	case "latest":
-		offsets, err = admin.ListEndOffsets(ctx, req.Topic)
+		offsets, err = admin.ListEndOffsets(ctx, topic)
 	case "max-timestamp":
-		offsets, err = admin.ListMaxTimestampOffsets(ctx, req.Topic)
+		offsets, err = admin.ListMaxTimestampOffsets(ctx, topic)
 	default:
-		return nil, driverkit.NotSupported("no spec " + req.Spec)
+		return nil, driverkit.NotSupported("no spec " + spec)
 	}
-	o, err := listed(offsets, err, req.Topic, req.Partition)
+	o, err := listed(offsets, err, topic, partition)
 	if err != nil {
 		return nil, err
 	}
 	// kadm's ListedOffset always carries the broker's timestamp (-1 for the start and end offsets).
-	return driverkit.OffsetAndTimestamp{Offset: o.Offset, Timestamp: driverkit.Int64(o.Timestamp)}, nil
+	return &driverkit.OffsetAndTimestamp{Offset: o.Offset, Timestamp: driverkit.Int64(o.Timestamp)}, nil
 }
 
-func (c *client) seekByTime(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "target", "until"); err != nil {
-		return nil, err
-	}
-	answer, err := c.lookup(ctx, req.Topic, req.Partition, req.Target)
+// SeekByTime is kgo's own seek by time: kgo.ConsumePartitions at kgo.NewOffset().AfterMilli(target) (where
+// kadm answered its end-offset fallback, at or beyond `until`, HandleClient leaves the record null before this).
+func (c *client) SeekByTime(ctx context.Context, topic string, partition int32, target int64,
+	_ *driverkit.OffsetAndTimestamp, until int64) (driverkit.ConsumerRecord, error) {
+	records, err := c.poll(ctx, topic, partition, kgo.NewOffset().AfterMilli(target), until, true)
 	if err != nil {
-		return nil, err
+		return driverkit.ConsumerRecord{}, err
 	}
-	none := map[string]any{"answer": answer, "record": nil}
-	// Nothing to deliver before `until` (kadm's end-offset answer): a consumer would wait for new records.
-	if answer == nil || answer.Offset >= req.Until {
-		return none, nil
-	}
-	records, err := c.poll(ctx, req.Topic, req.Partition, kgo.NewOffset().AfterMilli(req.Target), req.Until, true)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"answer": answer, "record": records[0]}, nil
+	return records[0], nil
 }
 
 // logLevel is kgo's log level on stderr: warnings, or everything with KTS_DRIVER_DEBUG set.

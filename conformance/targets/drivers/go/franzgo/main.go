@@ -19,13 +19,7 @@ type driver struct {
 }
 
 func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverkit.HelloOK, error) {
-	hello := &driverkit.HelloOK{
-		Protocol: driverkit.Version,
-		Library:  "franz-go",
-		Version:  driverkit.ModuleVersion(module),
-		Language: "go",
-		Codecs:   driverkit.CodecNames, // kgo writes and reads all five (kgo.DefaultCompressor)
-	}
+	hello := driverkit.Hello("franz-go", module) // every codec: kgo writes and reads all five (kgo.DefaultCompressor)
 	switch role {
 	case driverkit.RoleClient:
 		d.client = newClient(bootstrap, timeout)
@@ -43,19 +37,8 @@ func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverki
 }
 
 func (d *driver) Handle(ctx context.Context, req *driverkit.Request) (any, error) {
-	if d.client != nil {
-		switch req.Op {
-		case "send":
-			return d.client.send(ctx, req)
-		case "consume":
-			return d.client.consume(ctx, req)
-		case "offsets_for_times":
-			return d.client.offsetsForTimes(ctx, req)
-		case "list_offsets":
-			return d.client.listOffsets(ctx, req)
-		case "seek_by_time":
-			return d.client.seekByTime(ctx, req)
-		}
+	if d.client != nil && driverkit.IsClientOp(req.Op) {
+		return driverkit.HandleClient(ctx, d.client, req)
 	}
 	if d.codec != nil {
 		switch req.Op {

@@ -62,60 +62,34 @@ func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverki
 	if os.Getenv("KTS_DRIVER_DEBUG") != "" {
 		d.logger = log.New(os.Stderr, "[kafka-go] ", log.LstdFlags)
 	}
-	return &driverkit.HelloOK{
-		Protocol:     driverkit.Version,
-		Library:      "kafka-go",
-		Version:      driverkit.ModuleVersion(module),
-		Language:     "go",
-		Capabilities: []string{"send", "record-errors", "consume", "offsets-for-times", "earliest", "latest", "seek-by-time"},
-		Codecs:       driverkit.CodecNames,
-	}, nil
+	return driverkit.Hello("kafka-go", module, "send", "record-errors", "consume", "offsets-for-times", "earliest",
+		"latest", "seek-by-time"), nil
 }
 
 func (d *driver) Handle(ctx context.Context, req *driverkit.Request) (any, error) {
-	switch req.Op {
-	case "send":
-		return d.send(ctx, req)
-	case "consume":
-		return d.consume(ctx, req)
-	case "offsets_for_times":
-		return d.offsetsForTimes(ctx, req)
-	case "list_offsets":
-		return d.listOffsets(ctx, req)
-	case "seek_by_time":
-		return d.seekByTime(ctx, req)
-	}
-	return nil, driverkit.UnknownOp(req)
+	return driverkit.HandleClient(ctx, d, req)
 }
 
 func (d *driver) Close() error { return nil }
 
 // kind is a failure's name: a kafka.Error's protocol name, else the Go type.
-func kind(err error) string {
-	var kafkaErr kafka.Error
-	if errors.As(err, &kafkaErr) {
-		return driverkit.ErrorName(int16(kafkaErr))
-	}
-	return fmt.Sprintf("%T", err)
-}
+var kind = driverkit.CodeKind[kafka.Error]
 
-func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "codec", "records"); err != nil {
-		return nil, err
-	}
-	compression, ok := codecs[req.Codec]
+func (d *driver) Send(ctx context.Context, topic string, partition int32, codec string, records []driverkit.Record,
+) ([]driverkit.Outcome, error) {
+	compression, ok := codecs[codec]
 	if !ok {
-		return nil, driverkit.NotSupported("no codec " + req.Codec)
+		return nil, driverkit.NotSupported("no codec " + codec)
 	}
 	var written []kafka.Message
-	partition := int(req.Partition)
+	to := int(partition)
 	transport := d.transport()
 	defer transport.CloseIdleConnections()
 	writer := &kafka.Writer{
 		Addr:         kafka.TCP(d.brokers...),
-		Topic:        req.Topic,
-		Balancer:     kafka.BalancerFunc(func(kafka.Message, ...int) int { return partition }),
-		BatchSize:    len(req.Records),
+		Topic:        topic,
+		Balancer:     kafka.BalancerFunc(func(kafka.Message, ...int) int { return to }),
+		BatchSize:    len(records),
 		BatchTimeout: d.timeout, // only if fewer records reach the batch than were sent
 		RequiredAcks: kafka.RequireAll,
 		Compression:  compression,
@@ -126,8 +100,8 @@ func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) 
 		ErrorLogger:  d.errors,
 		Completion:   func(messages []kafka.Message, _ error) { written = append(written, messages...) },
 	}
-	messages := make([]kafka.Message, len(req.Records))
-	for i, r := range req.Records {
+	messages := make([]kafka.Message, len(records))
+	for i, r := range records {
 		messages[i] = kafka.Message{Key: r.Key, Value: r.Value, Time: driverkit.Time(r.Timestamp)}
 	}
 	err := writer.WriteMessages(ctx, messages...)
@@ -148,7 +122,7 @@ func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) 
 			outcomes[i] = driverkit.Sent(m.Offset, driverkit.Millis(m.Time))
 		}
 	}
-	return map[string]any{"outcomes": outcomes}, nil
+	return outcomes, nil
 }
 
 func consumerRecord(m kafka.Message) driverkit.ConsumerRecord {
@@ -198,47 +172,30 @@ func (d *driver) reader(topic string, partition int32) (*kafka.Reader, *lastErro
 // read delivers records from the reader's position until one at until-1 or beyond (or the first).
 func (d *driver) read(ctx context.Context, reader *kafka.Reader, logged *lastError, until int64, first bool,
 ) ([]driverkit.ConsumerRecord, error) {
-	var out []driverkit.ConsumerRecord
-	for len(out) == 0 || out[len(out)-1].Offset < until-1 {
+	return driverkit.Poll(until, first, func() ([]driverkit.ConsumerRecord, error) {
 		m, err := reader.ReadMessage(ctx)
 		if ctx.Err() != nil {
 			why := ""
 			if line := logged.last(); line != "" {
 				why = "; the Reader's last error: " + line
 			}
-			return nil, driverkit.FailDelivered("timeout", fmt.Sprintf("kafka-go delivered no record at offset %d "+
-				"or beyond within %s%s", until-1, d.timeout, why), out)
+			return nil, driverkit.NoRecordWithin("kafka-go", until, d.timeout, why)
 		}
 		if err != nil {
-			return nil, driverkit.FailDelivered(kind(err), err.Error(), out)
+			return nil, driverkit.Fail(kind(err), err.Error())
 		}
-		if m.Offset < until {
-			out = append(out, consumerRecord(m))
-		}
-		if first && len(out) > 0 {
-			break
-		}
-	}
-	return out, nil
+		return []driverkit.ConsumerRecord{consumerRecord(m)}, nil
+	})
 }
 
-func (d *driver) consume(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "offset", "until"); err != nil {
-		return nil, err
-	}
-	reader, logged := d.reader(req.Topic, req.Partition)
+func (d *driver) Consume(ctx context.Context, topic string, partition int32, offset, until int64,
+) ([]driverkit.ConsumerRecord, error) {
+	reader, logged := d.reader(topic, partition)
 	defer reader.Close()
-	if err := reader.SetOffset(req.Offset); err != nil {
+	if err := reader.SetOffset(offset); err != nil {
 		return nil, driverkit.Fail(kind(err), err.Error())
 	}
-	records, err := d.read(ctx, reader, logged, req.Until, false)
-	if err != nil {
-		return nil, err
-	}
-	if records == nil {
-		records = []driverkit.ConsumerRecord{}
-	}
-	return map[string]any{"records": records}, nil
+	return d.read(ctx, reader, logged, until, false)
 }
 
 // listOffsets is kafka.Client.ListOffsets for one partition and one OffsetRequest timestamp, passed on
@@ -266,11 +223,11 @@ func (d *driver) listOffsetsOf(ctx context.Context, topic string, partition int3
 		fmt.Sprintf("ListOffsets answered nothing for %s-%d", topic, partition))
 }
 
-// lookup reads a by-time ListOffsets answer as kafka-go gives it: PartitionOffsets.Offsets, a map of the
+// OffsetForTime reads a by-time ListOffsets answer as kafka-go gives it: PartitionOffsets.Offsets, a map of the
 // offset answered to a time. kafka-go puts the requested timestamp there, not the broker's answer
 // (protocol/listoffsets Response.Merge overrides it), and files an answer to a target of -1 or -2 under
 // LastOffset or FirstOffset instead, leaving the map empty (reported as null).
-func (d *driver) lookup(ctx context.Context, topic string, partition int32, target int64,
+func (d *driver) OffsetForTime(ctx context.Context, topic string, partition int32, target int64,
 ) (*driverkit.OffsetAndTimestamp, error) {
 	p, err := d.listOffsetsOf(ctx, topic, partition, target)
 	if err != nil {
@@ -282,60 +239,39 @@ func (d *driver) lookup(ctx context.Context, topic string, partition int32, targ
 	return nil, nil
 }
 
-func (d *driver) offsetsForTimes(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "target"); err != nil {
-		return nil, err
-	}
-	answer, err := d.lookup(ctx, req.Topic, req.Partition, req.Target)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"answer": answer}, nil
-}
-
-func (d *driver) listOffsets(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "spec"); err != nil {
-		return nil, err
-	}
-	switch req.Spec {
+func (d *driver) ListOffset(ctx context.Context, topic string, partition int32, spec string,
+) (*driverkit.OffsetAndTimestamp, error) {
+	switch spec {
 	case "earliest":
-		p, err := d.listOffsetsOf(ctx, req.Topic, req.Partition, kafka.FirstOffset)
+		p, err := d.listOffsetsOf(ctx, topic, partition, kafka.FirstOffset)
 		if err != nil {
 			return nil, err
 		}
-		return driverkit.OffsetAndTimestamp{Offset: p.FirstOffset}, nil
+		return &driverkit.OffsetAndTimestamp{Offset: p.FirstOffset}, nil
 	case "latest":
-		p, err := d.listOffsetsOf(ctx, req.Topic, req.Partition, kafka.LastOffset)
+		p, err := d.listOffsetsOf(ctx, topic, partition, kafka.LastOffset)
 		if err != nil {
 			return nil, err
 		}
-		return driverkit.OffsetAndTimestamp{Offset: p.LastOffset}, nil
+		return &driverkit.OffsetAndTimestamp{Offset: p.LastOffset}, nil
 	}
-	return nil, driverkit.NotSupported("kafka-go has no " + req.Spec + " lookup")
+	return nil, driverkit.NotSupported("kafka-go has no " + spec + " lookup")
 }
 
-func (d *driver) seekByTime(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "target", "until"); err != nil {
-		return nil, err
-	}
-	answer, err := d.lookup(ctx, req.Topic, req.Partition, req.Target)
-	if err != nil {
-		return nil, err
-	}
-	// No record found (kafka-go answers offset -1 then), or none before `until`: a reader would wait for new ones.
-	if answer == nil || answer.Offset < 0 || answer.Offset >= req.Until {
-		return map[string]any{"answer": answer, "record": nil}, nil
-	}
-	reader, logged := d.reader(req.Topic, req.Partition)
+// SeekByTime is kafka-go's own seek by time: Reader.SetOffsetAt(target) and the first ReadMessage (no record
+// found, where kafka-go answers offset -1, leaves HandleClient's record null before this).
+func (d *driver) SeekByTime(ctx context.Context, topic string, partition int32, target int64,
+	_ *driverkit.OffsetAndTimestamp, until int64) (driverkit.ConsumerRecord, error) {
+	reader, logged := d.reader(topic, partition)
 	defer reader.Close()
-	if err := reader.SetOffsetAt(ctx, time.UnixMilli(req.Target)); err != nil {
-		return nil, driverkit.Fail(kind(err), err.Error())
+	if err := reader.SetOffsetAt(ctx, time.UnixMilli(target)); err != nil {
+		return driverkit.ConsumerRecord{}, driverkit.Fail(kind(err), err.Error())
 	}
-	records, err := d.read(ctx, reader, logged, req.Until, true)
+	records, err := d.read(ctx, reader, logged, until, true)
 	if err != nil {
-		return nil, err
+		return driverkit.ConsumerRecord{}, err
 	}
-	return map[string]any{"answer": answer, "record": records[0]}, nil
+	return records[0], nil
 }
 
 func main() { driverkit.Serve(&driver{}) }

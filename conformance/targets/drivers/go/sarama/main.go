@@ -30,7 +30,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log"
 	"os"
 	"strings"
@@ -66,15 +65,8 @@ func (d *driver) Hello(role, bootstrap string, timeout time.Duration) (*driverki
 		sarama.Logger = log.New(os.Stderr, "[sarama] ", log.LstdFlags)
 	}
 	d.addrs, d.timeout = strings.Split(bootstrap, ","), timeout
-	return &driverkit.HelloOK{
-		Protocol: driverkit.Version,
-		Library:  "sarama",
-		Version:  driverkit.ModuleVersion(module),
-		Language: "go",
-		Capabilities: []string{"send", "record-errors", "consume", "offsets-for-times", "earliest", "latest",
-			"seek-by-time"},
-		Codecs: driverkit.CodecNames,
-	}, nil
+	return driverkit.Hello("sarama", module, "send", "record-errors", "consume", "offsets-for-times", "earliest",
+		"latest", "seek-by-time"), nil
 }
 
 func (d *driver) config() *sarama.Config {
@@ -89,19 +81,7 @@ func (d *driver) config() *sarama.Config {
 }
 
 func (d *driver) Handle(ctx context.Context, req *driverkit.Request) (any, error) {
-	switch req.Op {
-	case "send":
-		return d.send(ctx, req)
-	case "consume":
-		return d.consume(ctx, req)
-	case "offsets_for_times":
-		return d.offsetsForTimes(req)
-	case "list_offsets":
-		return d.listOffsets(req)
-	case "seek_by_time":
-		return d.seekByTime(ctx, req)
-	}
-	return nil, driverkit.UnknownOp(req)
+	return driverkit.HandleClient(ctx, d, req)
 }
 
 func (d *driver) Close() error {
@@ -115,21 +95,13 @@ func (d *driver) Close() error {
 }
 
 // kind is a failure's name: a Sarama KError's protocol name, else the Go type.
-func kind(err error) string {
-	var kafka sarama.KError
-	if errors.As(err, &kafka) {
-		return driverkit.ErrorName(int16(kafka))
-	}
-	return fmt.Sprintf("%T", err)
-}
+var kind = driverkit.CodeKind[sarama.KError]
 
-func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "codec", "records"); err != nil {
-		return nil, err
-	}
-	codec, ok := codecs[req.Codec]
+func (d *driver) Send(ctx context.Context, topic string, partition int32, codecName string,
+	records []driverkit.Record) ([]driverkit.Outcome, error) {
+	codec, ok := codecs[codecName]
 	if !ok {
-		return nil, driverkit.NotSupported("no codec " + req.Codec)
+		return nil, driverkit.NotSupported("no codec " + codecName)
 	}
 	cfg := d.config()
 	cfg.Producer.RequiredAcks = sarama.WaitForAll
@@ -138,16 +110,16 @@ func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) 
 	cfg.Producer.Compression = codec
 	cfg.Producer.Partitioner = sarama.NewManualPartitioner
 	cfg.Producer.Timeout = d.timeout
-	cfg.Producer.Flush.Messages = len(req.Records)
+	cfg.Producer.Flush.Messages = len(records)
 	cfg.Producer.Flush.Frequency = d.timeout // only if fewer records reach the batch than were sent
 	producer, err := sarama.NewSyncProducer(d.addrs, cfg)
 	if err != nil {
 		return nil, driverkit.Fail(kind(err), err.Error())
 	}
 	defer producer.Close()
-	messages := make([]*sarama.ProducerMessage, len(req.Records))
-	for i, r := range req.Records {
-		messages[i] = &sarama.ProducerMessage{Topic: req.Topic, Partition: req.Partition,
+	messages := make([]*sarama.ProducerMessage, len(records))
+	for i, r := range records {
+		messages[i] = &sarama.ProducerMessage{Topic: topic, Partition: partition,
 			Timestamp: driverkit.Time(r.Timestamp)}
 		if r.Key != nil {
 			messages[i].Key = sarama.ByteEncoder(r.Key)
@@ -180,7 +152,7 @@ func (d *driver) send(ctx context.Context, req *driverkit.Request) (any, error) 
 			outcomes[i] = driverkit.Sent(m.Offset, driverkit.Millis(m.Timestamp))
 		}
 	}
-	return map[string]any{"outcomes": outcomes}, nil
+	return outcomes, nil
 }
 
 func (d *driver) clientOf() (sarama.Client, error) {
@@ -222,43 +194,27 @@ func (d *driver) poll(ctx context.Context, topic string, partition int32, offset
 		return nil, driverkit.Fail(kind(err), err.Error())
 	}
 	defer pc.Close()
-	var out []driverkit.ConsumerRecord
-	for len(out) == 0 || out[len(out)-1].Offset < until-1 {
+	return driverkit.Poll(until, first, func() ([]driverkit.ConsumerRecord, error) {
 		select {
 		case <-ctx.Done():
-			return nil, driverkit.FailDelivered("timeout", fmt.Sprintf("Sarama delivered no record at offset %d or "+
-				"beyond within %s", until-1, d.timeout), out)
+			return nil, driverkit.NoRecordWithin("Sarama", until, d.timeout, "")
 		case e := <-pc.Errors():
-			return nil, driverkit.FailDelivered(kind(e.Err), e.Error(), out)
+			return nil, driverkit.Fail(kind(e.Err), e.Error())
 		case m := <-pc.Messages():
-			if m.Offset < until {
-				out = append(out, consumerRecord(m))
-			}
-			if first && len(out) > 0 {
-				return out, nil
-			}
+			return []driverkit.ConsumerRecord{consumerRecord(m)}, nil
 		}
-	}
-	return out, nil
+	})
 }
 
-func (d *driver) consume(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "offset", "until"); err != nil {
-		return nil, err
-	}
-	records, err := d.poll(ctx, req.Topic, req.Partition, req.Offset, req.Until, false)
-	if err != nil {
-		return nil, err
-	}
-	if records == nil {
-		records = []driverkit.ConsumerRecord{}
-	}
-	return map[string]any{"records": records}, nil
+func (d *driver) Consume(ctx context.Context, topic string, partition int32, offset, until int64,
+) ([]driverkit.ConsumerRecord, error) {
+	return d.poll(ctx, topic, partition, offset, until, false)
 }
 
-// getOffset is Client.GetOffset: any target is sent as it is (OffsetNewest and OffsetOldest are -1 and
+// OffsetForTime is Client.GetOffset: any target is sent as it is (OffsetNewest and OffsetOldest are -1 and
 // -2), and the answer is an offset only, -1 where the broker found nothing.
-func (d *driver) getOffset(topic string, partition int32, target int64) (*driverkit.OffsetAndTimestamp, error) {
+func (d *driver) OffsetForTime(_ context.Context, topic string, partition int32, target int64,
+) (*driverkit.OffsetAndTimestamp, error) {
 	client, err := d.clientOf()
 	if err != nil {
 		return nil, err
@@ -270,46 +226,24 @@ func (d *driver) getOffset(topic string, partition int32, target int64) (*driver
 	return &driverkit.OffsetAndTimestamp{Offset: offset}, nil
 }
 
-func (d *driver) offsetsForTimes(req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "target"); err != nil {
-		return nil, err
-	}
-	answer, err := d.getOffset(req.Topic, req.Partition, req.Target)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"answer": answer}, nil
-}
-
-func (d *driver) listOffsets(req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "spec"); err != nil {
-		return nil, err
-	}
+func (d *driver) ListOffset(ctx context.Context, topic string, partition int32, spec string,
+) (*driverkit.OffsetAndTimestamp, error) {
 	specs := map[string]int64{"earliest": sarama.OffsetOldest, "latest": sarama.OffsetNewest}
-	target, ok := specs[req.Spec]
+	target, ok := specs[spec]
 	if !ok {
-		return nil, driverkit.NotSupported("Sarama has no " + req.Spec + " lookup")
+		return nil, driverkit.NotSupported("Sarama has no " + spec + " lookup")
 	}
-	return d.getOffset(req.Topic, req.Partition, target)
+	return d.OffsetForTime(ctx, topic, partition, target)
 }
 
-func (d *driver) seekByTime(ctx context.Context, req *driverkit.Request) (any, error) {
-	if err := req.Need("topic", "partition", "target", "until"); err != nil {
-		return nil, err
-	}
-	answer, err := d.getOffset(req.Topic, req.Partition, req.Target)
+// SeekByTime consumes from the offset GetOffset answered (Sarama has no seek by time of its own).
+func (d *driver) SeekByTime(ctx context.Context, topic string, partition int32, _ int64,
+	found *driverkit.OffsetAndTimestamp, until int64) (driverkit.ConsumerRecord, error) {
+	records, err := d.poll(ctx, topic, partition, found.Offset, until, true)
 	if err != nil {
-		return nil, err
+		return driverkit.ConsumerRecord{}, err
 	}
-	// Nothing to seek to (-1) or nothing before `until`: a consumer there would wait for new records.
-	if answer.Offset < 0 || answer.Offset >= req.Until {
-		return map[string]any{"answer": answer, "record": nil}, nil
-	}
-	records, err := d.poll(ctx, req.Topic, req.Partition, answer.Offset, req.Until, true)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"answer": answer, "record": records[0]}, nil
+	return records[0], nil
 }
 
 func main() { driverkit.Serve(&driver{}) }
