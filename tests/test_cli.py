@@ -174,7 +174,8 @@ def test_launcher_finds_the_installed_suites_and_pins_node_ids_to_their_parent(t
     assert cmd[cmd.index("-p") + 1] == "conformance.plugin"
     # The settings go as one document; what other plugins own (pytest's --maxfail) stays on the command line.
     settings = json.loads(cmd[cmd.index("--run-settings") + 1])
-    assert settings["wire_timeout"] == 2.5 and settings["fail_on_stale"] is True and cmd[cmd.index("--maxfail") + 1] == "1"
+    assert settings["wire_timeout"] == 2.5 and settings["fail_on_stale"] is True
+    assert cmd[cmd.index("--maxfail") + 1] == "1"
     assert "--wire-timeout" not in cmd and "--fail-on-stale" not in cmd
     bare = pytest_command(SuitesRun("model", "kafka-4.0", "ci"))
     assert json.loads(bare[bare.index("--run-settings") + 1]) == {"target": "model", "profile": "kafka-4.0"}
