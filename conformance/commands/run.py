@@ -23,7 +23,7 @@ from conformance.commands.usage import (
 from conformance.judging.harness import HARNESS_ERROR_PREFIX
 from conformance.judging.results import UNKNOWN_VERSION, RunResults, read_results
 from conformance.plugin.launcher import SuitesRun
-from conformance.plugin.run_options import SettingsError, Surface, add_command_options, declared, resolve_all
+from conformance.plugin.run_options import SettingsError, Surface, add_command_options, declared, resolve_namespace
 from conformance.targets.registry import (
     TargetError,
     check_target,
@@ -62,8 +62,7 @@ def _resolve_settings(args: argparse.Namespace) -> None:
     default (conformance.plugin.run_options); a usage error for a variable that does not read or a timeout that
     is not positive."""
     try:
-        for name, value in resolve_all(SuitesRun, lambda dest: getattr(args, dest, None), Surface.COMMAND).items():
-            setattr(args, name, value)
+        resolve_namespace(args, SuitesRun)
     except SettingsError as exc:
         raise UsageError(str(exc)) from None
     if not args.wire_timeout > 0:

@@ -204,6 +204,14 @@ def resolved(cls: type, name: str, given: Any, environ: Mapping[str, str] | None
     return from_env if from_env is not None else option.default
 
 
+def resolve_namespace(args: argparse.Namespace, cls: type) -> None:
+    """Each of `cls`'s settings that a command's `args` has (the options it shares with `run`) made the value the
+    command uses: the option, else its environment variable, else its default (SettingsError)."""
+    for name, _ in declared(cls):
+        if hasattr(args, name):
+            setattr(args, name, resolved(cls, name, getattr(args, name)))
+
+
 def resolve_all(
     cls: type, given: Callable[[str], Any], surface: Surface, environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
