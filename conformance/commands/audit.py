@@ -52,6 +52,10 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_DISAGREED = 0, 1
 
 
+# The options this command shares with `run`: declared once, in conformance.plugin.launcher.SuitesRun.
+SHARED = ("profile", "bootstrap_servers", "security", "wire_timeout", "expectations", "no_expectations")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet(parser)
     parser.add_argument(
@@ -63,7 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_command_options(
         parser,
         SuitesRun,
-        ("profile", "bootstrap_servers", "security", "wire_timeout", "expectations", "no_expectations"),
+        SHARED,
         aliases={"wire_timeout": ("--timeout",)},
     )
     parser.add_argument("--topic", default=None, help="audit this existing topic instead of a generated workload")
@@ -140,7 +144,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     from conformance.spark.engine import SparkUnavailable, spark_session, write_rows
 
     try:
-        resolve_namespace(args, SuitesRun)
+        resolve_namespace(args, SuitesRun, SHARED)
         security = resolve_security(lambda dest: getattr(args, dest, None))
         parsed = parse_target(args.target)
         if args.bootstrap_servers is None and parsed.served_by is ServedBy.CLUSTER:

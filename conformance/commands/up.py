@@ -48,6 +48,9 @@ from conformance.targets.registry import (
 )
 from conformance.targets.target import ServedBy, Target, read_name
 
+# The options this command shares with `run`: declared once, in conformance.plugin.launcher.SuitesRun.
+SHARED = ("profile", "brokers")
+
 
 def startable(spec: TargetSpec) -> bool:
     """What `up` starts: a broker the suite starts and stops itself (managed, or the reference broker)."""
@@ -57,7 +60,7 @@ def startable(spec: TargetSpec) -> bool:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet(parser)
     parser.add_argument("target", metavar="TARGET", help=f"the broker to start: {targets_help(startable)}")
-    add_command_options(parser, SuitesRun, ("profile", "brokers"))  # as in `run` (conformance.plugin.launcher)
+    add_command_options(parser, SuitesRun, SHARED)  # as in `run` (conformance.plugin.launcher)
     parser.add_argument(
         "--log-dir",
         default=None,
@@ -81,7 +84,7 @@ def _parsed(name: str) -> Target:
 
 def _target(args: argparse.Namespace) -> Target:
     try:
-        resolve_namespace(args, SuitesRun)
+        resolve_namespace(args, SuitesRun, SHARED)
         target = _parsed(args.target)
         if not startable(spec_of(target)):
             raise TargetError(

@@ -204,12 +204,14 @@ def resolved(cls: type, name: str, given: Any, environ: Mapping[str, str] | None
     return from_env if from_env is not None else option.default
 
 
-def resolve_namespace(args: argparse.Namespace, cls: type) -> None:
-    """Each of `cls`'s settings that a command's `args` has (the options it shares with `run`) made the value the
-    command uses: the option, else its environment variable, else its default (SettingsError)."""
-    for name, _ in declared(cls):
-        if hasattr(args, name):
-            setattr(args, name, resolved(cls, name, getattr(args, name)))
+def resolve_namespace(args: argparse.Namespace, cls: type, names: Iterable[str] | None = None) -> None:
+    """`cls`'s settings in a command's `args` made the values the command uses: the option, else its environment
+    variable, else its default (SettingsError). `names`: the settings the command took from the declaration
+    (`add_command_options`); None: every one offered to a command (`run`)."""
+    wanted = [name for name, _ in declared(cls, Surface.COMMAND)] if names is None else list(names)
+    for name in wanted:
+        if name != SECURITY_FIELD:
+            setattr(args, name, resolved(cls, name, getattr(args, name, None)))
 
 
 def resolve_all(
