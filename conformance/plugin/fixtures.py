@@ -60,20 +60,11 @@ def open_session_target(config: pytest.Config) -> SessionTarget:
     run = config.stash[SETTINGS]
     stack = contextlib.ExitStack()
     try:
-        factory, logs = stack.enter_context(
-            open_target(
-                config.stash[TARGET],
-                run.profile,
-                bootstrap=run.bootstrap_servers,
-                log_dir=run.log_dir,
-                timeout=run.wire_timeout,
-                fault_hook=run.fault_hook,
-                allow_disruptive=run.allow_disruptive,
-                control_url=run.control_url,
-                brokers=run.brokers,
-                security=run.security,
-            )
-        )
+        opening = open_target(config.stash[TARGET], run.profile, bootstrap=run.bootstrap_servers, log_dir=run.log_dir,
+                              timeout=run.wire_timeout, fault_hook=run.fault_hook, brokers=run.brokers,
+                              allow_disruptive=run.allow_disruptive, control_url=run.control_url,
+                              security=run.security)  # fmt: skip
+        factory, logs = stack.enter_context(opening)
     except BaseException:
         stack.close()
         raise
