@@ -26,7 +26,6 @@ from conformance.plugin.run_options import (
     SettingsError,
     Surface,
     add_pytest_options,
-    declared,
     read_document,
     resolve_all,
 )
@@ -168,18 +167,6 @@ def _suites_of_run(config: pytest.Config) -> Path | None:
     return None
 
 
-def _document_value(name: str, value: Any) -> Any:
-    """A setting as the settings document gives it (JSON) made the SuitesRun field's value."""
-    if isinstance(value, list):
-        return tuple(value)
-    if name in _PATHS and value is not None:
-        return Path(value)
-    return value
-
-
-_PATHS = frozenset(name for name, option in declared(SuitesRun) if option.kind is Path)
-
-
 def read_settings(config: pytest.Config) -> tuple[SuitesRun, Target | TargetError]:
     """The run's settings, read once: each option given on the command line, else the settings document's value
     (--run-settings, as `kafka-conformance run` passes them), else its environment variable, else its default
@@ -194,10 +181,10 @@ def read_settings(config: pytest.Config) -> tuple[SuitesRun, Target | TargetErro
     def given(name: str) -> Any:
         value = getattr(config.option, name, None)
         if value is None and name in document.settings:
-            return _document_value(name, document.settings[name])
+            return document.settings[name]
         return value
 
-    def security_given(dest: str) -> str | None:
+    def security_option(dest: str) -> str | None:
         value = config.getoption(dest, None)
         return document.security.get(dest) if value is None else value
 
@@ -213,9 +200,9 @@ def read_settings(config: pytest.Config) -> tuple[SuitesRun, Target | TargetErro
         parsed = exc
         values["profile"] = values["profile"] or DEFAULT_PROFILE.name
     try:
-        security = resolve_security(security_given)
+        security = resolve_security(security_option)
         if values["bootstrap_servers"] is None and isinstance(parsed, Target) and parsed.served_by is ServedBy.CLUSTER:
-            values["bootstrap_servers"] = config_bootstrap(security_given)
+            values["bootstrap_servers"] = config_bootstrap(security_option)
     except SecurityConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     for name, value in values.items():  # a conftest that reads config.getoption sees what the run uses

@@ -113,6 +113,7 @@ class Option:
 
 
 def option_of(field_: dataclasses.Field[Any]) -> Option | None:
+    """The option a dataclass field declares (`setting`), or None for a field no user sets."""
     found = field_.metadata.get("option")
     return found if isinstance(found, Option) else None
 
@@ -134,6 +135,7 @@ def declared(cls: type, surface: Surface | None = None) -> list[tuple[str, Optio
 
 
 def _option(cls: type, name: str) -> Option:
+    """The option of `cls`'s field `name`."""
     for found, option in declared(cls):
         if found == name:
             return option
@@ -249,8 +251,7 @@ def settings_document(run: Any) -> str:
 
 @dataclass(frozen=True)
 class Document:
-    """A settings document read back: the settings by field name (as JSON gives them), and the TLS and SASL options
-    by option name."""
+    """A settings document read back: the settings by field name, and the TLS and SASL options by option name."""
 
     settings: dict[str, Any]
     security: dict[str, str]
@@ -273,7 +274,16 @@ def read_document(text: str | None, cls: type) -> Document:
         raise SettingsError(f"{DOCUMENT_FLAG}: unknown setting(s) {', '.join(unknown)}: choose from "
                             f"{', '.join(sorted(carried))}")  # fmt: skip
     security = doc.pop(SECURITY_FIELD, {})
-    return Document(doc, {str(k): str(v) for k, v in security.items()})
+    kinds = {name: option.kind for name, option in declared(cls)}
+    settings = {name: _from_json(value, kinds[name]) for name, value in doc.items()}
+    return Document(settings, {str(k): str(v) for k, v in security.items()})
+
+
+def _from_json(value: Any, kind: type | None) -> Any:
+    """A setting as JSON gives it made the field's value: a list a tuple, a path a Path."""
+    if isinstance(value, list):
+        return tuple(value)
+    return Path(value) if kind is Path and value is not None else value
 
 
 def command_line_of(run: Any, names: Iterable[str]) -> list[str]:
