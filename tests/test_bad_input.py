@@ -28,7 +28,8 @@ from conformance.commands import serve
 from conformance.judging.expectations import load_expectations
 from conformance.judging.run_state import RunState
 from conformance.plugin.collection import check_expectation_tests
-from conformance.plugin.state import STATE
+from conformance.plugin.launcher import SuitesRun
+from conformance.plugin.state import SETTINGS, STATE
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
 from conformance.targets.model import ModelFactory
@@ -517,8 +518,9 @@ def test_an_expectation_names_a_test_the_suites_have(
         f'link = "none"\ntest = "{test}"\n',
         encoding="utf-8",
     )
-    config = types.SimpleNamespace(rootpath=REPO, args=list(args), stash=pytest.Stash(), getoption=lambda _: str(path))
+    config = types.SimpleNamespace(rootpath=REPO, args=list(args), stash=pytest.Stash())
     config.stash[STATE] = RunState("model", "kafka-4.0", "fast", None, load_expectations(path))
+    config.stash[SETTINGS] = SuitesRun("model", "kafka-4.0", "fast", expectations=str(path))
     items = [types.SimpleNamespace(nodeid=A_TEST, module=_LIST_OFFSETS)]
     if error:
         with pytest.raises(pytest.UsageError, match=rf"entry 1 .* names test '{re.escape(test)}', which the suites"):

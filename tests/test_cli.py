@@ -172,8 +172,13 @@ def test_launcher_finds_the_installed_suites_and_pins_node_ids_to_their_parent(t
     assert cmd[3] == str(suites / "test_smoke.py")
     assert cmd[cmd.index("--rootdir") + 1] == str(suites.parent)
     assert cmd[cmd.index("-p") + 1] == "conformance.plugin"
-    assert cmd[cmd.index("--wire-timeout") + 1] == "2.5" and cmd[cmd.index("--maxfail") + 1] == "1"
-    assert "--fail-on-stale" in cmd and "--fail-on-stale" not in pytest_command(SuitesRun("model", "kafka-4.0", "ci"))
+    # The settings go as one document; what other plugins own (pytest's --maxfail) stays on the command line.
+    settings = json.loads(cmd[cmd.index("--run-settings") + 1])
+    assert settings["wire_timeout"] == 2.5 and settings["fail_on_stale"] is True
+    assert cmd[cmd.index("--maxfail") + 1] == "1"
+    assert "--wire-timeout" not in cmd and "--fail-on-stale" not in cmd
+    bare = pytest_command(SuitesRun("model", "kafka-4.0", "ci"))
+    assert json.loads(bare[bare.index("--run-settings") + 1]) == {"target": "model", "profile": "kafka-4.0"}
     # Run from elsewhere, pytest still names the tests suites/test_x.py::..., as expectations files pin them.
     listed = subprocess.run(
         [*pytest_command(SuitesRun("model", "kafka-4.0", "fast")), "--collect-only"],
@@ -338,3 +343,40 @@ def test_one_rule_chooses_the_expectations_of_a_run() -> None:
     assert client.path == suites / "expectations" / "client-kafka-python.toml"
     # Tests that are not the suites ship nothing.
     assert choose_expectations("tansu", None, suites=None).path is None
+
+
+def test_run_settings_are_declared_once_and_reach_pytest_as_one_document(tmp_path: Path) -> None:
+    """`run`'s options and the plugin's come from SuitesRun's fields (conformance.plugin.run_options): the same
+    flags, the same default target, and a document that gives back what the run was asked, secrets left out."""
+    import argparse
+    import dataclasses
+
+    from conformance.cli import build_parser
+    from conformance.plugin.launcher import SuitesRun, pytest_command
+    from conformance.plugin.run_options import Surface, declared, read_document
+    from conformance.wire.security import SecuritySettings
+
+    sub = next(a for a in build_parser(complete=True)._actions if isinstance(a, argparse._SubParsersAction))
+    run_flags = {flag for action in sub.choices["run"]._actions for flag in action.option_strings}
+    assert {option.flag for _, option in declared(SuitesRun, Surface.COMMAND)} <= run_flags
+    pytest_help = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "conformance.plugin", "--help"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    ).stdout  # fmt: skip
+    assert all(option.flag in pytest_help for _, option in declared(SuitesRun, Surface.PYTEST))
+    assert "--run-settings" in pytest_help
+    target = dict(declared(SuitesRun))["target"]
+    assert target.default == "model" and "default model" in target.help_text()
+    run = SuitesRun(
+        "broker", "kafka-4.0", "broker", bootstrap_servers="h:1", clauses=("LO.first-ge-target",), brokers=3,
+        wire_timeout=2.5, allow_disruptive=True, verdicts_json=tmp_path / "v.json", log_dir=tmp_path / "logs",
+        security=SecuritySettings("SASL_PLAINTEXT", "PLAIN", "alice", "s3cret-password"),
+    )  # fmt: skip
+    cmd = pytest_command(run)
+    assert not any("s3cret-password" in arg for arg in cmd)
+    document = read_document(cmd[cmd.index("--run-settings") + 1], SuitesRun)
+    back = dataclasses.replace(SuitesRun("broker", "kafka-4.0", "broker"), **document.settings)
+    carried = [name for name, option in declared(SuitesRun) if option.carried]
+    assert all(getattr(back, name) == getattr(run, name) for name in carried)
+    assert document.security == {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN",
+                                 "sasl_username": "alice"}  # fmt: skip

@@ -10,6 +10,7 @@ leader moved through the control plane shows in its Metadata as on a real broker
 from __future__ import annotations
 
 import io
+import json
 import re
 import socket
 import threading
@@ -26,6 +27,7 @@ from conformance.control.control_client import ControlClient, ControlPlaneError
 from conformance.control.control_plane import ControlPlane
 from conformance.errors import TargetError
 from conformance.plugin.launcher import SuitesRun, pytest_command
+from conformance.plugin.run_options import resolve_namespace
 from conformance.reference.served import ServedCluster
 from conformance.targets.implementation import Capability, UnsupportedOperation
 from conformance.targets.kafka_wire import WireImplementation, check_control
@@ -396,13 +398,15 @@ def test_control_url_with_a_target_that_is_not_a_users_cluster_is_a_usage_error(
 def test_control_url_from_the_environment_reaches_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KTS_CONTROL_URL", "http://127.0.0.1:1")
     args = cli.build_parser().parse_args(["run", "--target", "broker", "--bootstrap-servers", "127.0.0.1:1"])
+    resolve_namespace(args, SuitesRun)  # what `run` does first: each option, else its variable, else its default
     assert args.control_url == "http://127.0.0.1:1"
 
 
 def test_the_pytest_command_carries_the_control_url() -> None:
     cmd = pytest_command(SuitesRun("broker", "kafka-4.0", "broker", bootstrap_servers="h:1", control_url="http://c:2"))
-    assert cmd[cmd.index("--control-url") + 1] == "http://c:2"
-    assert "--control-url" not in pytest_command(SuitesRun("model", "kafka-4.0", "ci"))
+    assert json.loads(cmd[cmd.index("--run-settings") + 1])["control_url"] == "http://c:2"
+    model = pytest_command(SuitesRun("model", "kafka-4.0", "ci"))
+    assert "control_url" not in json.loads(model[model.index("--run-settings") + 1])
 
 
 def test_a_control_plane_that_does_not_answer_stops_the_run_before_it_starts() -> None:

@@ -14,7 +14,6 @@ the TLS port given as PLAINTEXT and the SASL port given as SSL each end in one l
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import shutil
@@ -46,6 +45,7 @@ from conformance.wire.client_config import (
     read_properties,
     resolve_security,
     secret_environment,
+    security_given,
 )
 from conformance.wire.connection import KafkaConnection
 from conformance.wire.security import PLAINTEXT, SecuritySettings
@@ -178,15 +178,15 @@ def test_secrets_reach_pytest_by_its_environment_never_its_command_line(tls: Tls
                     security=settings)  # fmt: skip
     cmd = pytest_command(run)
     assert not any(PASSWORD in arg or tls.client_key_password in arg for arg in cmd)
-    assert cmd[cmd.index("--security-protocol") + 1] == "SASL_SSL"
-    assert cmd[cmd.index("--sasl-username") + 1] == "alice"
+    document = json.loads(cmd[cmd.index("--run-settings") + 1])
+    assert document["security"]["security_protocol"] == "SASL_SSL"
+    assert document["security"]["sasl_username"] == "alice"
     env = suites_environment(run)
     assert env is not None and env["KTS_SASL_PASSWORD"] == PASSWORD
     assert env["KTS_SSL_KEY_PASSWORD"] == tls.client_key_password
     # What the pytest process reads back is what the run resolved.
-    given = dict(itertools.pairwise(cmd))  # each flag with the argument after it
-    options = {flag.lstrip("-").replace("-", "_"): value for flag, value in given.items() if flag.startswith("--")}
-    assert resolve_security(lambda dest: options.get(dest), env) == settings
+    assert resolve_security(lambda dest: document["security"].get(dest), env) == settings
+    assert security_given(settings) == document["security"]
     assert pytest_arguments(PLAINTEXT) == [] and secret_environment(PLAINTEXT) == {}
     assert suites_environment(SuitesRun(target="model", profile="kafka-4.0", hypothesis_profile="fast")) is None
 

@@ -16,18 +16,18 @@ disagreement no entry covers, 2 on bad input (a malformed expectations file incl
 from __future__ import annotations
 
 import argparse
-import os
 import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from conformance.commands.usage import add_quiet, output_directory, spark_master
+from conformance.commands.usage import add_master, add_quiet, output_directory
 from conformance.judging.verdicts import FAILS_RUN
+from conformance.plugin.launcher import SuitesRun
+from conformance.plugin.run_options import SettingsError, add_command_options, resolve_namespace
 from conformance.spark.tasks import CampaignError
 from conformance.targets.implementation import Kind
 from conformance.targets.registry import (
-    PROFILE_DEFAULT,
     TargetError,
     check_target,
     default_profile,
@@ -39,7 +39,6 @@ from conformance.targets.registry import (
 from conformance.targets.target import ServedBy
 from conformance.wire.client_config import (
     SecurityConfigError,
-    add_security_arguments,
     config_bootstrap,
     resolve_security,
 )
@@ -53,6 +52,10 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_DISAGREED = 0, 1
 
 
+# The options this command shares with `run`: declared once, in conformance.plugin.launcher.SuitesRun.
+SHARED = ("profile", "bootstrap_servers", "security", "wire_timeout", "expectations", "no_expectations")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet(parser)
     parser.add_argument(
@@ -60,17 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help=f"the broker to audit: {targets_help(lambda spec: spec.kind is Kind.BROKER)}",
     )
-    parser.add_argument(
-        "--profile",
-        default=os.environ.get("KTS_PROFILE"),
-        help=f"behaviour profile (env KTS_PROFILE; {PROFILE_DEFAULT})",
+    # As in `run` (conformance.plugin.launcher.SuitesRun); --timeout is --wire-timeout's older name here.
+    add_command_options(
+        parser,
+        SuitesRun,
+        SHARED,
+        aliases={"wire_timeout": ("--timeout",)},
     )
-    parser.add_argument(
-        "--bootstrap-servers",
-        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
-        help="HOST:PORT of your cluster (target broker only)",
-    )
-    add_security_arguments(parser)
     parser.add_argument("--topic", default=None, help="audit this existing topic instead of a generated workload")
     parser.add_argument("--partition", type=int, default=0, help="the partition of --topic (default 0)")
     parser.add_argument("--seed", type=int, default=1, help="the generated workload's seed (default 1)")
@@ -78,34 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-targets", type=int, default=600, help="timestamps asked through ListOffsets per topic (default 600)"
     )
-    parser.add_argument(
-        "--expectations",
-        default=None,
-        help="known failures of the target (TOML): a disagreement an entry covers is KNOWN, not FAIL (default: the "
-        "file the target ships in suites/expectations/, as in `run`)",
-    )
-    parser.add_argument(
-        "--no-expectations",
-        action="store_true",
-        help="no expectations file, not even the target's shipped one: every disagreement is a FAIL",
-    )
-    parser.add_argument(
-        "--master",
-        type=spark_master,
-        default=os.environ.get("KTS_SPARK_MASTER", "local[2]"),
-        help="Spark master URL: local[N] or spark://HOST:PORT (env KTS_SPARK_MASTER; default local[2])",
-    )
+    add_master(parser)
     parser.add_argument("--out", default=None, help="output directory (default reports/out/audit-<target>)")
-    # --wire-timeout as in `run` and the suites (a wire error names that flag); --timeout is its older name.
-    parser.add_argument(
-        "--wire-timeout",
-        "--timeout",
-        dest="timeout",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="seconds any one network operation may take against a broker (default 10)",
-    )
 
 
 def load_entries(path: str | None) -> tuple[Expectation, ...]:
@@ -171,20 +144,22 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     from conformance.spark.engine import SparkUnavailable, spark_session, write_rows
 
     try:
+        resolve_namespace(args, SuitesRun, SHARED)
         security = resolve_security(lambda dest: getattr(args, dest, None))
-        if args.bootstrap_servers is None and parse_target(args.target).served_by is ServedBy.CLUSTER:
+        parsed = parse_target(args.target)
+        if args.bootstrap_servers is None and parsed.served_by is ServedBy.CLUSTER:
             args.bootstrap_servers = config_bootstrap(lambda dest: getattr(args, dest, None))
         if args.profile is None:
-            args.profile = default_profile(args.target)
-        target = check_target(args.target, args.profile, bootstrap=args.bootstrap_servers, security=security)
-    except (TargetError, SecurityConfigError) as exc:
+            args.profile = default_profile(parsed)
+        target = check_target(parsed, args.profile, bootstrap=args.bootstrap_servers, security=security)
+    except (TargetError, SecurityConfigError, SettingsError) as exc:
         raise CampaignError(str(exc)) from None
     if args.topic is not None and target.served_by is not ServedBy.CLUSTER:
         raise CampaignError("--topic reads a topic on your cluster: use it with --target broker --bootstrap-servers")
     if args.batches < 1 or args.max_targets < 2 or args.partition < 0:
         raise CampaignError("--batches must be >= 1, --max-targets >= 2 and --partition >= 0")
-    if not args.timeout > 0:
-        raise CampaignError(f"--wire-timeout {args.timeout:g}: give a positive number of seconds, e.g. 10")
+    if not args.wire_timeout > 0:
+        raise CampaignError(f"--wire-timeout {args.wire_timeout:g}: give a positive number of seconds, e.g. 10")
     # The one rule of `run`, `pytest suites` and the campaign (conformance.plugin.launcher.choose_expectations).
     from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
 
@@ -192,10 +167,12 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         suites: Path | None = suites_dir(None)
     except LauncherError:  # no suites installed: nothing ships
         suites = None
-    choice = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
+    choice = choose_expectations(
+        args.target, args.expectations, none=args.no_expectations, suites=suites, parsed=target
+    )
     entries = load_entries(str(choice.path) if choice.path is not None else None)
     if args.topic is not None:
-        check_topic(args.bootstrap_servers, args.topic, args.partition, timeout=args.timeout, security=security)
+        check_topic(args.bootstrap_servers, args.topic, args.partition, timeout=args.wire_timeout, security=security)
     out = output_directory(args.out or f"reports/out/audit-{args.target.replace(':', '-')}")
     campaign_id = f"audit-{uuid.uuid4().hex[:8]}"
     out_stream.write(f"{choice.describe()}\n")  # once the input is known good: a usage error stays one line
@@ -208,7 +185,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
     out_stream.write(f"spark session ({args.master}) started in {time.monotonic() - began:.1f} s\n")
     try:
         with open_target(
-            target, args.profile, bootstrap=args.bootstrap_servers, log_dir=out / "logs", timeout=args.timeout,
+            target, args.profile, bootstrap=args.bootstrap_servers, log_dir=out / "logs", timeout=args.wire_timeout,
             security=security,
         ) as (factory, _logs):
             if args.topic is not None:

@@ -19,18 +19,18 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import os
 import re
 import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from conformance.commands.usage import add_quiet, output_directory, spark_master
+from conformance.commands.usage import add_master, add_quiet, output_directory
 from conformance.faults import MUTANTS
 from conformance.faults.kill_table import SURVIVED, WRONG_CLAUSE
-from conformance.plugin.launcher import LauncherError, choose_expectations
+from conformance.plugin.launcher import LauncherError, SuitesRun, choose_expectations
 from conformance.plugin.launcher import suites_dir as _installed_suites
+from conformance.plugin.run_options import add_command_options
 from conformance.spark.tasks import ALL, CampaignError, CampaignTask, suite_paths, task_table
 from conformance.targets.implementation import Kind
 from conformance.targets.registry import (
@@ -66,15 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profiles", default="kafka-4.0", help="comma-separated behaviour profiles")
     parser.add_argument("--seeds", type=int, default=1, help="Hypothesis seeds per (target, suite, profile)")
     parser.add_argument("--budget", default="60s", help="time limit per task, e.g. 60s or 2m (default 60s)")
-    parser.add_argument(
-        "--master",
-        type=spark_master,
-        default=os.environ.get("KTS_SPARK_MASTER", "local[2]"),
-        help="Spark master URL: local[N] or spark://HOST:PORT (env KTS_SPARK_MASTER; default local[2])",
-    )
+    add_master(parser)
     parser.add_argument("--out", default=None, help="output directory (default reports/out/campaign-<id>)")
     parser.add_argument("--resume", action="store_true", help="skip the tasks whose rows are already in --out")
-    parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
+    add_command_options(parser, SuitesRun, ("suites",))  # as in `run` (conformance.plugin.launcher)
     parser.add_argument(
         "--audit",
         action="store_true",

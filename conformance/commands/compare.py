@@ -24,6 +24,7 @@ from conformance.commands.usage import add_quiet
 from conformance.judging.results import ResultsError, read_results
 from conformance.judging.verdicts import Verdict
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_dir
+from conformance.plugin.run_options import add_command_options
 from conformance.targets.implementation import Kind
 from conformance.targets.registry import (
     TargetError,
@@ -110,9 +111,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=",".join(v.value for v in DEFAULT_REQUIRE),
         help="the only clause verdicts the target may have (default PASS,N/A); 'any' checks agreement only",
     )
-    parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
+    add_command_options(parser, SuitesRun, ("clauses", "suites"))  # as in `run` (conformance.plugin.launcher)
     parser.add_argument("--out", default="reports/out/compare", help="where each run's verdicts and log go")
-    parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
 
 
 def baseline_of(target: str) -> str:
@@ -149,8 +149,7 @@ def parse_inputs(args: argparse.Namespace) -> tuple[list[str], tuple[str, ...], 
         if bad:
             choices = ", ".join(sorted(words))
             raise CompareError(f"--require: unknown verdict(s) {', '.join(bad)}: choose from {choices}")
-    clauses = tuple(c.strip() for c in (args.clauses or "").split(",") if c.strip())
-    return profiles, allowed, clauses
+    return profiles, allowed, args.clauses or ()
 
 
 # Bad input this command raises as its own exception: the CLI prints it as one line, exit 2.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -23,28 +22,20 @@ from conformance.commands.usage import (
 )
 from conformance.judging.harness import HARNESS_ERROR_PREFIX
 from conformance.judging.results import UNKNOWN_VERSION, RunResults, read_results
-from conformance.targets.fault_hook import fault_options
+from conformance.plugin.launcher import SuitesRun
+from conformance.plugin.run_options import SettingsError, Surface, add_command_options, declared, resolve_namespace
 from conformance.targets.registry import (
-    PROFILE_DEFAULT,
     TargetError,
     check_target,
     default_hypothesis_profile,
     default_profile,
-    name_syntax,
     obtain_target,
     parse_target,
-    targets_help,
 )
 from conformance.targets.target import ServedBy, Target
-from conformance.wire.client_config import (
-    SecurityConfigError,
-    add_security_arguments,
-    config_bootstrap,
-    resolve_security,
-)
+from conformance.wire.client_config import SecurityConfigError, config_bootstrap, resolve_security
 from conformance.wire.security import SecuritySettings
 from models.clauses import CLAUSES
-from models.profiles import PROFILES
 
 if TYPE_CHECKING:
     from conformance.plugin.launcher import ExpectationsChoice
@@ -53,81 +44,7 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet(parser)
-    parser.add_argument(
-        "--target",
-        default=os.environ.get("KTS_TARGET", "tansu"),
-        help="the implementation under test: a broker, a record library (codec:<library>) or a client library "
-        f"(client:<library>): {targets_help()}. Names also take {name_syntax()} (env KTS_TARGET; default tansu)",
-    )
-    parser.add_argument(
-        "--profile",
-        default=os.environ.get("KTS_PROFILE"),
-        help=f"the Apache Kafka behaviour the target claims: {', '.join(PROFILES)} (env KTS_PROFILE; "
-        f"{PROFILE_DEFAULT})",
-    )
-    parser.add_argument(
-        "--bootstrap-servers",
-        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
-        help="HOST:PORT of your cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS; else bootstrap.servers of "
-        "--client-config)",
-    )
-    parser.add_argument(
-        "--control-url",
-        default=os.environ.get("KTS_CONTROL_URL") or None,
-        metavar="URL",
-        help="--target broker: your cluster's control plane, which turns on clock control, leader failover and "
-        "retention as far as it declares them (env KTS_CONTROL_URL; `kafka-conformance check-control URL` "
-        "checks it)",
-    )
-    add_security_arguments(parser)
-    parser.add_argument(
-        "--brokers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="how many brokers a managed target starts (default the target's own: 3 for reference, "
-        "rdkafka-mock and kfake, 1 for kafka, which takes 1 or 3: three for leader moves)",
-    )
-    parser.add_argument(
-        "--wire-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="seconds any one network operation may take against a broker (env KTS_WIRE_TIMEOUT; default 10)",
-    )
-    known = parser.add_mutually_exclusive_group()
-    known.add_argument(
-        "--expectations",
-        default=os.environ.get("KTS_EXPECTATIONS"),
-        metavar="FILE",
-        help="known failures (TOML; env KTS_EXPECTATIONS); default: the file the target ships in "
-        "suites/expectations/ (tansu.toml, noida.toml, codec-kafka-python.toml, ...), if any",
-    )
-    known.add_argument(
-        "--no-expectations",
-        action="store_true",
-        help="no expectations file, not even the one the target ships: every departure is a FAIL",
-    )
-    parser.add_argument(
-        "--hypothesis-profile",
-        default=None,
-        choices=["fast", "ci", "broker", "dev", "thorough"],
-        help="Hypothesis budget (default: broker for a real broker, ci for the model and mutants)",
-    )
-    for flag, options in fault_options():
-        parser.add_argument(flag, **options)
-    parser.add_argument(
-        "--draft-expectations",
-        default=None,
-        help="append an expectations entry for every new failure to this file, to review and keep",
-    )
-    parser.add_argument(
-        "--fail-on-stale",
-        action="store_true",
-        help="exit 1 when an expectations entry is STALE (checked, and it covered nothing): for a file that must "
-        "stay in step with its target, as the shipped files do in their tox envs (docs/expectations-stale.md)",
-    )
-    parser.add_argument("--clauses", default=None, help="only the tests of these comma-separated clause IDs")
+    add_command_options(parser, SuitesRun)  # the settings that reach the suites' pytest: declared once, there
     parser.add_argument(
         "--out",
         default=None,
@@ -135,21 +52,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where the report, verdicts and logs go (default: a folder of the run's own, "
         "reports/out/<target>-<UTC time>, with the link reports/out/latest to the newest run)",
     )
-    parser.add_argument("--suites", default=None, help="the suites directory (default: the installed suites)")
     parser.add_argument("--no-html", action="store_true", help="skip the Allure HTML report (results still written)")
     run_ci.add_arguments(parser)
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
 
 
-def _wire_timeout(args: argparse.Namespace) -> float:
-    raw = args.wire_timeout if args.wire_timeout is not None else os.environ.get("KTS_WIRE_TIMEOUT", "10")
+def _resolve_settings(args: argparse.Namespace) -> None:
+    """Each setting of the run in `args` as the run uses it: the option, else its environment variable, else its
+    default (conformance.plugin.run_options); a usage error for a variable that does not read or a timeout that
+    is not positive."""
     try:
-        seconds = float(raw)
-    except ValueError:
-        raise UsageError(f"KTS_WIRE_TIMEOUT={raw!r} is not a number: set it to seconds, e.g. 10") from None
-    if not seconds > 0:
-        raise UsageError(f"--wire-timeout {raw}: give a positive number of seconds, e.g. --wire-timeout 10")
-    return seconds
+        resolve_namespace(args, SuitesRun)
+    except SettingsError as exc:
+        raise UsageError(str(exc)) from None
+    if not args.wire_timeout > 0:
+        raise UsageError(
+            f"--wire-timeout {args.wire_timeout:g}: give a positive number of seconds, e.g. --wire-timeout 10"
+        )
 
 
 def _security(args: argparse.Namespace) -> SecuritySettings:
@@ -160,41 +79,42 @@ def _security(args: argparse.Namespace) -> SecuritySettings:
         raise UsageError(str(exc)) from None
 
 
-def _check_run_inputs(
-    args: argparse.Namespace, wire_timeout: float, out: TextIO
-) -> tuple[Path, Target, SecuritySettings]:
+def _check_run_inputs(args: argparse.Namespace, out: TextIO) -> tuple[Path, Target, SecuritySettings]:
     """Everything `run` can check before pytest starts, each problem one usage error; the suites directory, the
-    parsed target and its security settings. What a control plane turns on is said on `out`."""
+    target (parsed once, here) and its security settings. What a control plane turns on is said on `out`."""
     from conformance.plugin.launcher import LauncherError, suites_dir
     from conformance.targets.fault_hook import check_fault_options
 
     security = _security(args)
     try:
-        if args.bootstrap_servers is None and parse_target(args.target).served_by is ServedBy.CLUSTER:
+        parsed = parse_target(args.target)
+        if args.bootstrap_servers is None and parsed.served_by is ServedBy.CLUSTER:
             args.bootstrap_servers = config_bootstrap(lambda dest: getattr(args, dest, None))
         if args.profile is None:
-            args.profile = default_profile(args.target)
+            args.profile = default_profile(parsed)
         check_profile(args.profile)
         target = check_target(
-            args.target, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url,
+            parsed, args.profile, bootstrap=args.bootstrap_servers, control_url=args.control_url,
             brokers=args.brokers, security=security,
         )
         check_fault_options(args.target, args.fault_hook, args.allow_disruptive)
         suites = suites_dir(args.suites)
     except (TargetError, LauncherError) as exc:
         raise UsageError(str(exc)) from None
-    for cid in filter(None, (c.strip() for c in (args.clauses or "").split(","))):
+    for cid in args.clauses:
         if cid not in {c.id for c in CLAUSES}:
             raise UsageError(f"--clauses: unknown clause {cid!r}: `{PROG} clauses` lists the IDs")
     if target.served_by is ServedBy.CLUSTER:
         from conformance.targets.kafka_wire import check_control, check_reachable
 
         try:
-            check_reachable(args.bootstrap_servers, timeout=wire_timeout, security=security)
+            check_reachable(args.bootstrap_servers, timeout=args.wire_timeout, security=security)
             if not security.plaintext:  # once it works: a usage error stays one line
                 out.write(f"security: {security.describe()}\n")
             if args.control_url:
-                offer = check_control(args.bootstrap_servers, args.control_url, timeout=wire_timeout, security=security)
+                offer = check_control(
+                    args.bootstrap_servers, args.control_url, timeout=args.wire_timeout, security=security
+                )
                 _print_control_offer(args, offer, out)
         except TargetError as exc:
             raise UsageError(str(exc)) from None
@@ -238,17 +158,13 @@ def _signal_of(exc: KeyboardInterrupt) -> signal.Signals:
 def _run(args: argparse.Namespace, out: TextIO) -> int:
     import shlex
 
-    from conformance.plugin.launcher import (
-        SuitesRun,
-        choose_expectations,
-        pytest_command,
-        run_streaming,
-        suites_environment,
-    )
+    from conformance.plugin.launcher import choose_expectations, pytest_command, run_streaming, suites_environment
 
-    wire_timeout = _wire_timeout(args)
-    suites, target, security = _check_run_inputs(args, wire_timeout, out)
-    expectations = choose_expectations(args.target, args.expectations, none=args.no_expectations, suites=suites)
+    _resolve_settings(args)
+    suites, target, security = _check_run_inputs(args, out)
+    expectations = choose_expectations(
+        args.target, args.expectations, none=args.no_expectations, suites=suites, parsed=target
+    )
     _check_expectations(expectations)
     baseline = run_ci.check_inputs(args)
     try:
@@ -262,23 +178,16 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     results, html, verdicts = root / "allure-results", root / "allure-report", root / "verdicts.json"
     budget = args.hypothesis_profile or default_hypothesis_profile(target)
     color = ("--color=yes",) if out.isatty() else ()
-    run = SuitesRun(
-        target=args.target,
-        profile=args.profile,
+    # The run's settings as declared (conformance.plugin.launcher.SuitesRun), with what `run` decided of them.
+    settings = {name: getattr(args, name) for name, _ in declared(SuitesRun, Surface.COMMAND)}
+    settings.update(
         hypothesis_profile=budget,
         suites=suites,
-        clauses=tuple(filter(None, (c.strip() for c in (args.clauses or "").split(",")))),
         expectations=str(expectations.path) if expectations.path is not None else None,
-        no_expectations=args.no_expectations,
-        bootstrap_servers=args.bootstrap_servers,
-        brokers=args.brokers,
-        wire_timeout=wire_timeout,
-        fault_hook=args.fault_hook,
-        allow_disruptive=args.allow_disruptive,
-        control_url=args.control_url,
+    )
+    run = SuitesRun(
+        **settings,
         security=security,
-        draft_expectations=args.draft_expectations,
-        fail_on_stale=args.fail_on_stale,
         verdicts_json=verdicts,
         alluredir=results,
         log_dir=root / "logs",

@@ -31,10 +31,11 @@ from typing import TextIO
 
 from conformance.commands.usage import EXIT_OK, UsageError, add_quiet, check_profile, sigterm_as_interrupt
 from conformance.errors import TargetError
+from conformance.plugin.launcher import SuitesRun
+from conformance.plugin.run_options import SettingsError, add_command_options, resolve_namespace
 from conformance.targets.implementation import Kind
 from conformance.targets.kafka_wire import WireFactory
 from conformance.targets.registry import (
-    PROFILE_DEFAULT,
     TargetSpec,
     check_target,
     default_profile,
@@ -47,6 +48,9 @@ from conformance.targets.registry import (
 )
 from conformance.targets.target import ServedBy, Target, read_name
 
+# The options this command shares with `run`: declared once, in conformance.plugin.launcher.SuitesRun.
+SHARED = ("profile", "brokers")
+
 
 def startable(spec: TargetSpec) -> bool:
     """What `up` starts: a broker the suite starts and stops itself (managed, or the reference broker)."""
@@ -56,18 +60,7 @@ def startable(spec: TargetSpec) -> bool:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_quiet(parser)
     parser.add_argument("target", metavar="TARGET", help=f"the broker to start: {targets_help(startable)}")
-    parser.add_argument(
-        "--profile",
-        default=os.environ.get("KTS_PROFILE"),
-        help=f"the behaviour profile it is started under (env KTS_PROFILE; {PROFILE_DEFAULT})",
-    )
-    parser.add_argument(
-        "--brokers",
-        type=int,
-        default=None,
-        help="how many brokers (default the target's own: 3 for reference, rdkafka-mock and kfake, 1 for kafka, "
-        "which takes 1 or 3, and for the others, which run one)",
-    )
+    add_command_options(parser, SuitesRun, SHARED)  # as in `run` (conformance.plugin.launcher)
     parser.add_argument(
         "--log-dir",
         default=None,
@@ -91,6 +84,7 @@ def _parsed(name: str) -> Target:
 
 def _target(args: argparse.Namespace) -> Target:
     try:
+        resolve_namespace(args, SuitesRun, SHARED)
         target = _parsed(args.target)
         if not startable(spec_of(target)):
             raise TargetError(
@@ -105,7 +99,7 @@ def _target(args: argparse.Namespace) -> Target:
             raise UsageError(f"--timeout {args.timeout:g}: give a positive number of seconds, e.g. --timeout 10")
         checked = check_target(target, args.profile, brokers=args.brokers)
         return obtain_target(checked, args.profile, brokers=args.brokers)  # a download or a build, before any start
-    except TargetError as exc:
+    except (TargetError, SettingsError) as exc:
         raise UsageError(str(exc)) from None
 
 

@@ -1,5 +1,7 @@
 """What every `kafka-conformance` subcommand shares: the program's name, its exit codes, the usage error that
-becomes one line on stderr, the checks of --out, --master and --profile, and SIGTERM handled as Ctrl-C."""
+becomes one line on stderr, --quiet and --master, the checks of --out, --master and --profile, and SIGTERM handled as
+Ctrl-C. The options of the suites' settings that commands share with `run` are declared in
+conformance.plugin.launcher.SuitesRun (conformance.plugin.run_options)."""
 
 from __future__ import annotations
 
@@ -107,6 +109,16 @@ def spark_master(text: str) -> str:
             "(also local[*], yarn, k8s://URL)"
         )
     return text.strip()
+
+
+def add_master(parser: argparse.ArgumentParser) -> None:
+    """--master: where a command's Spark work runs (campaign, audit)."""
+    parser.add_argument(
+        "--master",
+        type=spark_master,
+        default=os.environ.get("KTS_SPARK_MASTER", "local[2]"),
+        help="Spark master URL: local[N] or spark://HOST:PORT (env KTS_SPARK_MASTER; default local[2])",
+    )
 
 
 def check_profile(name: str) -> str:

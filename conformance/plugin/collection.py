@@ -13,9 +13,8 @@ from hypothesis import example
 from conformance.judging.draws import PinExhausted
 from conformance.judging.expectations import Expectation, parse_example
 from conformance.judging.verdicts import ALLURE_SEVERITY, NOT_APPLICABLE_PREFIX
-from conformance.plugin.state import STATE
+from conformance.plugin.state import SETTINGS, STATE, TARGET
 from conformance.targets.implementation import Kind
-from conformance.targets.registry import target_kind
 from models.clauses import Level, get_clause, kip_url
 
 
@@ -37,14 +36,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # Before any deselection (this target's kind, --clauses; and -k, whose hook runs after this plugin's): a test
     # left out of this run is not a test that does not exist.
     check_expectation_tests(config, items)
-    profile = config.getoption("--profile")
+    run = config.stash[SETTINGS]
+    profile = run.profile
     # A codec is not a broker: the tests of another kind are left out of the run, not reported UNSUPPORTED.
-    kind = target_kind(config.getoption("--target"))
+    kind = config.stash[TARGET].kind
     other = [item for item in items if kind_of_test(item) is not kind]
     if other:
         config.hook.pytest_deselected(items=other)
         items[:] = [item for item in items if kind_of_test(item) is kind]
-    wanted = {c.strip() for c in (config.getoption("--clauses") or "").split(",") if c.strip()}
+    wanted = set(run.clauses)
     if wanted:
         kept = [item for item in items if wanted & set(clause_ids(item))]
         deselected = [item for item in items if not wanted & set(clause_ids(item))]
@@ -83,7 +83,7 @@ def check_expectation_tests(config: pytest.Config, items: Sequence[pytest.Item])
             absent = True
         if absent:
             raise pytest.UsageError(
-                f"{config.getoption('--expectations')}: entry {expectation.index} ({expectation.clause}) names test "
+                f"{config.stash[SETTINGS].expectations}: entry {expectation.index} ({expectation.clause}) names test "
                 f"{test!r}, which the suites do not have: fix its node id (`pytest suites --collect-only -q` lists "
                 "them) or remove the entry"
             )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -19,11 +18,12 @@ from conformance.plugin.reporting import attach_to_allure
 from conformance.plugin.state import (
     HEALTH,
     SAID_VERSION,
-    SECURITY,
     SESSION_TARGET,
+    SETTINGS,
     STATE,
     STOPPED,
     STOPPED_BY,
+    TARGET,
     SessionTarget,
 )
 from conformance.targets.drivers.driver_process import broken_driver_behind
@@ -46,7 +46,7 @@ XDIST_CONTROLLER = "dsession"  # the plugin pytest-xdist registers in the proces
 def profile(pytestconfig: pytest.Config, target_factory: ImplementationFactory) -> Profile:
     """The profile the target claims, its API version ranges narrowed to what the target offers (a client
     negotiates versions through ApiVersions; the suites then only ask versions both sides serve)."""
-    claimed = get_profile(pytestconfig.getoption("--profile"))
+    claimed = get_profile(pytestconfig.stash[SETTINGS].profile)
     offered = getattr(target_factory, "offered_versions", None)
     return narrow_versions(claimed, offered()) if callable(offered) else claimed
 
@@ -57,22 +57,14 @@ def open_session_target(config: pytest.Config) -> SessionTarget:
     found = config.stash.get(SESSION_TARGET, None)
     if found is not None:
         return found
+    run = config.stash[SETTINGS]
     stack = contextlib.ExitStack()
     try:
-        factory, logs = stack.enter_context(
-            open_target(
-                config.getoption("--target"),
-                config.getoption("--profile"),
-                bootstrap=config.getoption("--bootstrap-servers"),
-                log_dir=Path(config.getoption("--log-dir")),
-                timeout=config.getoption("--wire-timeout"),
-                fault_hook=config.getoption("--fault-hook"),
-                allow_disruptive=config.getoption("--allow-disruptive"),
-                control_url=config.getoption("--control-url"),
-                brokers=config.getoption("--brokers"),
-                security=config.stash.get(SECURITY, PLAINTEXT),
-            )
-        )
+        opening = open_target(config.stash[TARGET], run.profile, bootstrap=run.bootstrap_servers, log_dir=run.log_dir,
+                              timeout=run.wire_timeout, fault_hook=run.fault_hook, brokers=run.brokers,
+                              allow_disruptive=run.allow_disruptive, control_url=run.control_url,
+                              security=run.security)  # fmt: skip
+        factory, logs = stack.enter_context(opening)
     except BaseException:
         stack.close()
         raise
@@ -82,8 +74,7 @@ def open_session_target(config: pytest.Config) -> SessionTarget:
     bootstrap = getattr(factory, "bootstrap", None)
     if isinstance(bootstrap, str):
         config.stash[HEALTH] = TargetHealth(
-            factory.name, bootstrap, timeout=config.getoption("--wire-timeout"),
-            security=getattr(factory, "security", PLAINTEXT),
+            factory.name, bootstrap, timeout=run.wire_timeout, security=getattr(factory, "security", PLAINTEXT)
         )
     return opened
 
@@ -95,10 +86,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if not config.pluginmanager.has_plugin(XDIST_CONTROLLER) or config.option.collectonly:
         return
+    run = config.stash[SETTINGS]
     try:
-        obtain_target(
-            config.getoption("--target"), config.getoption("--profile"), brokers=config.getoption("--brokers")
-        )
+        obtain_target(config.stash[TARGET], run.profile, brokers=run.brokers)
     except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -140,7 +130,7 @@ def target_factory(pytestconfig: pytest.Config) -> Iterator[ImplementationFactor
 
 @pytest.fixture(scope="session")
 def reference_factory(pytestconfig: pytest.Config) -> ModelFactory:
-    return ModelFactory(profile=pytestconfig.getoption("--profile"))
+    return ModelFactory(profile=pytestconfig.stash[SETTINGS].profile)
 
 
 @pytest.fixture

@@ -35,10 +35,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from conformance.plugin.hypothesis_profiles import PROFILE_NAMES
+from conformance.plugin.run_options import DOCUMENT_FLAG, Option, Surface, setting, settings_document
 from conformance.progress import for_child
-from conformance.targets.registry import TargetError, expectations_file, parse_target
-from conformance.wire.client_config import CLIENT_CONFIG_ENV, pytest_arguments, secret_environment
+from conformance.targets.registry import (
+    PROFILE_DEFAULT,
+    TargetError,
+    expectations_file,
+    name_syntax,
+    parse_target,
+    targets_help,
+)
+from conformance.targets.target import MODEL, Target
+from conformance.wire.client_config import CLIENT_CONFIG_ENV, secret_environment
 from conformance.wire.security import PLAINTEXT, SecuritySettings
+from models.profiles import PROFILES
 
 PLUGIN = "conformance.plugin"
 
@@ -85,13 +96,18 @@ class ExpectationsChoice:
 
 
 def choose_expectations(
-    target: str, given: str | os.PathLike[str] | None, *, none: bool = False, suites: Path | None
+    target: str,
+    given: str | os.PathLike[str] | None,
+    *,
+    none: bool = False,
+    suites: Path | None,
+    parsed: Target | None = None,
 ) -> ExpectationsChoice:
     """The expectations of a run against `target` (ExpectationsChoice): `given` (--expectations), `none`
     (--no-expectations), else the shipped file in the suites directory `suites` (None: tests that are not the
-    suites, which ship nothing)."""
+    suites, which ship nothing). `parsed`: the target as the caller parsed it already (else it is parsed here)."""
     try:
-        name = expectations_file(parse_target(target))
+        name = expectations_file(parsed if parsed is not None else parse_target(target))
     except TargetError:  # an unknown target: its own check names the choices
         name = None
     candidate = suites / "expectations" / name if name is not None and suites is not None else None
@@ -109,41 +125,125 @@ def _shown(path: Path) -> str:
         return str(path)
 
 
+def _targets_help() -> str:
+    return (
+        "the implementation under test: a broker, a record library (codec:<library>) or a client library "
+        f"(client:<library>): {targets_help()}. Names also take {name_syntax()}"
+    )
+
+
+def _clause_ids(text: str) -> tuple[str, ...]:
+    """--clauses ID,ID as the clause IDs."""
+    return tuple(filter(None, (c.strip() for c in text.split(","))))
+
+
 @dataclass(frozen=True)
 class SuitesRun:
-    """What one pytest run of the suites is asked to do (each field maps to one option of the plugin)."""
+    """What one pytest run of the suites is asked to do, and the one declaration of every option that reaches the
+    plugin: a field with an `Option` (conformance.plugin.run_options) is an option of `kafka-conformance run`
+    and/or of the pytest plugin, with its environment variable and default, carried to the pytest process in the
+    settings document. A field's own default (None, False) means "not set here": the pytest process reads the
+    option's variable and default then."""
 
-    target: str
-    profile: str
-    hypothesis_profile: str
-    suites: Path | None = None  # None: the installed suites package
+    # fmt: off
+    target: str = setting(Option(
+        "--target", _targets_help, env="KTS_TARGET", default=MODEL,
+        default_help="default model, for `kafka-conformance run` and `pytest suites` alike: the reference model "
+        "needs nothing installed and answers in seconds; name the implementation you test",
+    ))
+    profile: str = setting(Option(
+        "--profile", f"the Apache Kafka behaviour the target claims: {', '.join(PROFILES)}", env="KTS_PROFILE",
+        default_help=PROFILE_DEFAULT,
+    ))
+    hypothesis_profile: str = setting(Option(
+        "--hypothesis-profile", "the Hypothesis budget", choices=PROFILE_NAMES, on=frozenset({Surface.COMMAND}),
+        default_help="default: broker for a broker, codec or client target, ci for the model and mutants; "
+        "`pytest suites` takes Hypothesis' own option, default ci under CI, else dev",
+        carried=False,
+    ))
+    bootstrap_servers: str | None = setting(Option(
+        "--bootstrap-servers", "HOST:PORT of your cluster for --target broker", env="KAFKA_BOOTSTRAP_SERVERS",
+        default_help="else bootstrap.servers of --client-config",
+    ), None)
+    control_url: str | None = setting(Option(  # --target broker: the cluster's control plane
+        "--control-url", "--target broker: your cluster's control plane, which turns on clock control, leader "
+        "failover and retention as far as it declares them (`kafka-conformance check-control URL` checks it; "
+        "docs/control-plane.md)", env="KTS_CONTROL_URL", metavar="URL",
+    ), None)
+    # --target broker: TLS and SASL (conformance.wire.client_config declares their options); in the settings
+    # document without its secrets, which go by suites_environment
+    security: SecuritySettings = PLAINTEXT
+    brokers: int | None = setting(Option(  # how many brokers a managed target starts (None: its own number)
+        "--brokers", "how many brokers a managed target starts", kind=int, metavar="N",
+        default_help="default the target's own: 3 for reference, rdkafka-mock and kfake, 1 for kafka, which takes "
+        "1 or 3: three for leader moves",
+    ), None)
+    wire_timeout: float | None = setting(Option(
+        "--wire-timeout", "seconds any one network operation may take against a broker", env="KTS_WIRE_TIMEOUT",
+        default=10.0, default_help="default 10", kind=float, metavar="SECONDS",
+    ), None)
+    expectations: str | None = setting(Option(
+        "--expectations", "known failures of the target (TOML)", env="KTS_EXPECTATIONS", metavar="FILE",
+        exclusive="expectations",
+        default_help="default: the file the target ships in suites/expectations/ (tansu.toml, noida.toml, "
+        "codec-kafka-python.toml, ...), if any",
+    ), None)
+    no_expectations: bool = setting(Option(  # not even the target's shipped file
+        "--no-expectations", "no expectations file, not even the one the target ships: every departure is a FAIL",
+        switch=True, default=False, exclusive="expectations",
+    ), False)
+    fault_hook: str | None = setting(Option(
+        "--fault-hook", "--target broker: a command that moves a partition leader on your cluster, run as CMD "
+        "move-leader TOPIC PARTITION BROKER_ID; needs --allow-disruptive", env="KTS_FAULT_HOOK", metavar="CMD",
+    ), None)
+    allow_disruptive: bool = setting(Option(
+        "--allow-disruptive", "allow faults that disturb the cluster: leader moves through --fault-hook",
+        env="KTS_ALLOW_DISRUPTIVE", switch=True, default=False,
+    ), False)
+    draft_expectations: str | None = setting(Option(
+        "--draft-expectations", "append an expectations entry for every new failure to this file (reason: the "
+        "violation), to check, explain and move into the target's expectations file", metavar="FILE",
+    ), None)
+    fail_on_stale: bool = setting(Option(  # a STALE expectations entry fails the run
+        "--fail-on-stale", "exit 1 when an expectations entry is STALE (its clause and observable were checked and "
+        "it covered nothing): for a file that must stay in step with its target, as the shipped files do in their "
+        "tox envs (docs/expectations-stale.md)", switch=True, default=False,
+    ), False)
+    clauses: tuple[str, ...] = setting(Option(
+        "--clauses", "only the tests of these comma-separated clause IDs", kind=_clause_ids, metavar="ID,ID",
+        default=(),
+    ), ())
+    suites: Path | None = setting(Option(  # noqa: RUF009 (a dataclasses.field); None: the installed suites
+        "--suites", "the suites directory", on=frozenset({Surface.COMMAND}), carried=False,
+        default_help="default: the installed suites",
+    ), None)
     # What to run, relative to the suites' parent (`suites/test_x.py::test_y`, `suites/test_x.py`) or
     # absolute paths; run in this order. Empty: the whole suites directory.
     tests: tuple[str, ...] = ()
-    clauses: tuple[str, ...] = ()
-    expectations: str | None = None
-    no_expectations: bool = False  # --no-expectations: not even the target's shipped file
-    bootstrap_servers: str | None = None
-    brokers: int | None = None  # how many brokers a managed target starts (None: its own number)
-    wire_timeout: float | None = None
-    fault_hook: str | None = None
-    allow_disruptive: bool = False
-    control_url: str | None = None  # --target broker: the cluster's control plane (conformance.reference)
-    # --target broker: TLS and SASL; on the command line without its secrets, which go by suites_environment
-    security: SecuritySettings = PLAINTEXT
-    draft_expectations: str | None = None
-    fail_on_stale: bool = False  # a STALE expectations entry fails the run
-    hypothesis_seed: int | None = None
-    verdicts_json: Path | None = None
-    alluredir: Path | None = None
-    log_dir: Path | None = None
-    count_examples: bool = False
-    maxfail: int | None = None  # stop after this many failed tests (1 = pytest -x)
+    hypothesis_seed: int | None = None  # Hypothesis' own --hypothesis-seed
+    verdicts_json: Path | None = setting(Option(  # noqa: RUF009 (a dataclasses.field)
+        "--verdicts-json", "write per-test and per-clause verdicts to this file", kind=Path, metavar="FILE",
+        on=frozenset({Surface.PYTEST}),
+    ), None)
+    alluredir: Path | None = None  # allure-pytest's own --alluredir
+    log_dir: Path | None = setting(Option(  # noqa: RUF009 (a dataclasses.field)
+        "--log-dir", "where managed brokers write their logs", env="KTS_LOG_DIR", kind=Path, metavar="DIR",
+        default=Path("reports/out/logs"), default_help="default reports/out/logs", on=frozenset({Surface.PYTEST}),
+    ), None)
+    count_examples: bool = setting(Option(
+        "--count-examples", "count the Hypothesis examples each test runs into --verdicts-json (campaigns; uses "
+        "Hypothesis' observability callbacks, which cost a little time per example)", switch=True, default=False,
+        on=frozenset({Surface.PYTEST}),
+    ), False)
+    maxfail: int | None = None  # pytest's own --maxfail: stop after this many failed tests (1 = pytest -x)
     extra: tuple[str, ...] = ()  # more pytest arguments, last
+    # fmt: on
 
 
 def pytest_command(run: SuitesRun) -> list[str]:
-    """The command line (`python -m pytest ...`) of `run`."""
+    """The command line (`python -m pytest ...`) of `run`: its settings as one document (`--run-settings JSON`,
+    conformance.plugin.run_options), and on the command line only what other plugins own (Hypothesis' profile and
+    seed, Allure's folder, pytest's --maxfail)."""
     suites = suites_dir(run.suites)
     root = suites.parent
     paths = [_under(root, test) for test in run.tests] or [str(suites)]
@@ -151,37 +251,13 @@ def pytest_command(run: SuitesRun) -> list[str]:
     # schemathesis' pytest plugin (the control-plane tests use it) costs a second of start-up per run, and the
     # kill table starts a pytest run per mutant pass: the suites do not need it.
     cmd += ["-p", "no:schemathesis"]
-    cmd += ["-q", "--target", run.target, "--profile", run.profile, "--hypothesis-profile", run.hypothesis_profile]
+    cmd += ["-q", DOCUMENT_FLAG, settings_document(run), "--hypothesis-profile", run.hypothesis_profile]
     if run.hypothesis_seed is not None:
         cmd.append(f"--hypothesis-seed={run.hypothesis_seed}")
-    if run.clauses:
-        cmd += ["--clauses", ",".join(run.clauses)]
-    options: list[tuple[str, object]] = [
-        ("--expectations", run.expectations),
-        ("--bootstrap-servers", run.bootstrap_servers),
-        ("--brokers", run.brokers),
-        ("--wire-timeout", f"{run.wire_timeout:g}" if run.wire_timeout is not None else None),
-        ("--fault-hook", run.fault_hook),
-        ("--control-url", run.control_url),
-        ("--draft-expectations", run.draft_expectations),
-        ("--verdicts-json", run.verdicts_json),
-        ("--log-dir", run.log_dir),
-        ("--maxfail", run.maxfail),
-    ]
-    for flag, value in options:
-        if value is not None:
-            cmd += [flag, str(value)]
-    cmd += pytest_arguments(run.security)
     if run.alluredir is not None:
         cmd += ["--alluredir", str(run.alluredir), "--clean-alluredir"]
-    if run.no_expectations and run.expectations is None:
-        cmd.append("--no-expectations")
-    if run.allow_disruptive:
-        cmd.append("--allow-disruptive")
-    if run.count_examples:
-        cmd.append("--count-examples")
-    if run.fail_on_stale:
-        cmd.append("--fail-on-stale")
+    if run.maxfail is not None:
+        cmd += ["--maxfail", str(run.maxfail)]
     return cmd + list(run.extra)
 
 

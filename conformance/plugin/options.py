@@ -1,5 +1,7 @@
-"""The plugin's command-line options, the Hypothesis profile and seed of a run, Ctrl-C and SIGTERM stopping it
-(the signal kept for its "incomplete" line), and the run's state built from the options
+"""The plugin's command-line options (declared once, with `kafka-conformance run`'s, as the fields of
+conformance.plugin.launcher.SuitesRun), the run's settings read once from them and from the settings document
+(conformance.plugin.state.SETTINGS, with the parsed target: TARGET), the Hypothesis profile and seed of a run, Ctrl-C
+and SIGTERM stopping it (the signal kept for its "incomplete" line), and the run's state built from the settings
 (conformance.plugin.state.STATE)."""
 
 from __future__ import annotations
@@ -18,20 +20,27 @@ from hypothesis.errors import InvalidArgument
 from conformance.judging.expectations import ExpectationsError, load_expectations
 from conformance.judging.run_state import RunState
 from conformance.plugin.hypothesis_profiles import PROFILE_NAMES, register_profiles, same_examples_for_every_target
-from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
-from conformance.plugin.state import EXPECTATIONS_IN_FORCE, SECURITY, STATE, STOPPED, STOPPED_BY, ResultCollector
-from conformance.targets.fault_hook import fault_options
-from conformance.targets.registry import (
-    PROFILE_DEFAULT,
-    TARGETS_HELP,
-    TargetError,
-    check_target,
-    default_profile,
-    parse_target,
-    target_version,
+from conformance.plugin.launcher import LauncherError, SuitesRun, choose_expectations, suites_dir
+from conformance.plugin.run_options import (
+    DOCUMENT_DEST,
+    SettingsError,
+    Surface,
+    add_pytest_options,
+    read_document,
+    resolve_all,
 )
-from conformance.targets.target import ServedBy
-from conformance.wire.client_config import SecurityConfigError, config_bootstrap, resolve_security, security_options
+from conformance.plugin.state import (
+    EXPECTATIONS_IN_FORCE,
+    SETTINGS,
+    STATE,
+    STOPPED,
+    STOPPED_BY,
+    TARGET,
+    ResultCollector,
+)
+from conformance.targets.registry import TargetError, check_target, default_profile, parse_target, target_version
+from conformance.targets.target import ServedBy, Target
+from conformance.wire.client_config import SecurityConfigError, config_bootstrap, resolve_security
 from models.clauses import get_clause
 from models.profiles import DEFAULT_PROFILE
 
@@ -64,84 +73,7 @@ def _check_hypothesis_profile(config: pytest.Config, name: str) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("kafka-conformance")
-    group.addoption(
-        "--target",
-        default=os.environ.get("KTS_TARGET", "model"),
-        help=f"implementation under test: {TARGETS_HELP} (env KTS_TARGET)",
-    )
-    group.addoption(
-        "--profile",
-        default=os.environ.get("KTS_PROFILE"),
-        help=f"behaviour profile the target claims (env KTS_PROFILE; {PROFILE_DEFAULT})",
-    )
-    group.addoption(
-        "--expectations",
-        default=os.environ.get("KTS_EXPECTATIONS"),
-        help="TOML file of known failures of this target (env KTS_EXPECTATIONS; default: the file the target "
-        "ships in suites/expectations/, if any)",
-    )
-    group.addoption(
-        "--no-expectations",
-        action="store_true",
-        default=False,
-        help="no expectations file, not even the one the target ships: every departure is a FAIL",
-    )
-    group.addoption(
-        "--bootstrap-servers",
-        default=os.environ.get("KAFKA_BOOTSTRAP_SERVERS"),
-        help="HOST:PORT of the cluster for --target broker (env KAFKA_BOOTSTRAP_SERVERS)",
-    )
-    group.addoption(
-        "--control-url",
-        default=os.environ.get("KTS_CONTROL_URL") or None,
-        help="--target broker: URL of the cluster's control plane (clocks, leaders, retention; see "
-        "docs/control-plane.md; env KTS_CONTROL_URL)",
-    )
-    group.addoption(
-        "--brokers",
-        type=int,
-        default=None,
-        help="how many brokers a managed target starts (default the target's own: 3 for reference, "
-        "rdkafka-mock and kfake, 1 for kafka, which takes 1 or 3)",
-    )
-    group.addoption(
-        "--wire-timeout",
-        type=float,
-        default=float(os.environ.get("KTS_WIRE_TIMEOUT", "10")),
-        help="seconds any one network operation may take against a broker (env KTS_WIRE_TIMEOUT; default 10)",
-    )
-    group.addoption(
-        "--log-dir",
-        default=os.environ.get("KTS_LOG_DIR", "reports/out/logs"),
-        help="where managed brokers write their logs (env KTS_LOG_DIR)",
-    )
-    for flag, options in fault_options():
-        group.addoption(flag, **options)
-    for flag, options in security_options():
-        group.addoption(flag, **options)
-    group.addoption(
-        "--count-examples",
-        action="store_true",
-        default=False,
-        help="count the Hypothesis examples each test runs into --verdicts-json (campaigns; uses Hypothesis' "
-        "observability callbacks, which cost a little time per example)",
-    )
-    group.addoption(
-        "--draft-expectations",
-        default=None,
-        help="append an expectations entry for every new failure to this file (reason: the violation; "
-        "check each one, then move it into the target's expectations file)",
-    )
-    group.addoption(
-        "--fail-on-stale",
-        action="store_true",
-        default=False,
-        help="fail the run (exit 1) when an expectations entry is STALE: its clause and observable were checked "
-        "and it covered nothing (the tox envs of the shipped files; docs/expectations-stale.md)",
-    )
-    group.addoption("--clauses", default=None, help="comma-separated clause IDs: run only tests tagged with them")
-    group.addoption("--verdicts-json", default=None, help="write per-test and per-clause verdicts to this file")
+    add_pytest_options(parser.getgroup("kafka-conformance"), SuitesRun)
 
 
 def _stop_on_signals(config: pytest.Config) -> None:
@@ -235,41 +167,58 @@ def _suites_of_run(config: pytest.Config) -> Path | None:
     return None
 
 
-def _default_profile(config: pytest.Config) -> None:
-    """--profile, when not given, is the target's own (conformance.targets.registry.default_profile); a target the
-    table does not know is named by check_target later, with the profile that is every other target's."""
-    if config.getoption("--profile") is None:
-        try:
-            config.option.profile = default_profile(config.getoption("--target"))
-        except TargetError:
-            config.option.profile = DEFAULT_PROFILE.name
-
-
-def security_target(target: str) -> bool:
-    """Whether `target` is the user's cluster, which alone takes security settings and a client file's address."""
+def read_settings(config: pytest.Config) -> tuple[SuitesRun, Target | TargetError]:
+    """The run's settings, read once: each option given on the command line, else the settings document's value
+    (--run-settings, as `kafka-conformance run` passes them), else its environment variable, else its default
+    (conformance.plugin.run_options); with the target parsed (or why it does not parse, which check_target names
+    later), the profile the target's own when none is given, and the TLS and SASL settings resolved (their
+    secrets from the environment). A usage error for a setting that cannot be read."""
     try:
-        return parse_target(target).served_by is ServedBy.CLUSTER
-    except TargetError:
-        return False
+        document = read_document(config.getoption(DOCUMENT_DEST), SuitesRun)
+    except SettingsError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
+    def given(name: str) -> Any:
+        value = getattr(config.option, name, None)
+        if value is None and name in document.settings:
+            return document.settings[name]
+        return value
 
-def _row_version(target: str) -> str | None:
-    """What the target's row knows of its version (None for a name the table does not know: the target fixture
-    reports that as a usage error)."""
+    def security_option(dest: str) -> str | None:
+        value = config.getoption(dest, None)
+        return document.security.get(dest) if value is None else value
+
     try:
-        return target_version(target)
-    except TargetError:
-        return None
+        values = resolve_all(SuitesRun, given, Surface.PYTEST)
+    except SettingsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    parsed: Target | TargetError
+    try:
+        parsed = parse_target(values["target"])
+        values["profile"] = values["profile"] or default_profile(parsed)
+    except TargetError as exc:  # named by check_target, with the profile that is every other target's meanwhile
+        parsed = exc
+        values["profile"] = values["profile"] or DEFAULT_PROFILE.name
+    try:
+        security = resolve_security(security_option)
+        if values["bootstrap_servers"] is None and isinstance(parsed, Target) and parsed.served_by is ServedBy.CLUSTER:
+            values["bootstrap_servers"] = config_bootstrap(security_option)
+    except SecurityConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for name, value in values.items():  # a conftest that reads config.getoption sees what the run uses
+        setattr(config.option, name, value)
+    return SuitesRun(**values, hypothesis_profile=hypothesis_profile(config), security=security), parsed
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _default_profile(config)
+    run, parsed = read_settings(config)
+    config.stash[SETTINGS] = run
     _stop_on_signals(config)
     config.addinivalue_line("markers", "clause(*ids): the catalogue clauses a test checks")
     config.addinivalue_line("markers", "requires(*capabilities): capabilities a test needs")
     config.addinivalue_line("markers", "kind(name): the implementation kind a test checks (codec, client)")
     same_examples_for_every_target()
-    profile_name = hypothesis_profile(config)
+    profile_name = run.hypothesis_profile
     _check_hypothesis_profile(config, profile_name)
     if not config.getoption("hypothesis_profile", None):
         settings.load_profile(profile_name)
@@ -279,10 +228,11 @@ def pytest_configure(config: pytest.Config) -> None:
         seed = random.randrange(2**32)
         core.global_force_seed = seed
     choice = choose_expectations(
-        config.getoption("--target"),
-        config.getoption("--expectations"),
-        none=config.getoption("--no-expectations"),
+        run.target,
+        run.expectations,
+        none=run.no_expectations,
         suites=_suites_of_run(config),
+        parsed=parsed if isinstance(parsed, Target) else None,
     )
     config.stash[EXPECTATIONS_IN_FORCE] = choice.describe()
     try:
@@ -290,17 +240,17 @@ def pytest_configure(config: pytest.Config) -> None:
     except ExpectationsError as exc:
         raise pytest.UsageError(str(exc)) from None
     state = RunState(
-        target=config.getoption("--target"),
-        profile=config.getoption("--profile"),
+        target=run.target,
+        profile=run.profile,
         hypothesis_profile=profile_name,
         seed=int(seed) if seed is not None else None,
         expectations=expectations,
-        declared_version=_row_version(config.getoption("--target")),
-        fail_on_stale=bool(config.getoption("--fail-on-stale")),
+        declared_version=target_version(parsed) if isinstance(parsed, Target) else None,
+        fail_on_stale=run.fail_on_stale,
     )
     config.stash[STATE] = state
     config.pluginmanager.register(ResultCollector(state), "kafka-conformance-collector")
-    if config.getoption("--count-examples"):
+    if run.count_examples:
         from hypothesis.internal.observability import add_observability_callback
 
         def count(observation: Any, *_thread: object) -> None:
@@ -308,27 +258,21 @@ def pytest_configure(config: pytest.Config) -> None:
                 state.count_example()
 
         add_observability_callback(count, all_threads=True)
-    wanted = config.getoption("--clauses")
-    if wanted:
-        for cid in wanted.split(","):
-            try:
-                get_clause(cid.strip())
-            except KeyError:
-                raise pytest.UsageError(
-                    f"--clauses: unknown clause {cid.strip()!r}: `kafka-conformance clauses` lists the IDs"
-                ) from None
+    for cid in run.clauses:
+        try:
+            get_clause(cid)
+        except KeyError:
+            raise pytest.UsageError(
+                f"--clauses: unknown clause {cid!r}: `kafka-conformance clauses` lists the IDs"
+            ) from None
     try:
-        security = resolve_security(lambda dest: config.getoption(dest, None))
-        if config.getoption("--bootstrap-servers") is None and security_target(config.getoption("--target")):
-            config.option.bootstrap_servers = config_bootstrap(lambda dest: config.getoption(dest, None))
-        check_target(
-            config.getoption("--target"),
-            config.getoption("--profile"),
-            bootstrap=config.getoption("--bootstrap-servers"),
-            control_url=config.getoption("--control-url"),
-            brokers=config.getoption("--brokers"),
-            security=security,
+        config.stash[TARGET] = check_target(
+            parsed if isinstance(parsed, Target) else run.target,  # a name that does not parse: named here
+            run.profile,
+            bootstrap=run.bootstrap_servers,
+            control_url=run.control_url,
+            brokers=run.brokers,
+            security=run.security,
         )
-    except (TargetError, SecurityConfigError) as exc:
+    except TargetError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[SECURITY] = security

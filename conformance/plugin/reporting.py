@@ -27,6 +27,7 @@ from conformance.judging.results import TestResult, violation_records, write_res
 from conformance.judging.verdicts import NOT_APPLICABLE_PREFIX, UNSUPPORTED_PREFIX, EntryStatus, Verdict
 from conformance.plugin.collection import clause_ids
 from conformance.plugin.options import drop_frames_without_a_line, hypothesis_profile
+from conformance.plugin.run_options import command_line_of
 from conformance.plugin.state import (
     DRAWS,
     EXPECTATIONS_IN_FORCE,
@@ -35,7 +36,7 @@ from conformance.plugin.state import (
     RECORD,
     RESULT_PROPERTY,
     SAID_VERSION,
-    SECURITY,
+    SETTINGS,
     STATE,
     STOPPED,
     STOPPED_BY,
@@ -45,7 +46,6 @@ from conformance.targets.drivers.driver_process import broken_driver_behind
 from conformance.targets.health import TargetLost
 from conformance.targets.implementation import UnsupportedOperation
 from conformance.wire.client_config import pytest_arguments
-from conformance.wire.security import PLAINTEXT
 from models.clauses import get_clause
 
 
@@ -118,7 +118,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     # A clause outside the run's profile was not left unchecked: it does not apply.
     outside = sorted(cid for cid, v in judgement.verdicts.items() if v is Verdict.NOT_APPLICABLE and ran)
     if outside:
-        profile = item.config.getoption("--profile")
+        profile = item.config.stash[SETTINGS].profile
         message = (message + "\n" if message else "") + NOT_APPLICABLE_PREFIX + (
             f"not in profile {profile}: {', '.join(outside)}"
         )
@@ -131,7 +131,7 @@ def _evidence(
 ) -> Evidence:
     """What the test showed, for conformance.judging.judge."""
     ids = tuple(clause_ids(item))
-    profile = item.config.getoption("--profile")
+    profile = item.config.stash[SETTINGS].profile
     in_profile = frozenset(cid for cid in ids if profile in get_clause(cid).profiles)
     state = item.config.stash[STATE]
     pinned = tuple(i for i, e in enumerate(state.expectations) if e.pinned and e.test == item.nodeid)
@@ -340,7 +340,7 @@ def _record(
         finished_at=time.time(),
         message=message[:8000],
         replay=replay_command(item) if report.failed else None,
-        examples=state.examples.get(item.nodeid) if item.config.getoption("--count-examples") else None,
+        examples=state.examples.get(item.nodeid) if item.config.stash[SETTINGS].count_examples else None,
         checked=tuple(sorted((c, o.id) for c, o in record.checked)) if record is not None else (),
         matched=judgement.matched if judgement is not None else (),
         unexpected=judgement.unexpected if judgement is not None else (),
@@ -368,7 +368,7 @@ def _pin_entry(item: pytest.Item, violations: list[ClauseViolation], ids: tuple[
 def _draft_expectations(item: pytest.Item, pin: str) -> None:
     """With --draft-expectations FILE: append this failure's entries not drafted yet (judging.expectations
     .draft_text), for a person to check, explain and move into the expectations file."""
-    path = item.config.getoption("--draft-expectations")
+    path = item.config.stash[SETTINGS].draft_expectations
     if not path:
         return
     target = Path(path)
@@ -397,25 +397,12 @@ def replay_command(item: pytest.Item) -> str:
         path, _, rest = nodeid.partition("::")
         nodeid = f"{config.rootpath / path}::{rest}" if rest else str(config.rootpath / path)
         args += ["--rootdir", str(config.rootpath), "-p", "conformance.plugin"]
-    args += [
-        nodeid,
-        "--target",
-        config.getoption("--target"),
-        "--profile",
-        config.getoption("--profile"),
-        "--hypothesis-profile",
-        hypothesis_profile(config),
-    ]
-    for option in ("--bootstrap-servers", "--control-url", "--expectations", "--fault-hook"):
-        value = config.getoption(option, None)
-        if value:
-            args += [option, str(value)]
+    run = config.stash[SETTINGS]
+    args += [nodeid, *command_line_of(run, ("target", "profile")), "--hypothesis-profile", hypothesis_profile(config)]
+    args += command_line_of(run, ("bootstrap_servers", "control_url", "expectations", "fault_hook"))
     # TLS and SASL without the secrets: a replay reads them from KTS_SASL_PASSWORD and KTS_SSL_KEY_PASSWORD.
-    args += pytest_arguments(config.stash.get(SECURITY, PLAINTEXT))
-    if config.getoption("--no-expectations", False):
-        args.append("--no-expectations")
-    if config.getoption("--allow-disruptive", False):
-        args.append("--allow-disruptive")
+    args += pytest_arguments(run.security)
+    args += command_line_of(run, ("no_expectations", "allow_disruptive"))
     seed = config.stash[STATE].seed
     if seed is not None:
         args.append(f"--hypothesis-seed={seed}")
@@ -513,7 +500,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if exitstatus == pytest.ExitCode.OK and state.stale_fails():
         # --fail-on-stale: a shipped file's entry its own run no longer meets is news (docs/expectations-stale.md).
         session.exitstatus = exitstatus = pytest.ExitCode.TESTS_FAILED
-    path = session.config.getoption("--verdicts-json")
+    path = session.config.stash[SETTINGS].verdicts_json
     if not path:
         return
     results = state.run_results(int(exitstatus))

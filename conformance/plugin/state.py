@@ -1,7 +1,8 @@
-"""Where the plugin keeps the run's state between hooks: keys into pytest's stashes (the run's RunState on the
-config, each test's check record and draws on its item, the target's health, the version the implementation said,
-the expectations in force and the signal that stopped the run on the config) and the collector that hands each
-test's result and the implementation's version to the RunState (with pytest-xdist: in the controller)."""
+"""Where the plugin keeps the run's state between hooks: keys into pytest's stashes (the run's RunState, settings and
+target on the config, each test's check record and draws on its item, the target's health, the version the
+implementation said, the expectations in force and the signal that stopped the run on the config) and the collector
+that hands each test's result and the implementation's version to the RunState (with pytest-xdist: in the
+controller)."""
 
 from __future__ import annotations
 
@@ -17,16 +18,20 @@ from conformance.judging.checks import CheckRecord
 from conformance.judging.draws import DrawLog
 from conformance.judging.results import TestResult
 from conformance.judging.run_state import RunState
+from conformance.plugin.launcher import SuitesRun
 from conformance.targets.health import TargetHealth
 from conformance.targets.implementation import ImplementationFactory
-from conformance.wire.security import SecuritySettings
+from conformance.targets.target import Target
 
 STATE = pytest.StashKey[RunState]()
 RECORD = pytest.StashKey[CheckRecord]()
 DRAWS = pytest.StashKey[DrawLog]()
 HEALTH = pytest.StashKey[TargetHealth]()
-# The TLS and SASL settings of --target broker (conformance.wire.client_config), read once at configure.
-SECURITY = pytest.StashKey[SecuritySettings]()
+# The run's settings (its options, its settings document, their variables and defaults; with the TLS and SASL
+# settings of --target broker), read once at configure (conformance.plugin.options.read_settings), and its target,
+# parsed and checked once there: every hook reads these, none an option.
+SETTINGS = pytest.StashKey[SuitesRun]()
+TARGET = pytest.StashKey[Target]()
 # The signal that stopped the run early (SIGINT, SIGTERM), if one did, and the run's "incomplete" text then.
 STOPPED_BY = pytest.StashKey[signal.Signals]()
 STOPPED = "the run was stopped"  # what a stop signal's KeyboardInterrupt and pytest's reason for stopping say

@@ -21,9 +21,9 @@ given. The file also takes librdkafka's names (sasl.username, sasl.password, ssl
 ssl.key.location): a Confluent Cloud client file works as it is. Stores must be PEM: a JKS or PKCS12 store is
 refused with the command that converts it. Keys the suite has no use for (client.id, timeouts, ...) are ignored.
 
-A run passes its settings to the pytest process it starts without putting a secret on its command line (which it
-prints): `pytest_arguments` gives the options of everything else, `secret_environment` the two secrets as the
-environment variables the plugin reads.
+A run passes its settings to the pytest process it starts without putting a secret in its settings document or on
+its command line (which it prints): `security_given` gives the options of everything else (`pytest_arguments`: as
+a replay command writes them), `secret_environment` the two secrets as the environment variables the plugin reads.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ __all__ = [
     "read_properties",
     "resolve_security",
     "secret_environment",
+    "security_given",
     "security_options",
 ]
 
@@ -106,7 +107,8 @@ _CONVERT = {
 
 
 def add_security_arguments(parser: argparse.ArgumentParser) -> None:
-    """`security_options` as one argparse group of a command that reaches a user's cluster (run, audit)."""
+    """`security_options` as one argparse group of a command that reaches a user's cluster (run, audit: through
+    conformance.plugin.run_options, which adds them where a command takes the security settings)."""
     group = parser.add_argument_group(
         "TLS and SASL (--target broker)",
         "how to reach your cluster, as Kafka clients set it: options, KTS_ environment variables or a client "
@@ -375,23 +377,29 @@ def _parse_jaas(text: str, path: str) -> tuple[str, dict[str, str]]:
 # --- passing the settings to a pytest process --------------------------------------------------------------------
 
 
-def pytest_arguments(settings: SecuritySettings) -> list[str]:
-    """The plugin's options for `settings`, secrets left out (they go by `secret_environment`); none for PLAINTEXT."""
+def security_given(settings: SecuritySettings) -> dict[str, str]:
+    """The options (by dest) that give `settings` again, secrets left out (they go by `secret_environment`): what
+    a run's settings document carries to its pytest process; none for PLAINTEXT."""
     if settings == PLAINTEXT:
-        return []
-    args = ["--security-protocol", settings.protocol]
-    for flag, value in (
-        ("--sasl-mechanism", settings.mechanism),
-        ("--sasl-username", settings.username),
-        ("--ssl-ca-file", settings.ca_file),
-        ("--ssl-cert-file", settings.cert_file),
-        ("--ssl-key-file", settings.key_file),
+        return {}
+    given = {"security_protocol": settings.protocol}
+    for dest, value in (
+        ("sasl_mechanism", settings.mechanism),
+        ("sasl_username", settings.username),
+        ("ssl_ca_file", settings.ca_file),
+        ("ssl_cert_file", settings.cert_file),
+        ("ssl_key_file", settings.key_file),
     ):
         if value:
-            args += [flag, value]
+            given[dest] = value
     if settings.tls and not settings.check_hostname:
-        args += ["--ssl-endpoint-identification-algorithm", ""]
-    return args
+        given["ssl_endpoint_identification_algorithm"] = ""
+    return given
+
+
+def pytest_arguments(settings: SecuritySettings) -> list[str]:
+    """`security_given` as the plugin's options on a command line (a replay command)."""
+    return [arg for dest, value in security_given(settings).items() for arg in (f"--{dest.replace('_', '-')}", value)]
 
 
 def secret_environment(settings: SecuritySettings) -> dict[str, str]:
