@@ -42,7 +42,11 @@ from strategies.records import combinations
 
 PROFILE = get_profile("kafka-3.9")
 PAIRS = combinations((0, 1, 2), tuple(Codec))
-FIND = settings(max_examples=2_000, database=None, phases=(Phase.generate,), suppress_health_check=list(HealthCheck))
+# Derandomized: each `find` reads one fixed stream of programs, so its cost is fixed too (a removed Fetch version under
+# kafka-4.0 is drawn rarely on purpose: a random stream took anywhere from tens to hundreds of programs of ~90 ms
+# each to reach one, the fixed one 65), and the bound of 2,000 programs per claim is the same.
+FIND = settings(max_examples=2_000, database=None, phases=(Phase.generate,), suppress_health_check=list(HealthCheck),
+                derandomize=True)  # fmt: skip
 
 
 # --- programs -----------------------------------------------------------------------------------------------------

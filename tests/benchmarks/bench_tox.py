@@ -1,5 +1,6 @@
 """Benchmark: the time a newcomer waits for the project's own tests, `tox` (the README's test command), per env
-and in all. Goal: the whole default run under 15 minutes on an idle 2-core machine (issue 19).
+and in all. Goal: the whole default run (`tox run-parallel -p 2`) within 20 minutes on an idle 2-core machine from a
+fresh clone with warm package caches (issue 28; 27-29 minutes measured before it).
 
     python tests/benchmarks/bench_tox.py [--parallel N] [-e ENV[,ENV...]] [--from-log FILE]
 
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-GOAL_SECONDS = 15 * 60.0
+GOAL_SECONDS = 20 * 60.0
 # tox 4's summary line: "  py: OK (85.16=setup[12.37]+cmd[72.78] seconds)" (run-parallel prints the same).
 _LINE = re.compile(r"^\s*(?P<env>[\w.-]+): (?P<status>OK|FAIL|SKIP)\w* \((?P<total>[\d.]+)(?P<parts>=[^ ]*)? seconds\)")
 

@@ -32,6 +32,13 @@ func (b *fakeBroker) dial(_ context.Context, _, _ string) (net.Conn, error) {
 	return client, nil
 }
 
+// reset forgets the record sets kept so far.
+func (b *fakeBroker) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.records = nil
+}
+
 func (b *fakeBroker) produced() [][]byte {
 	b.mu.Lock()
 	defer b.mu.Unlock()
