@@ -30,7 +30,7 @@ from conformance.judging.harness import (
 from conformance.judging.judge import Evidence, RunRecord, clause_verdicts, entry_statuses, judge
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import EntryStatus, Verdict
-from conformance.targets.implementation import UnsupportedOperation
+from conformance.targets.kinds.implementation import UnsupportedOperation
 from models.constants import ErrorCode, TimestampType
 
 LATEST = "LO.latest-is-high-watermark"

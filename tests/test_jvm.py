@@ -16,7 +16,7 @@ import pytest
 from conformance.jvm import build as bridge_module
 from conformance.jvm import compact, locate, session
 from conformance.jvm.locate import JvmUnavailable
-from conformance.targets.codecs.codec_library import BatchRequest
+from conformance.targets.kinds.codec_library import BatchRequest
 from models.constants import LONG_MAX, Codec, TimestampType
 from models.records import Header, RecordSpec
 
@@ -194,8 +194,8 @@ def test_a_spec_carries_every_field_in_order() -> None:
 
 @pytest.mark.e2e
 def test_kafkas_record_layer_as_a_codec_agrees_with_the_model_on_a_simple_batch() -> None:
-    from conformance.targets.codecs.codec_library import CodecRefused
-    from conformance.targets.codecs.java_records import JavaCodec
+    from conformance.targets.kinds.codec_library import CodecRefused
+    from conformance.targets.libraries.java.java_records import JavaCodec
     from models.codec import decode_batches, encode_batches
     from models.records import all_records, build_batches
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TextIO
 from conformance.commands.usage import add_quiet, output_directory, spark_master
 from conformance.judging.verdicts import FAILS_RUN
 from conformance.spark.tasks import CampaignError
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     PROFILE_DEFAULT,
     TargetError,
@@ -126,7 +126,7 @@ def check_topic(
 ) -> None:
     """--topic on the user's cluster, checked before Spark starts (which takes many seconds): the cluster answers,
     and the topic and its partition exist; otherwise a CampaignError naming the fix."""
-    from conformance.targets.kafka_wire import check_reachable
+    from conformance.targets.routes.wire_adapter.kafka_wire import check_reachable
     from conformance.wire.client import ApiError, WireClient, error_name
     from conformance.wire.connection import WireError
 

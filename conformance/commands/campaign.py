@@ -32,7 +32,7 @@ from conformance.faults.kill_table import SURVIVED, WRONG_CLAUSE
 from conformance.plugin.launcher import LauncherError, choose_expectations
 from conformance.plugin.launcher import suites_dir as _installed_suites
 from conformance.spark.tasks import ALL, CampaignError, CampaignTask, suite_paths, task_table
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     MutantForm,
     TargetSpec,

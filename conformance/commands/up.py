@@ -31,8 +31,7 @@ from typing import TextIO
 
 from conformance.commands.usage import EXIT_OK, UsageError, add_quiet, check_profile, sigterm_as_interrupt
 from conformance.errors import TargetError
-from conformance.targets.implementation import Kind
-from conformance.targets.kafka_wire import WireFactory
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     PROFILE_DEFAULT,
     TargetSpec,
@@ -45,6 +44,7 @@ from conformance.targets.registry import (
     table,
     targets_help,
 )
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import ServedBy, Target, read_name
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.faults.mutant import MutantCluster, MutantImplementation, _impl, _mutant, _retype
-from conformance.targets.implementation import Implementation
+from conformance.targets.kinds.implementation import Implementation
 from models.cluster import FetchResponse, Partition
 from models.constants import (
     MAGIC_V1,

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from conformance.faults.mutant import MutantCluster, _impl, _is_lat_topic, _mutant
-from conformance.targets.implementation import Implementation
+from conformance.targets.kinds.implementation import Implementation
 from models.cluster import Partition
 from models.constants import (
     TimestampType,

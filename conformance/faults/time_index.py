@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conformance.faults.mutant import MutantCluster, MutantImplementation, _impl, _mutant
-from conformance.targets.implementation import Implementation
+from conformance.targets.kinds.implementation import Implementation
 from models.cluster import Cluster
 from models.config import TopicConfig
 from models.constants import (

@@ -16,7 +16,7 @@ from conformance.faults.mutant import (
     _restamped,
     _specs,
 )
-from conformance.targets.implementation import Implementation
+from conformance.targets.kinds.implementation import Implementation
 from models.cluster import Partition, ProduceResponse, find_duplicate
 from models.config import TopicConfig, effective_bounds
 from models.constants import (

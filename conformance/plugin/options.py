@@ -20,7 +20,6 @@ from conformance.judging.run_state import RunState
 from conformance.plugin.hypothesis_profiles import PROFILE_NAMES, register_profiles, same_examples_for_every_target
 from conformance.plugin.launcher import LauncherError, choose_expectations, suites_dir
 from conformance.plugin.state import EXPECTATIONS_IN_FORCE, SECURITY, STATE, STOPPED, STOPPED_BY, ResultCollector
-from conformance.targets.fault_hook import fault_options
 from conformance.targets.registry import (
     PROFILE_DEFAULT,
     TARGETS_HELP,
@@ -30,6 +29,7 @@ from conformance.targets.registry import (
     parse_target,
     target_version,
 )
+from conformance.targets.routes.wire_adapter.fault_hook import fault_options
 from conformance.targets.target import ServedBy
 from conformance.wire.client_config import SecurityConfigError, config_bootstrap, resolve_security, security_options
 from models.clauses import get_clause

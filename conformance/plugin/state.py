@@ -17,8 +17,8 @@ from conformance.judging.checks import CheckRecord
 from conformance.judging.draws import DrawLog
 from conformance.judging.results import TestResult
 from conformance.judging.run_state import RunState
-from conformance.targets.health import TargetHealth
-from conformance.targets.implementation import ImplementationFactory
+from conformance.targets.kinds.implementation import ImplementationFactory
+from conformance.targets.routes.wire_adapter.health import TargetHealth
 from conformance.wire.security import SecuritySettings
 
 STATE = pytest.StashKey[RunState]()

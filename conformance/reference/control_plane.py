@@ -1,6 +1,6 @@
 """The reference broker's HTTP control plane: capabilities, broker clocks (read, set, advance),
 leader moves, retention now and reset, over one `Controlled` (the reference broker's `ServedCluster`, or Apache
-Kafka on the suite's clock: conformance.targets.managed.kafka_control), as the OpenAPI document beside this
+Kafka on the suite's clock: conformance.targets.brokers.kafka_control), as the OpenAPI document beside this
 module (openapi.json, served at GET /openapi.json) describes them.
 
 Why the standard library's `http.server` (ThreadingHTTPServer) and not a web framework: the API is eight
