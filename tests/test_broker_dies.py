@@ -46,7 +46,7 @@ import pytest
 
 from conformance.judging.checks import check_equal
 from conformance.judging.observables import Obs
-from conformance.targets.kinds.implementation import Capability
+from conformance.judging.capabilities import Capability
 from models.config import TopicConfig
 from models.constants import ErrorCode
 

@@ -369,7 +369,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.targets.kinds.implementation import Capability
+from conformance.judging.capabilities import Capability
 from conformance.targets.routes.wire_adapter.kafka_wire import WireImplementation
 
 @pytest.mark.clause("LO.first-ge-target")

@@ -16,7 +16,7 @@ from conformance.targets.libraries.model.model_broker import ModelImplementation
 from models.cluster import Cluster, ClusterError
 from models.profiles import Profile
 
-# What the control plane offers, in the names of conformance.targets.kinds.implementation.Capability: three controls,
+# What the control plane offers, in the names of conformance.judging.capabilities.Capability: three controls,
 # that the model's clock dates its segments too (file-times), and one claim about the Kafka side (the broker
 # accepts idempotent batches from producer ids it did not allocate, starting at sequence 0, as Kafka does),
 # which a black-box probe cannot establish.

@@ -31,7 +31,6 @@ from enum import Enum
 from pathlib import Path
 
 from conformance.errors import TargetError
-from conformance.targets.brokers.cluster import open_cluster
 from conformance.targets.brokers.kafka import (
     KAFKA_BROKERS,
     KAFKA_LINES,
@@ -52,6 +51,7 @@ from conformance.targets.brokers.kfake import (
     open_kfake,
 )
 from conformance.targets.brokers.noida import check_noida, noida_version, open_noida
+from conformance.targets.brokers.opening import open_cluster
 from conformance.targets.brokers.process import ManagedProcessError
 from conformance.targets.brokers.rdkafka_mock import (
     MAX_MOCK_BROKERS,

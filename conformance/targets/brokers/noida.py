@@ -27,20 +27,18 @@ the way of signals (stopping the process group would still reach both).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import importlib.util
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from conformance.errors import TargetError
 from conformance.extras import install_hint
+from conformance.targets.brokers.opening import check_found, open_started
 from conformance.targets.brokers.process import DEFAULT_READY_TIMEOUT, LOOPBACK, ManagedBroker, ManagedProcessError
-from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import Opened, Opening, Target
 
 __all__ = [
@@ -81,10 +79,7 @@ def find_noida_binary() -> Path:
 
 def check_noida(target: Target, opening: Opening) -> None:
     """Before anything starts: the noida-db binary is installed (the targets extra), else one line naming the fix."""
-    try:
-        find_noida_binary()
-    except ManagedProcessError as exc:
-        raise TargetError(str(exc)) from None
+    check_found(find_noida_binary, ManagedProcessError)
 
 
 def _make_executable(binary: Path) -> None:
@@ -156,12 +151,6 @@ def start_noida(
     return broker.start()
 
 
-@contextlib.contextmanager
-def open_noida(target: Target, opening: Opening) -> Iterator[Opened]:
+def open_noida(target: Target, opening: Opening) -> AbstractContextManager[Opened]:
     """`--target noida`: noida-db with a fresh data directory under the logs, stopped on the way out."""
-    opening.log_dir.mkdir(parents=True, exist_ok=True)
-    with start_noida(opening.log_dir, opening.log_dir / "noida-data") as broker:
-        factory = WireFactory(
-            bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout
-        )
-        yield factory, [Path(broker.log_path)]
+    return open_started(lambda log_dir: start_noida(log_dir, log_dir / "noida-data"), target, opening)

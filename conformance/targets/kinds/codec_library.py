@@ -12,7 +12,7 @@ Three operations, each optional by capability (a suite reports UNSUPPORTED where
 - `convert(data, to_magic=...)`: the library's down-conversion of stored bytes (CNV-5), where it has one.
 
 Every value is a model type (RecordSpec, ConsumerRecord, Codec, TimestampType), so a suite compares a library
-with the model field by field. Adapters live in conformance/targets/codecs/; a library that is not installed raises
+with the model field by field. Adapters live in conformance/targets/libraries/; a library that is not installed raises
 CodecUnavailable with the one line that names the fix.
 """
 

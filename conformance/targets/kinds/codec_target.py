@@ -17,9 +17,9 @@ from conformance.errors import TargetError
 from conformance.judging.capabilities import Capability
 from conformance.targets.kinds.codec_library import CodecUnavailable, RecordCodecLibrary
 from conformance.targets.kinds.implementation import Implementation, ImplementationFactory, Kind, UnsupportedOperation
-from conformance.targets.kinds.library import CODEC_ROLE, Library
+from conformance.targets.kinds.library import CODEC_ROLE
 from conformance.targets.kinds.seeding import seeded_faults
-from conformance.targets.libraries import LIBRARIES
+from conformance.targets.libraries import library_playing
 from conformance.targets.routes.driver.driver_builds import driver_command
 from conformance.targets.routes.driver.driver_codec import DriverCodec
 from conformance.targets.routes.in_process import adapter_class, require_adapter
@@ -32,15 +32,6 @@ from models.profiles import Profile, get_profile
 from models.records import AnyBatch
 
 
-def codec_library(library: str) -> Library:
-    """The row of a codec library, or a TargetError naming the codec libraries."""
-    row = LIBRARIES.get(library)
-    if row is None or not row.plays(CODEC_ROLE):
-        names = (library_name(Kind.CODEC, n) for n, r in LIBRARIES.items() if r.plays(CODEC_ROLE))
-        raise TargetError(f"unknown codec library {library!r}: choose one of {', '.join(names)} (--target)")
-    return row
-
-
 def open_library(
     library: str,
     *,
@@ -51,7 +42,7 @@ def open_library(
 ) -> RecordCodecLibrary:
     """The adapter of `library` (its driver, where it runs through one), or TargetError naming the choices
     (unknown) or the fix (not installed, not built)."""
-    row = codec_library(library)
+    row = library_playing(CODEC_ROLE, library)
     adapter = row.adapter(CODEC_ROLE)
     if adapter is None or row.uses_driver(CODEC_ROLE, version, path):
         return DriverCodec(library, version=version, path=path, log_dir=log_dir, timeout=timeout)
@@ -66,7 +57,7 @@ def check_codec(target: Target, opening: Opening) -> None:
     """A usage check before anything starts: a driver-backed codec's driver is built, an adapter in this process
     says whether its library is there (e.g. not installed: the extra to install); a TargetError naming the fix
     otherwise."""
-    row = codec_library(target.library)
+    row = library_playing(CODEC_ROLE, target.library)
     adapter = row.adapter(CODEC_ROLE)
     if adapter is None or row.uses_driver(CODEC_ROLE, target.version, target.path):
         driver_command(target.library, version=target.version, path=target.path)
@@ -157,7 +148,6 @@ class CodecFactory:
     def build(self) -> Implementation:
         codec = open_library(self.library, version=self.version, path=self.path, log_dir=Path(self.log_dir))
         return CodecImplementation(self.name, get_profile(self.profile), codec)
-
 
 
 @contextlib.contextmanager

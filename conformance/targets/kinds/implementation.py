@@ -65,50 +65,6 @@ class UnsupportedOperation(Exception):
         super().__init__(f"capability {capability.value!r} not supported" + (f": {detail}" if detail else ""))
 
 
-@runtime_checkable
-class Implementation(Protocol):
-    """One running implementation under test. Every operation names its topic-partition; offsets,
-    timestamps and error codes are those of the Kafka protocol (models.constants)."""
-
-    name: str
-    profile: Profile
-    capabilities: frozenset[Capability]
-
-    def brokers(self) -> tuple[int, ...]: ...
-
-    def create_topic(self, topic: str, config: TopicConfig, *, partitions: int = 1) -> None: ...
-
-    def alter_config(self, topic: str, config: TopicConfig) -> None: ...
-
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
-    ) -> ProduceResponse: ...
-
-    def fetch(self, topic: str, partition: int, offset: int, *, fetch_version: int) -> FetchResponse: ...
-
-    def list_offsets(
-        self,
-        topic: str,
-        partition: int,
-        target: int,
-        *,
-        version: int,
-        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
-    ) -> ListOffsetsAnswer: ...
-
-    def clock(self, broker: int) -> int: ...
-
-    def set_clock(self, broker: int, now: int) -> None: ...
-
-    def elect_leader(self, topic: str, partition: int, broker: int) -> None: ...
-
-    def leader(self, topic: str, partition: int) -> int: ...
-
-    def retention_tick(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
 class BrokerOperations(Protocol):
     """What a delegating implementation hands its broker operations to: a broker (another implementation) or the
     model's cluster, which name them alike."""
@@ -138,6 +94,25 @@ class BrokerOperations(Protocol):
     def set_clock(self, broker: int, now: int) -> None: ...
 
     def elect_leader(self, topic: str, partition: int, broker: int) -> None: ...
+
+
+@runtime_checkable
+class Implementation(BrokerOperations, Protocol):
+    """One running implementation under test: the broker operations (BrokerOperations), and its brokers, a
+    partition's leader, a retention pass and its stop. Every operation names its topic-partition; offsets,
+    timestamps and error codes are those of the Kafka protocol (models.constants)."""
+
+    name: str
+    profile: Profile
+    capabilities: frozenset[Capability]
+
+    def brokers(self) -> tuple[int, ...]: ...
+
+    def leader(self, topic: str, partition: int) -> int: ...
+
+    def retention_tick(self) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class DelegatingImplementation:

@@ -11,6 +11,7 @@ row here and its driver program under conformance/targets/routes/driver/.
 
 from __future__ import annotations
 
+from conformance.errors import TargetError
 from conformance.targets.kinds.library import Library
 from conformance.targets.libraries.aiokafka import AIOKAFKA, AIOKAFKA_PURE
 from conformance.targets.libraries.confluent_kafka import CONFLUENT_KAFKA
@@ -33,6 +34,11 @@ LIBRARIES: dict[str, Library] = {
 }  # fmt: skip
 
 
-def library_of(name: str) -> Library | None:
-    """The row of library `name`, or None."""
-    return LIBRARIES.get(name)
+def library_playing(role: str, name: str) -> Library:
+    """The row of library `name` playing `role` (CLIENT_ROLE, CODEC_ROLE), or a TargetError naming the libraries
+    that play it."""
+    row = LIBRARIES.get(name)
+    if row is None or not row.plays(role):
+        names = ", ".join(f"{role}:{n}" for n, r in LIBRARIES.items() if r.plays(role))
+        raise TargetError(f"unknown {role} library {name!r}: choose one of {names} (--target)")
+    return row

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.targets.kinds.client_library import BATCH_FAILED, SendFailure
-from models.constants import ErrorCode, TimestampType
+from models.constants import Codec, ErrorCode, TimestampType
 from models.records import ConsumerRecord
 
 
@@ -26,3 +26,19 @@ def failure_of(exc: BaseException, generic: type[BaseException]) -> SendFailure:
     if isinstance(errno, int) and errno > 0:
         return SendFailure(ErrorCode(errno).name, str(exc))
     return SendFailure(BATCH_FAILED if type(exc) is generic else type(exc).__name__, str(exc))
+
+
+def codecs_of(codec: Any) -> frozenset[Codec]:
+    """The compression codecs a Python library can write, by its `codec` module's `has_*` probes (kafka-python's
+    and aiokafka's name them alike): none always, the others where their packages are installed."""
+    return frozenset(
+        c
+        for c, has in (
+            (Codec.NONE, True),
+            (Codec.GZIP, codec.has_gzip()),
+            (Codec.SNAPPY, codec.has_snappy()),
+            (Codec.LZ4, codec.has_lz4()),
+            (Codec.ZSTD, codec.has_zstd()),
+        )
+        if has
+    )

@@ -26,12 +26,13 @@ from conformance.targets.kinds.client_library import (
     ClientFailed,
     ClientRefused,
     ClientUnavailable,
+    LibraryClient,
     OffsetAndTimestamp,
     Outgoing,
     RecordMetadata,
     SendOutcome,
 )
-from conformance.targets.libraries.pylibs import consumer_record, failure_of
+from conformance.targets.libraries.pylibs import codecs_of, consumer_record, failure_of
 from models.constants import Codec, SpecialTarget
 from models.records import ConsumerRecord
 
@@ -51,7 +52,7 @@ def _aiokafka() -> Any:
     return aiokafka
 
 
-class AiokafkaClient:
+class AiokafkaClient(LibraryClient):
     """aiokafka against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "aiokafka"
@@ -62,32 +63,15 @@ class AiokafkaClient:
         _aiokafka()
 
     def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
+        super().__init__(bootstrap, timeout=timeout)
         aiokafka = _aiokafka()
         from aiokafka import codec
 
         self.version = str(aiokafka.__version__)
-        self.codecs = frozenset(
-            c
-            for c, has in (
-                (Codec.NONE, True),
-                (Codec.GZIP, codec.has_gzip()),
-                (Codec.SNAPPY, codec.has_snappy()),
-                (Codec.LZ4, codec.has_lz4()),
-                (Codec.ZSTD, codec.has_zstd()),
-            )
-            if has
-        )
-        self.bootstrap = bootstrap
-        self.timeout = timeout
+        self.codecs = codecs_of(codec)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="aiokafka-client-loop", daemon=True)
         self._thread.start()
-        self._producers: dict[Codec, Any] = {}
-        self._consumer: Any = None
-
-    @property
-    def _ms(self) -> int:
-        return int(self.timeout * 1000)
 
     def _run(self, coroutine: Coroutine[Any, Any, _T], *, timeout: float | None = None) -> _T:
         future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
@@ -229,13 +213,9 @@ class AiokafkaClient:
 
         return OffsetAndTimestamp(self._run(lookup()), None)
 
-    def seek_by_time(
-        self, topic: str, partition: int, target: int, *, until: int
-    ) -> tuple[OffsetAndTimestamp | None, ConsumerRecord | None]:
-        found = self.offsets_for_times(topic, partition, target)
-        if found is None:
-            return None, None
-
+    def first_record(
+        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
+    ) -> ConsumerRecord | None:
         async def first() -> ConsumerRecord | None:
             consumer, tp = await self._assigned(topic, partition, found.offset)
             deadline = time.monotonic() + self.timeout * 0.9
@@ -245,4 +225,4 @@ class AiokafkaClient:
                     return consumer_record(batch[tp][0])
             return None
 
-        return found, self._run(first())
+        return self._run(first())

@@ -28,6 +28,7 @@ from conformance.targets.kinds.client_library import (
     ClientFailed,
     ClientRefused,
     ClientUnavailable,
+    LibraryClient,
     OffsetAndTimestamp,
     Outgoing,
     RecordMetadata,
@@ -70,7 +71,7 @@ def failure_of(error: Any) -> SendFailure:
     return SendFailure(kind, str(error.str()))
 
 
-class ConfluentClient:
+class ConfluentClient(LibraryClient):
     """confluent-kafka against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "confluent-kafka"
@@ -82,17 +83,9 @@ class ConfluentClient:
         _confluent()
 
     def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
+        super().__init__(bootstrap, timeout=timeout)
         confluent_kafka = _confluent()
         self.version = f"{confluent_kafka.version()[0]} (librdkafka {confluent_kafka.libversion()[0]})"
-        self.bootstrap = bootstrap
-        self.timeout = timeout
-        self._producers: dict[Codec, Any] = {}
-        self._consumer: Any = None
-        self._admin: Any = None
-
-    @property
-    def _ms(self) -> int:
-        return int(self.timeout * 1000)
 
     def _common(self) -> dict[str, Any]:
         # librdkafka's log goes to this module's logger (pytest keeps it with the test), not to stderr.
@@ -235,12 +228,12 @@ class ConfluentClient:
             raise ClientFailed(f"confluent-kafka list_offsets {spec.name}: {exc}") from None
         return OffsetAndTimestamp(info.offset, info.timestamp)
 
-    def seek_by_time(
-        self, topic: str, partition: int, target: int, *, until: int
-    ) -> tuple[OffsetAndTimestamp | None, ConsumerRecord | None]:
-        found = self.offsets_for_times(topic, partition, target)
-        if found is None or found.offset < 0:
-            # librdkafka answers a lookup that found nothing with -1 (OFFSET_END): nothing to seek to.
-            return found, None
+    def seekable(self, found: OffsetAndTimestamp) -> bool:
+        # librdkafka answers a lookup that found nothing with -1 (OFFSET_END): nothing to seek to.
+        return found.offset >= 0
+
+    def first_record(
+        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
+    ) -> ConsumerRecord | None:
         records = self._poll_from(topic, partition, found.offset, until=until, first_only=True)
-        return found, records[0] if records else None
+        return records[0] if records else None

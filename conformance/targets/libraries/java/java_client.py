@@ -27,6 +27,7 @@ from conformance.targets.kinds.client_library import (
     ClientFailed,
     ClientRefused,
     ClientUnavailable,
+    LibraryClient,
     OffsetAndTimestamp,
     Outgoing,
     RecordMetadata,
@@ -56,7 +57,7 @@ def java_exception(exc: BaseException) -> Any:
     return getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
 
 
-class JavaClient:
+class JavaClient(LibraryClient):
     """Apache Kafka's Java client against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "java"
@@ -75,17 +76,9 @@ class JavaClient:
             raise ClientUnavailable(str(exc)) from None
 
     def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
+        super().__init__(bootstrap, timeout=timeout)
         self.jvm = _jvm()
         self.version = str(self.jvm.org.apache.kafka.common.utils.AppInfoParser.getVersion())
-        self.bootstrap = bootstrap
-        self.timeout = timeout
-        self._producers: dict[Codec, Any] = {}
-        self._consumer: Any = None
-        self._admin: Any = None
-
-    @property
-    def _ms(self) -> int:
-        return int(self.timeout * 1000)
 
     def _props(self, settings: dict[str, object]) -> Any:
         props = self.jvm.java.util.Properties()
@@ -253,14 +246,11 @@ class JavaClient:
             raise ClientFailed(f"Java Admin.listOffsets {spec.name}: {what}") from None
         return OffsetAndTimestamp(info.offset(), info.timestamp())
 
-    def seek_by_time(
-        self, topic: str, partition: int, target: int, *, until: int
-    ) -> tuple[OffsetAndTimestamp | None, ConsumerRecord | None]:
-        found = self.offsets_for_times(topic, partition, target)
-        if found is None:
-            return None, None
+    def first_record(
+        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
+    ) -> ConsumerRecord | None:
         records = self._poll_from(topic, partition, found.offset, until=until, first_only=True)
-        return found, records[0] if records else None
+        return records[0] if records else None
 
 
 def _bytes(value: Any) -> bytes | None:

@@ -21,12 +21,13 @@ from conformance.targets.kinds.client_library import (
     ClientFailed,
     ClientRefused,
     ClientUnavailable,
+    LibraryClient,
     OffsetAndTimestamp,
     Outgoing,
     RecordMetadata,
     SendOutcome,
 )
-from conformance.targets.libraries.pylibs import consumer_record, failure_of
+from conformance.targets.libraries.pylibs import codecs_of, consumer_record, failure_of
 from models.constants import Codec, SpecialTarget
 from models.records import ConsumerRecord
 
@@ -45,7 +46,7 @@ def _kafka() -> Any:
     return kafka
 
 
-class KafkaPythonClient:
+class KafkaPythonClient(LibraryClient):
     """kafka-python against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "kafka-python"
@@ -56,30 +57,12 @@ class KafkaPythonClient:
         _kafka()
 
     def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
+        super().__init__(bootstrap, timeout=timeout)
         kafka = _kafka()
         from kafka import codec
 
         self.version = str(kafka.__version__)
-        self.codecs = frozenset(
-            c
-            for c, has in (
-                (Codec.NONE, True),
-                (Codec.GZIP, codec.has_gzip()),
-                (Codec.SNAPPY, codec.has_snappy()),
-                (Codec.LZ4, codec.has_lz4()),
-                (Codec.ZSTD, codec.has_zstd()),
-            )
-            if has
-        )
-        self.bootstrap = bootstrap
-        self.timeout = timeout
-        self._producers: dict[Codec, Any] = {}
-        self._consumer: Any = None
-        self._admin: Any = None
-
-    @property
-    def _ms(self) -> int:
-        return int(self.timeout * 1000)
+        self.codecs = codecs_of(codec)
 
     def _producer(self, codec: Codec) -> Any:
         if codec not in self._producers:
@@ -206,16 +189,13 @@ class KafkaPythonClient:
                                            client_id="kts-kafka-python-admin")
         return self._admin
 
-    def seek_by_time(
-        self, topic: str, partition: int, target: int, *, until: int
-    ) -> tuple[OffsetAndTimestamp | None, ConsumerRecord | None]:
-        found = self.offsets_for_times(topic, partition, target)
-        if found is None:
-            return None, None
+    def first_record(
+        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
+    ) -> ConsumerRecord | None:
         consumer, tp = self._assigned(topic, partition, found.offset)
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             records = consumer.poll(timeout_ms=_POLL_MS, max_records=1).get(tp, ())
             if records:
-                return found, consumer_record(records[0])
-        return found, None
+                return consumer_record(records[0])
+        return None

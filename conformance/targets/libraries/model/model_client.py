@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from conformance.judging.capabilities import ClientCapability
 from conformance.targets.kinds import client_rules as rules
 from conformance.targets.kinds.client_library import (
+    ClientAdapter,
     ClientFailed,
     ClientRefused,
     OffsetAndTimestamp,
@@ -51,7 +52,7 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-class ReferenceClient:
+class ReferenceClient(ClientAdapter):
     """The reference client over one WireClient (see the module doc)."""
 
     name = "model"
@@ -176,14 +177,11 @@ class ReferenceClient:
         """An Admin ListOffsetsResultInfo for `spec`: the answer's offset and timestamp as they came."""
         return OffsetAndTimestamp(result.offset, -1 if result.timestamp is None else result.timestamp)
 
-    def seek_by_time(
-        self, topic: str, partition: int, target: int, *, until: int
-    ) -> tuple[OffsetAndTimestamp | None, ConsumerRecord | None]:
-        found = self.offsets_for_times(topic, partition, target)
-        if found is None:
-            return None, None
+    def first_record(
+        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
+    ) -> ConsumerRecord | None:
         records = self.consume(topic, partition, self.seek_position(found), until=until)
-        return found, records[0] if records else None
+        return records[0] if records else None
 
     def seek_position(self, found: OffsetAndTimestamp) -> int:
         """Seek by time: the consumer's position becomes the offset offsetsForTimes answered."""

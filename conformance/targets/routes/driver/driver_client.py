@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from conformance.judging.capabilities import Capability, ClientCapability
 from conformance.targets.kinds.client_library import (
@@ -23,9 +23,8 @@ from conformance.targets.kinds.client_library import (
 )
 from conformance.targets.kinds.implementation import UnsupportedOperation
 from conformance.targets.kinds.library import CLIENT_ROLE
-from conformance.targets.routes.driver.driver_process import DriverAnswered, start_driver
+from conformance.targets.routes.driver.driver_process import DriverAdapter, DriverAnswered
 from conformance.targets.routes.driver.driver_values import (
-    CODEC_OF,
     CODECS,
     SPECS,
     answer_of,
@@ -37,7 +36,7 @@ from models.constants import Codec, SpecialTarget
 from models.records import ConsumerRecord
 
 
-class DriverClient:
+class DriverClient(DriverAdapter):
     """The client library a driver drives, connected to `bootstrap`."""
 
     def __init__(
@@ -51,25 +50,18 @@ class DriverClient:
         log_dir: Path = Path("reports/out/logs"),
         target: str = "",
     ) -> None:
-        self.name = library
         self.timeout = timeout
-        self.process, hello = start_driver(
-            library, CLIENT_ROLE, timeout=timeout, version=version, path=path, log_dir=log_dir,
-            target=target or f"client:{library}", bootstrap=bootstrap,
+        super().__init__(
+            library, CLIENT_ROLE, ClientCapability, timeout=timeout, version=version, path=path, log_dir=log_dir,
+            target=target, bootstrap=bootstrap,
         )  # fmt: skip
-        self.version = str(hello["version"])
-        self.language = str(hello["language"])
-        known = {c.value: c for c in ClientCapability}
-        self.capabilities = frozenset(known[c] for c in hello["capabilities"] if c in known)
-        self.codecs = frozenset(CODEC_OF[c] for c in hello["codecs"])
+        self.language = str(self.hello["language"])
+        self.capabilities: frozenset[ClientCapability] = self.declared
         # A type the driver gives without declaring timestamp-type is not the library's to be judged on.
         self._typed = ClientCapability.TIMESTAMP_TYPE in self.capabilities
 
-    def _ask(self, op: str, **fields: Any) -> dict[str, Any]:
-        try:
-            return self.process.request(op, **fields)
-        except DriverAnswered as answered:
-            _raise(answered, self._typed)
+    def failed(self, answered: DriverAnswered) -> NoReturn:
+        _raise(answered, self._typed)
 
     def send(
         self, topic: str, partition: int, records: Sequence[Outgoing], *, codec: Codec = Codec.NONE
@@ -102,9 +94,6 @@ class DriverClient:
         answer = self._ask("seek_by_time", topic=topic, partition=partition, target=target, until=until)
         record = answer["record"]
         return answer_of(answer["answer"]), None if record is None else record_of(record, typed=self._typed)
-
-    def close(self) -> None:
-        self.process.stop()
 
 
 def _raise(answered: DriverAnswered, typed: bool) -> NoReturn:

@@ -6,21 +6,21 @@ bytes the model reads is what a codec suite judges)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from conformance.judging.capabilities import Capability, CodecCapability
 from conformance.targets.kinds.codec_library import BatchRequest, CodecRefused, ReadBatch
 from conformance.targets.kinds.implementation import UnsupportedOperation
 from conformance.targets.kinds.library import CODEC_ROLE
-from conformance.targets.routes.driver.driver_process import DriverAnswered, start_driver
-from conformance.targets.routes.driver.driver_values import CODEC_OF, b64, batch_request_json, read_batch_of, unb64
+from conformance.targets.routes.driver.driver_process import DriverAdapter, DriverAnswered
+from conformance.targets.routes.driver.driver_values import b64, batch_request_json, read_batch_of, unb64
 
 
 class DriverCodecFailed(Exception):
     """The library failed an operation (its exception, as the driver reported it)."""
 
 
-class DriverCodec:
+class DriverCodec(DriverAdapter):
     """The record layer a driver drives."""
 
     def __init__(
@@ -33,23 +33,16 @@ class DriverCodec:
         log_dir: Path = Path("reports/out/logs"),
         target: str = "",
     ) -> None:
-        self.name = library
-        self.process, hello = start_driver(
-            library, CODEC_ROLE, timeout=timeout, version=version, path=path, log_dir=log_dir,
-            target=target or f"codec:{library}",
+        super().__init__(
+            library, CODEC_ROLE, CodecCapability, timeout=timeout, version=version, path=path, log_dir=log_dir,
+            target=target,
         )  # fmt: skip
-        self.version = str(hello["version"])
-        known = {c.value: c for c in CodecCapability}
-        self.capabilities = frozenset(known[c] for c in hello["capabilities"] if c in known)
-        self.codecs = frozenset(CODEC_OF[c] for c in hello["codecs"])
-        self.build_magics = frozenset(int(m) for m in hello.get("build_magics", ()))
-        self.read_magics = frozenset(int(m) for m in hello.get("read_magics", ()))
+        self.capabilities: frozenset[CodecCapability] = self.declared
+        self.build_magics = frozenset(int(m) for m in self.hello.get("build_magics", ()))
+        self.read_magics = frozenset(int(m) for m in self.hello.get("read_magics", ()))
 
-    def _ask(self, op: str, **fields: Any) -> dict[str, Any]:
-        try:
-            return self.process.request(op, **fields)
-        except DriverAnswered as answered:
-            _raise(answered)
+    def failed(self, answered: DriverAnswered) -> NoReturn:
+        _raise(answered)
 
     def build(self, request: BatchRequest) -> bytes:
         return unb64(self._ask("build", **batch_request_json(request))["data"]) or b""
@@ -60,9 +53,6 @@ class DriverCodec:
     def convert(self, data: bytes, *, to_magic: int, first_offset: int = 0) -> bytes:
         answer = self._ask("convert", data=b64(data), to_magic=to_magic, first_offset=first_offset)
         return unb64(answer["data"]) or b""
-
-    def close(self) -> None:
-        self.process.stop()
 
 
 def _raise(answered: DriverAnswered) -> NoReturn:

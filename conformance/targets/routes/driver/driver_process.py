@@ -21,13 +21,15 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from conformance.errors import TargetError
 from conformance.targets.routes.driver import PROTOCOL_VERSION, SCHEMA_PATH
 from conformance.targets.routes.driver.driver_builds import driver_command, driver_title
+from conformance.targets.routes.driver.driver_values import CODEC_OF
 
 # How long a driver has beyond the protocol's bound (twice timeout_ms) to answer: a driver's own start-up (a JVM,
 # node loading a library) and the suite's scheduling on a busy machine.
@@ -365,3 +367,45 @@ def start_driver(
         timeout=timeout, log_path=driver_log(log_dir, library, role),
     )  # fmt: skip
     return process, process.start(role, bootstrap=bootstrap)
+
+
+class DriverAdapter:
+    """What the client and codec adapters over a driver share: the driver of `library` started in `role`, what its
+    hello declared (its version, its capabilities in the role's vocabulary `known`, the compression codecs it
+    writes), each request's error answer raised as the role's exception (`failed`), and the stop."""
+
+    def __init__(
+        self,
+        library: str,
+        role: str,
+        known: type[Enum],
+        *,
+        timeout: float,
+        version: str | None,
+        path: str | None,
+        log_dir: Path,
+        target: str,
+        bootstrap: str | None = None,
+    ) -> None:
+        self.name = library
+        self.process, self.hello = start_driver(
+            library, role, timeout=timeout, version=version, path=path, log_dir=log_dir,
+            target=target or f"{role}:{library}", bootstrap=bootstrap,
+        )  # fmt: skip
+        self.version = str(self.hello["version"])
+        by_name = {c.value: c for c in known}
+        self.declared = frozenset(by_name[c] for c in self.hello["capabilities"] if c in by_name)
+        self.codecs = frozenset(CODEC_OF[c] for c in self.hello["codecs"])
+
+    def _ask(self, op: str, **fields: Any) -> dict[str, Any]:
+        try:
+            return self.process.request(op, **fields)
+        except DriverAnswered as answered:
+            self.failed(answered)
+
+    def failed(self, answered: DriverAnswered) -> NoReturn:
+        """Raise the role's exception for an error answer (refused, unsupported, failed)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.process.stop()
