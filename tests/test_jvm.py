@@ -14,9 +14,10 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.jvm import build as bridge_module
-from conformance.jvm import compact, locate, session
+from conformance.jvm import locate, session
 from conformance.jvm.locate import JvmUnavailable
 from conformance.targets.kinds.codec_library import BatchRequest
+from conformance.targets.libraries.java import compact
 from models.constants import LONG_MAX, Codec, TimestampType
 from models.records import Header, RecordSpec
 

@@ -11,8 +11,8 @@ import pytest
 
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
-from conformance.targets import kafka_wire
 from conformance.targets.libraries.model.model_broker import ModelFactory
+from conformance.targets.routes.wire_adapter import kafka_wire
 from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory, WireImplementation
 from conformance.wire.client import WireClient
 from models.config import TopicConfig
