@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, NoReturn, TextIO
 
+# The seeded mutants register themselves into the targets on import (conformance.targets.kinds.seeding).
+import conformance.faults  # noqa: F401
 from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE, PROG, UsageError
 from conformance.extras import extra_of, install_hint
 from conformance.progress import silenced

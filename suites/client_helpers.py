@@ -1,8 +1,8 @@
 """Shared helpers of the client suites (suites/test_client_*.py).
 
 A client target is the reference broker over the wire with a client library at `impl.client`, talking to the broker
-through a wire tap (`impl.tap`, conformance.targets.clients.tap). Each client test drives the library, then judges
-twice:
+through a wire tap (`impl.tap`, conformance.targets.routes.wire_adapter.tap). Each client test drives the library,
+then judges twice:
 
 1. the client: what the library reports against what the broker answered it (the tapped ProduceResponse and
    ListOffsets answers) and stored (the raw fetch, read by the model's codec as CON-1 says), under the client clauses
@@ -23,12 +23,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from conformance.judging.capabilities import ClientCapability
 from conformance.judging.checks import check_equal, check_true
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
-from conformance.targets.clients import client_rules as rules
-from conformance.targets.clients.client_library import (
-    ClientCapability,
+from conformance.targets.kinds import client_rules as rules
+from conformance.targets.kinds.client_library import (
     ClientFailed,
     ClientLibrary,
     ClientRefused,
@@ -39,8 +39,8 @@ from conformance.targets.clients.client_library import (
     SendOutcome,
     java_refusal_text,
 )
-from conformance.targets.clients.tap import TappedLookup, TappedProduce, WireTap
-from conformance.targets.implementation import Implementation
+from conformance.targets.kinds.implementation import Implementation
+from conformance.targets.routes.wire_adapter.tap import TappedLookup, TappedProduce, WireTap
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
 from models.constants import MAGIC_V2, Codec, ErrorCode, SpecialTarget, TimestampType

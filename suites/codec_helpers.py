@@ -1,6 +1,6 @@
 """Shared helpers of the codec suites (suites/test_codec_*.py): the library under test beside the reference codec
-(conformance.targets.codecs.model_codec.ModelCodec), capability gating, and the clause-naming comparisons of what a
-library
+(conformance.targets.libraries.model.model_codec.ModelCodec), capability gating, and the clause-naming comparisons of
+what a library
 writes, reads and converts with what the model does for the same input.
 
 Every comparison goes through the model's own codec: a library's bytes are decoded with models/codec.py and
@@ -23,18 +23,13 @@ from dataclasses import dataclass
 import pytest
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability, CodecCapability
 from conformance.judging.checks import check_equal
 from conformance.judging.observables import Obs, nanosecond_wrapped_written
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
-from conformance.targets.codecs.codec_library import (
-    BatchRequest,
-    CodecCapability,
-    CodecRefused,
-    ReadBatch,
-    RecordCodecLibrary,
-)
-from conformance.targets.codecs.model_codec import ModelCodec
-from conformance.targets.implementation import Capability, Implementation
+from conformance.targets.kinds.codec_library import BatchRequest, CodecRefused, ReadBatch, RecordCodecLibrary
+from conformance.targets.kinds.implementation import Implementation
+from conformance.targets.libraries.model.model_codec import ModelCodec
 from models.clauses import get_clause
 from models.codec import decode_batches, encode_batches
 from models.constants import (
@@ -367,7 +362,7 @@ def _check_read_batch(
         if not offsets_held:
             return  # known: the records below would repeat the offsets' departure
     # A wrapper's type is what its records read (each record's type is compared below, CON-1); some readers
-    # expose no batch-level getter for legacy batches (conformance/targets/codecs/pyrecords.py).
+    # expose no batch-level getter for legacy batches (conformance/targets/libraries/pyrecords.py).
     if _type_clauses(batch):
         twin.check_all(_type_clauses(batch), Obs.BATCH_TIMESTAMP_TYPE, got.timestamp_type, want.timestamp_type, at)
     if got.max_timestamp is not None and _max_clauses(batch):

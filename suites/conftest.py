@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.targets.implementation import Implementation, ImplementationFactory
+from conformance.targets.kinds.implementation import Implementation, ImplementationFactory
 from models.profiles import Profile
 
 from .helpers import Suite

@@ -19,16 +19,12 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import NOT_GIVEN, check_equal
 from conformance.judging.draws import Draws, note_clock, recorded
 from conformance.judging.observables import GO_ZERO_TIME_MS, Obs, int64_wrapped, nanosecond_wrapped
-from conformance.targets.implementation import (
-    Capability,
-    Implementation,
-    ImplementationFactory,
-    producible_codecs,
-)
-from conformance.targets.implementation import producible_magics as magics_for_capabilities
+from conformance.targets.kinds.implementation import Implementation, ImplementationFactory, producible_codecs
+from conformance.targets.kinds.implementation import producible_magics as magics_for_capabilities
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig, effective_bounds, target_magic
 from models.constants import (

@@ -18,9 +18,10 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_equal
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability, ImplementationFactory, UnsupportedOperation
+from conformance.targets.kinds.implementation import ImplementationFactory, UnsupportedOperation
 from models.config import TopicConfig, effective_bounds
 from models.constants import MAGIC_V1, MAGIC_V2, Codec, ErrorCode, TimestampType
 from models.log import PartitionLog

@@ -13,15 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability, ClientCapability
 from conformance.judging.draws import Draws, draws
-from conformance.targets.clients.client_library import (
-    SPEC_CAPABILITY,
-    ClientCapability,
-    ClientFailed,
-    ClientRefused,
-    OffsetAndTimestamp,
-)
-from conformance.targets.implementation import Capability
+from conformance.targets.kinds.client_library import SPEC_CAPABILITY, ClientFailed, ClientRefused, OffsetAndTimestamp
 from models.config import TopicConfig
 from models.constants import LONG_MIN, SpecialTarget, TimestampType
 from models.records import RecordSpec, build_v2

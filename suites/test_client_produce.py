@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability, ClientCapability
 from conformance.judging.draws import Draws, draws
-from conformance.targets.clients.client_library import ClientCapability, Outgoing
-from conformance.targets.implementation import Capability
+from conformance.targets.kinds.client_library import Outgoing
 from models.config import TopicConfig
 from models.constants import LONG_MAX, TimestampType
 from strategies.timestamps import around

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import CodecCapability
 from conformance.judging.draws import Draws, draws
-from conformance.targets.codecs.codec_library import CodecCapability
 from models.constants import CONTROL_MASK, MAGIC_V0, MAGIC_V1, MAGIC_V2, TRANSACTIONAL_MASK
 from models.records import AnyBatch, DefaultBatch, RecordSpec, build_v2, with_base_offset
 from strategies.records import ALL_CODECS

@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import CodecCapability
 from conformance.judging.draws import Draws, draws
-from conformance.targets.codecs.codec_library import BatchRequest, CodecCapability
+from conformance.targets.kinds.codec_library import BatchRequest
 from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec
 from models.records import RecordSpec
 from strategies.records import LEGACY_CODECS

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import CodecCapability
 from conformance.judging.draws import Draws, draws
-from conformance.targets.codecs.codec_library import CodecCapability
 from models.constants import (
     DELETE_HORIZON_MASK,
     MAGIC_V0,

@@ -21,12 +21,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_equal
 from conformance.judging.draws import Draws, draws
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import NOT_APPLICABLE_PREFIX
 from conformance.plugin import require
-from conformance.targets.implementation import Capability
 from models.clauses import get_clause
 from models.config import TopicConfig, target_magic
 from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType

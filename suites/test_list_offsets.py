@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_true
 from conformance.judging.draws import Draws, draws
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability
 from models.config import TopicConfig
 from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, ErrorCode, TimestampType
 from models.profiles import Profile

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_equal, check_true
 from conformance.judging.draws import Draws, draws
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability
 from models.config import TopicConfig
 from models.constants import MAGIC_V0, MAGIC_V1, IsolationLevel, SpecialTarget
 from models.list_offsets import ListOffsetsAnswer

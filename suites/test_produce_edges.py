@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.draws import Draws, draws
-from conformance.targets.implementation import Capability
 from models.codec import legacy_crc, v2_crc
 from models.config import TopicConfig
 from models.constants import (

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_equal
 from conformance.judging.draws import Draws, draws
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability
 from models.cluster import ProduceResponse
 from models.config import TopicConfig
 from models.constants import LONG_MAX, ErrorCode

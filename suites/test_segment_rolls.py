@@ -24,11 +24,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_equal
 from conformance.judging.draws import Draws, draws
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
-from conformance.targets.implementation import Capability
 from models.config import TopicConfig
 from models.constants import MAGIC_V1, MAGIC_V2
 from models.records import RecordSpec, build_batches

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_equal, check_true
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability, Implementation
+from conformance.targets.kinds.implementation import Implementation
 from models.config import TopicConfig
 from models.constants import TimestampType
 from models.records import RecordSpec, build_v2

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import seed
 from hypothesis.stateful import run_state_machine_as_test
 
-from conformance.targets.implementation import ImplementationFactory
+from conformance.targets.kinds.implementation import ImplementationFactory
 
 from .helpers import suite_settings
 from .machine import DERANDOMIZED_SEED, machine_for

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.draws import Draws, draws
-from conformance.targets.implementation import Capability
 from models.config import TopicConfig
 from models.constants import MAGIC_V1
 from models.list_offsets import ListOffsetsAnswer

@@ -17,10 +17,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_equal
 from conformance.judging.draws import Draws, draws
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability, Implementation, ImplementationFactory
+from conformance.targets.kinds.implementation import Implementation, ImplementationFactory
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, ErrorCode, TimestampType
 from models.profiles import ErrorTextStyle, LogAppendTimeFlagCheck, Profile, RangeRule

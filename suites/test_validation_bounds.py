@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import check_equal
 from conformance.judging.draws import Draws, draws
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability
 from models.config import TopicConfig
 from models.constants import LONG_MAX, MAGIC_V1, MAGIC_V2, Codec, TimestampType
 from models.errors import ConfigError

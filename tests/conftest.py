@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance.control.control_client import ControlClient
-from conformance.targets.managed.reference_broker import ReferenceBroker, start_reference
+from conformance.targets.brokers.reference_broker import ReferenceBroker, start_reference
 from conformance.wire.client import WireClient
 
 

@@ -36,7 +36,7 @@ from conformance.spark.audit_job import (
     write_records,
     write_report,
 )
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import resolve_target
 
 pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")

@@ -28,7 +28,7 @@ from conformance.spark.audit_job import (
     read_log,
     stored_max_disagreements,
 )
-from conformance.targets.implementation import Implementation
+from conformance.targets.kinds.implementation import Implementation
 from conformance.targets.registry import resolve_target
 from models.constants import TimestampType
 

@@ -32,7 +32,7 @@ from conformance.plugin.launcher import SuitesRun
 from conformance.plugin.state import SETTINGS, STATE
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries.model.model_broker import ModelFactory
 from models.config import TopicConfig
 from tests import dyingbroker
 
@@ -336,7 +336,8 @@ FAKE_TOOLS = [
 def test_a_refused_version_s_build_folder_is_removed(
     tool: str, library: str, language: str, script: str, line: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conformance.targets.drivers import DRIVERS, VersionNotServed, go_build, node_build
+    from conformance.targets.libraries import LIBRARIES
+    from conformance.targets.routes.driver import VersionNotServed, go_build, node_build
 
     if tool == "npm" and shutil.which("node") is None:
         pytest.skip("the Node build checks node itself before npm")
@@ -350,7 +351,7 @@ def test_a_refused_version_s_build_folder_is_removed(
     monkeypatch.setattr(node_build if tool == "npm" else go_build, "CACHE", cache)
     version = "9.9.9" if tool == "npm" else "nope"
     with pytest.raises(VersionNotServed, match=re.escape(line)):
-        build(DRIVERS[library], version=version, path=None, timeout=60)
+        build(LIBRARIES[library], version=version, path=None, timeout=60)
     assert sorted(str(p.relative_to(cache)) for p in cache.rglob("*")) == [language]  # its parent folder only
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets.managed.process import LOOPBACK, ApiVersionsProbeError, probe_api_versions
+from conformance.targets.brokers.process import LOOPBACK, ApiVersionsProbeError, probe_api_versions
 
 REPO = Path(__file__).resolve().parents[1]
 # Far above a normal end (seconds); a hang would sit on a wire timeout (10 s) per request and retry.
@@ -46,7 +46,7 @@ import pytest
 
 from conformance.judging.checks import check_equal
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability
+from conformance.judging.capabilities import Capability
 from models.config import TopicConfig
 from models.constants import ErrorCode
 
@@ -79,7 +79,7 @@ def test_2_killed_under_it(impl, target_factory):
     impl.create_topic("t", TopicConfig())
     pid = int(os.environ.get("KTS_TEST_BROKER_PID") or 0)
     if not pid:
-        from conformance.targets.managed.process import managed_broker_at
+        from conformance.targets.brokers.process import managed_broker_at
 
         pid = managed_broker_at(target_factory.bootstrap).pid
     _kill(pid)
@@ -212,7 +212,7 @@ def test_a_managed_broker_killed_mid_run_fails_the_rest_at_once_naming_its_exit_
 def test_a_broker_the_suite_did_not_start_that_stops_answering_is_named_by_address(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from conformance.targets.managed.tansu import start_tansu
+    from conformance.targets.brokers.tansu import start_tansu
 
     with start_tansu(tmp_path / "own-logs") as broker:
         monkeypatch.setenv("KTS_TEST_BROKER_PID", str(broker.pid))

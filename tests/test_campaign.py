@@ -43,7 +43,7 @@ def test_another_version_of_a_library_is_a_campaign_target_of_its_own(monkeypatc
     """`client:kafka-python==3.0.11` stands for itself beside the pinned `client:kafka-python` (and beside the
     `clients` group that names the pinned one): its own tasks, so its own column of the matrix."""
     from conformance.commands.campaign import expand_targets
-    from conformance.targets.clients import client_target
+    from conformance.targets.kinds import client_target
 
     built: list[tuple[str, str | None]] = []
     # Planning checks that the driver of that version can be built; this test does not build one.
@@ -269,14 +269,14 @@ def test_mutants_stand_for_every_mutant_each_under_a_profile_where_it_exists() -
 def test_groups_of_targets_stand_for_every_codec_every_client_and_every_served_mutant() -> None:
     from conformance.commands.campaign import expand_targets
     from conformance.faults import MUTANTS
-    from conformance.targets.clients import LIBRARIES as CLIENTS
-    from conformance.targets.codecs import LIBRARIES as CODECS
-    from conformance.targets.drivers import DRIVERS
-    from conformance.targets.implementation import Kind
+    from conformance.targets.kinds.implementation import Kind
+    from conformance.targets.libraries import LIBRARIES
 
     # The in-process libraries, then those of other languages through their drivers (a user's own driver needs its
     # path, so no group stands for it).
-    driven = [d for d in DRIVERS.values() if d.build is not None]
+    driven = [d for d in LIBRARIES.values() if d.build is not None]
+    CODECS = [d.name for d in LIBRARIES.values() if d.adapter("codec") is not None]
+    CLIENTS = [d.name for d in LIBRARIES.values() if d.adapter("client") is not None]
     codecs = [*CODECS, *(d.name for d in driven if "codec" in d.roles and d.name not in CODECS)]
     clients = [*CLIENTS, *(d.name for d in driven if "client" in d.roles and d.name not in CLIENTS)]
     assert expand_targets(["codecs", "codec:model"]) == [f"codec:{c}" for c in codecs]
@@ -312,7 +312,7 @@ def _suite(tmp_path: Path, name: str, source: str) -> Path:
 
 def test_the_kind_of_a_suite_module_is_read_from_its_marks(tmp_path: Path) -> None:
     from conformance.commands.campaign import suite_kinds
-    from conformance.targets.implementation import Kind
+    from conformance.targets.kinds.implementation import Kind
 
     codec = _suite(tmp_path, "codec_x", 'pytestmark = pytest.mark.kind("codec")\n\ndef test_a(): pass\n')
     mixed = _suite(tmp_path, "mixed", '@pytest.mark.kind("client")\ndef test_a(): pass\n\ndef test_b(): pass\n')

@@ -16,7 +16,7 @@ from conformance.cli import main
 from conformance.commands.check_control import INSTALL_HINT, ControlCheck, Finding, verdict_line
 from conformance.control.control_plane import ControlPlane
 from conformance.reference.served import ServedCluster
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries.model.model_broker import ModelFactory
 from models.config import TopicConfig
 from tests.brokencontrol import BrokenControlPlane
 

@@ -1,4 +1,4 @@
-"""Clients as implementations (issue 13): the client rules (conformance/targets/clients/client_rules.py), the client
+"""Clients as implementations (issue 13): the client rules (conformance/targets/kinds/client_rules.py), the client
 checks of the
 client suites (suites/client_helpers.py), the `client:` targets, the wire tap, a witness for every client mutant,
 and a client that is never blamed for a broker's fault.
@@ -22,12 +22,12 @@ import pytest
 from conformance.errors import TargetError
 from conformance.faults import MUTANTS
 from conformance.faults.client_faults import CLIENT_FAULTS, client_fault
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import CheckRecord, ClauseViolation, recording
 from conformance.judging.expectations import Expectation, load_expectations
 from conformance.judging.verdicts import Verdict
-from conformance.targets.clients import LIBRARIES
-from conformance.targets.clients import client_rules as rules
-from conformance.targets.clients.client_library import (
+from conformance.targets.kinds import client_rules as rules
+from conformance.targets.kinds.client_library import (
     BATCH_FAILED,
     ClientFailed,
     ClientRefused,
@@ -37,12 +37,13 @@ from conformance.targets.clients.client_library import (
     SendFailure,
     java_refusal_text,
 )
-from conformance.targets.clients.client_target import ClientFactory
-from conformance.targets.clients.model_client import ReferenceClient
-from conformance.targets.clients.tap import TappedLookup, TappedProduce
-from conformance.targets.implementation import Capability, Kind
-from conformance.targets.model import ModelFactory
+from conformance.targets.kinds.client_target import ClientFactory
+from conformance.targets.kinds.implementation import Kind
+from conformance.targets.libraries import LIBRARIES
+from conformance.targets.libraries.model.model_broker import ModelFactory
+from conformance.targets.libraries.model.model_client import ReferenceClient
 from conformance.targets.registry import check_target, open_target, parse_target, resolve_target, target_kind
+from conformance.targets.routes.wire_adapter.tap import TappedLookup, TappedProduce
 from conformance.wire.client import ListOffsetsResult, ProduceResult
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
@@ -370,7 +371,8 @@ def test_client_target_names() -> None:
     assert parse_target("client:java@reference:mutant:lat-ignored").served == "mutant:lat-ignored"
     assert parse_target("mutant:client-lookup-v0").seeded == "client-lookup-v0"
     assert target_kind("client:model") is Kind.CLIENT and target_kind("mutant:client-lookup-v0") is Kind.CLIENT
-    assert {"model", "kafka-python", "aiokafka", "confluent-kafka", "java"} <= set(LIBRARIES)
+    in_process = {name for name, row in LIBRARIES.items() if row.adapter("client") is not None}
+    assert {"model", "kafka-python", "aiokafka", "confluent-kafka", "java"} <= in_process
     for bad, said in (
         ("client:nope", "unknown client library"),
         ("client:model@tansu", "runs against the reference broker"),
@@ -549,7 +551,7 @@ def test_the_tap_readdresses_a_find_coordinator_answer(version: int) -> None:
     was the broker's own port, so every later ListOffsets went around the tap and offsetsForTimes looked unasked."""
     from kafka.protocol.metadata.find_coordinator import FindCoordinatorResponse
 
-    from conformance.targets.clients.tap import FIND_COORDINATOR, WireTap
+    from conformance.targets.routes.wire_adapter.tap import FIND_COORDINATOR, WireTap
     from conformance.wire.relay import LOOPBACK, Asked
 
     with WireTap(f"{_UPSTREAM[0]}:{_UPSTREAM[1]}") as tap:
@@ -569,7 +571,7 @@ def test_the_tap_readdresses_a_find_coordinator_answer(version: int) -> None:
 def test_the_tap_readdresses_a_describe_cluster_answer() -> None:
     from kafka.protocol.admin.cluster import DescribeClusterResponse
 
-    from conformance.targets.clients.tap import DESCRIBE_CLUSTER, WireTap
+    from conformance.targets.routes.wire_adapter.tap import DESCRIBE_CLUSTER, WireTap
     from conformance.wire.relay import LOOPBACK, Asked
 
     with WireTap(f"{_UPSTREAM[0]}:{_UPSTREAM[1]}") as tap:

@@ -26,13 +26,14 @@ from conformance import cli
 from conformance.control.control_client import ControlClient, ControlPlaneError
 from conformance.control.control_plane import ControlPlane
 from conformance.errors import TargetError
+from conformance.judging.capabilities import Capability
 from conformance.plugin.launcher import SuitesRun, pytest_command
 from conformance.plugin.run_options import resolve_namespace
 from conformance.reference.served import ServedCluster
-from conformance.targets.implementation import Capability, UnsupportedOperation
-from conformance.targets.kafka_wire import WireImplementation, check_control
-from conformance.targets.model import ModelFactory
+from conformance.targets.kinds.implementation import UnsupportedOperation
+from conformance.targets.libraries.model.model_broker import ModelFactory
 from conformance.targets.registry import check_target, open_target
+from conformance.targets.routes.wire_adapter.kafka_wire import WireImplementation, check_control
 from conformance.wire.client import BrokerMetadata, ClusterMetadata, PartitionMetadata, TopicMetadata
 from models.config import TopicConfig
 from models.constants import ErrorCode

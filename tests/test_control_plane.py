@@ -25,8 +25,8 @@ from schemathesis import GenerationMode
 from conformance.commands.check_control import check_control_plane, load_schema
 from conformance.control.control_plane import MAX_BODY_BYTES, OPENAPI_PATH, ControlPlane
 from conformance.reference.served import ServedCluster
-from conformance.targets.model import DEFAULT_START_TIME as T0
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries.model.model_broker import DEFAULT_START_TIME as T0
+from conformance.targets.libraries.model.model_broker import ModelFactory
 from models.config import TopicConfig
 from models.records import RecordSpec, build_batches
 

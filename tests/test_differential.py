@@ -12,7 +12,6 @@ import pytest
 
 from conformance.cli import main
 from conformance.commands.differential import explained_path
-from conformance.jvm.compact import ConversionAnswer, JavaBatch, OracleAnswer
 from conformance.spark.oracle.case_compare import Difference, compare_case
 from conformance.spark.oracle.cases import BUILT, Case, codecs_for, generate_case, parse_case_id
 from conformance.spark.oracle.explained import (
@@ -24,6 +23,7 @@ from conformance.spark.oracle.explained import (
     load_explained,
 )
 from conformance.spark.oracle.model_side import MODEL_FAULTS, Model, model_named
+from conformance.targets.libraries.java.compact import ConversionAnswer, JavaBatch, OracleAnswer
 from models.constants import LONG_MAX, Codec, TimestampType
 from models.records import RecordSpec
 

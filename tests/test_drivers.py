@@ -1,7 +1,7 @@
-"""The driver protocol's suite side (conformance/targets/drivers, docs/driver-protocol.md): the Python driver answers
-as the schema says, a driver's error values become the library's outcomes, and a broken driver (off the protocol,
-dead, hung) is told apart with one line; `check-driver` passes the project's reference driver and fails broken ones.
-The fast tests run tiny drivers written here in Python; the e2e ones start the reference broker."""
+"""The driver protocol's suite side (conformance/targets/routes/driver, docs/driver-protocol.md): the Python driver
+answers as the schema says, a driver's error values become the library's outcomes, and a broken driver (off the
+protocol, dead, hung) is told apart with one line; `check-driver` passes the project's reference driver and fails broken
+ones. The fast tests run tiny drivers written here in Python; the e2e ones start the reference broker."""
 
 from __future__ import annotations
 
@@ -15,19 +15,20 @@ from pathlib import Path
 import pytest
 
 from conformance.errors import TargetError
-from conformance.targets.codecs.codec_library import BatchRequest
-from conformance.targets.drivers import DRIVERS, PROTOCOL_VERSION
-from conformance.targets.drivers.driver_builds import driver_command, own_executable
-from conformance.targets.drivers.driver_client import DriverClient
-from conformance.targets.drivers.driver_process import (
+from conformance.targets.kinds.codec_library import BatchRequest
+from conformance.targets.libraries import LIBRARIES
+from conformance.targets.routes.driver import PROTOCOL_VERSION
+from conformance.targets.routes.driver.driver_builds import driver_command, own_executable
+from conformance.targets.routes.driver.driver_client import DriverClient
+from conformance.targets.routes.driver.driver_process import (
     DriverAnswered,
     DriverBroken,
     DriverProcess,
     broken_driver_behind,
     schema_problem,
 )
-from conformance.targets.drivers.driver_values import batch_request_json, read_batch_of
-from conformance.targets.drivers.python_driver import serve
+from conformance.targets.routes.driver.driver_values import batch_request_json, read_batch_of
+from conformance.targets.routes.driver.python_driver import serve
 from models.records import RecordSpec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,14 +161,14 @@ def test_your_own_driver_must_be_an_executable_file(tmp_path: Path) -> None:
     assert own_executable("driver", str(script)) == str(script.resolve())
 
 
-@pytest.mark.parametrize("name", [d.name for d in DRIVERS.values() if d.source])
+@pytest.mark.parametrize("name", [d.name for d in LIBRARIES.values() if d.source])
 def test_every_driver_of_the_table_ships_its_sources(name: str) -> None:
-    source = REPO / "conformance" / "targets" / "drivers" / DRIVERS[name].source
+    source = REPO / "conformance" / "targets" / "routes" / "driver" / LIBRARIES[name].source
     assert source.is_dir() and any(source.iterdir()), f"the {name} driver's sources are not at {source}"
 
 
 def test_a_driver_client_maps_refusals_and_failures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.targets.clients.client_library import ClientFailed, ClientRefused
+    from conformance.targets.kinds.client_library import ClientFailed, ClientRefused
 
     argv = _tiny(tmp_path, """
         if r["op"] == "offsets_for_times":
@@ -179,7 +180,7 @@ def test_a_driver_client_maps_refusals_and_failures(tmp_path: Path, monkeypatch:
             say({"id": r["id"], "ok": {}})
             break
     """)
-    monkeypatch.setattr("conformance.targets.drivers.driver_process.driver_command", lambda *a, **k: argv)
+    monkeypatch.setattr("conformance.targets.routes.driver.driver_process.driver_command", lambda *a, **k: argv)
     client = DriverClient("driver", "127.0.0.1:9", timeout=5, log_dir=tmp_path)
     try:
         with pytest.raises(ClientRefused) as refused:

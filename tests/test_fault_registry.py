@@ -12,7 +12,7 @@ from conformance.faults import MUTANTS
 from conformance.faults.client_faults import CLIENT_FAULTS
 from conformance.faults.seeded import FaultRegistry, SeededFault, UnknownFault
 from conformance.spark.oracle.model_side import MODEL_FAULTS
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from models.clauses import CLAUSES
 from tests.wirefaults import FAULTS
 

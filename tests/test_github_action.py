@@ -22,7 +22,7 @@ from conformance.judging.results import RunResults, write_results
 from conformance.judging.verdicts import Verdict
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries.model.model_broker import ModelFactory
 
 REPO = Path(__file__).resolve().parents[1]
 LOOKUP = "LO.first-ge-target"

@@ -1,4 +1,4 @@
-"""The Go drivers (conformance/targets/drivers/go/) and their build (go_build.py).
+"""The Go drivers (conformance/targets/routes/driver/go/) and their build (go_build.py).
 
 Fast: the build's refusals that need no compiler run (no `go` on PATH, a path that is not a checkout of the
 library), how it reads go's failures (a version the proxy does not serve, a Go too old, a compile error), which of
@@ -16,22 +16,24 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, SOURCES, DriverUnavailable, go_build
-from conformance.targets.drivers.driver_process import DriverProcess
-from conformance.targets.drivers.go_build import build_go_driver
-from conformance.targets.managed.reference_broker import ReferenceBroker
+from conformance.targets.brokers.reference_broker import ReferenceBroker
+from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE
+from conformance.targets.libraries import LIBRARIES
+from conformance.targets.routes.driver import SOURCES, DriverUnavailable, go_build
+from conformance.targets.routes.driver.driver_process import DriverProcess
+from conformance.targets.routes.driver.go_build import build_go_driver
 from models.codec import decode_batches
 from tests.conftest import three_records_topic
 
-GO_DRIVERS = sorted(name for name, spec in DRIVERS.items() if spec.language == "go")
+GO_DRIVERS = sorted(name for name, spec in LIBRARIES.items() if spec.language == "go")
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="Go is not installed")
 
 
 def test_every_go_driver_has_its_sources() -> None:
     for name in GO_DRIVERS:
-        folder = SOURCES / DRIVERS[name].source
+        folder = SOURCES / LIBRARIES[name].source
         go_mod = (folder / "go.mod").read_text()
-        assert f"\t{DRIVERS[name].package} {DRIVERS[name].pinned}\n" in go_mod, name  # the pinned version
+        assert f"\t{LIBRARIES[name].package} {LIBRARIES[name].pinned}\n" in go_mod, name  # the pinned version
         assert "replace kts.local/driverkit => ../driverkit" in go_mod, name
         assert list(folder.glob("*.go")), name
 
@@ -39,20 +41,20 @@ def test_every_go_driver_has_its_sources() -> None:
 def test_no_go_on_path_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(DriverUnavailable, match=r"`go` is not on PATH: install Go 1\.26\+"):
-        build_go_driver(DRIVERS["franz-go"], version=None, path=None, timeout=10)
+        build_go_driver(LIBRARIES["franz-go"], version=None, path=None, timeout=10)
 
 
 @needs_go
 def test_a_folder_without_the_module_is_not_a_checkout(tmp_path: Path) -> None:
     with pytest.raises(DriverUnavailable, match=r"is not a checkout of github.com/twmb/franz-go \(it has no go.mod\)"):
-        build_go_driver(DRIVERS["franz-go"], version=None, path=str(tmp_path), timeout=10)
+        build_go_driver(LIBRARIES["franz-go"], version=None, path=str(tmp_path), timeout=10)
     (tmp_path / "go.mod").write_text("module github.com/IBM/sarama\n\ngo 1.22\n")
     with pytest.raises(DriverUnavailable, match=r"its go.mod names github.com/IBM/sarama\): pass the folder"):
-        build_go_driver(DRIVERS["franz-go"], version=None, path=str(tmp_path), timeout=10)
+        build_go_driver(LIBRARIES["franz-go"], version=None, path=str(tmp_path), timeout=10)
 
 
 def _explained(output: str, *, step: str = "get", version: str | None = "v1.99.0") -> str:
-    steps = go_build._Steps("go", Path("."), {}, 0.0, Path("/cache/build.log"), DRIVERS["franz-go"])
+    steps = go_build._Steps("go", Path("."), {}, 0.0, Path("/cache/build.log"), LIBRARIES["franz-go"])
     return steps._explain(go_build._GoFailed(step, output), version)
 
 
@@ -127,7 +129,7 @@ def built() -> dict[str, list[str]]:
     """Each Go driver at its pinned version (built into the user's cache, as a run builds it)."""
     if shutil.which("go") is None:
         pytest.skip("Go is not installed")
-    return {name: build_go_driver(DRIVERS[name], version=None, path=None, timeout=900) for name in GO_DRIVERS}
+    return {name: build_go_driver(LIBRARIES[name], version=None, path=None, timeout=900) for name in GO_DRIVERS}
 
 
 def _driver(name: str, argv: list[str], tmp_path: Path, timeout: float = 10.0) -> DriverProcess:
@@ -139,11 +141,11 @@ def _driver(name: str, argv: list[str], tmp_path: Path, timeout: float = 10.0) -
 @pytest.mark.parametrize("name", GO_DRIVERS)
 def test_a_built_driver_is_cached_and_says_its_version(name: str, built: dict[str, list[str]], tmp_path: Path) -> None:
     started = time.monotonic()
-    assert build_go_driver(DRIVERS[name], version=None, path=None, timeout=60) == built[name]
+    assert build_go_driver(LIBRARIES[name], version=None, path=None, timeout=60) == built[name]
     assert time.monotonic() - started < 2.0  # a hash of the sources and `go env GOVERSION`
     with _driver(name, built[name], tmp_path) as driver:
         hello = driver.start(CLIENT_ROLE, bootstrap="127.0.0.1:1")  # no library call connects before an operation
-    assert (hello["library"], hello["version"], hello["language"]) == (name, DRIVERS[name].pinned, "go")
+    assert (hello["library"], hello["version"], hello["language"]) == (name, LIBRARIES[name].pinned, "go")
     assert {"send", "consume", "offsets-for-times", "earliest", "latest"} <= set(hello["capabilities"])
 
 

@@ -1,4 +1,4 @@
-"""The Java driver (conformance/targets/drivers/java/kafkaclients/) and its build (java_build.py).
+"""The Java driver (conformance/targets/routes/driver/java/kafkaclients/) and its build (java_build.py).
 
 Fast: how `client:java` and `codec:java` are routed (in process without a version, the driver with one or with a
 path), the build's refusals that need no Maven run (no JDK, no Maven, a path that is neither a kafka-clients jar nor
@@ -18,25 +18,18 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets.clients import LIBRARIES as CLIENT_LIBRARIES
-from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
-from conformance.targets.drivers import (
-    CLIENT_ROLE,
-    CODEC_ROLE,
-    DRIVERS,
-    SOURCES,
-    DriverUnavailable,
-    java_build,
-    uses_driver,
-)
-from conformance.targets.drivers.driver_process import DriverAnswered, DriverProcess
-from conformance.targets.drivers.java_build import build_java_driver
-from conformance.targets.managed.reference_broker import ReferenceBroker
+from conformance.targets.brokers.reference_broker import ReferenceBroker
+from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE
+from conformance.targets.libraries import LIBRARIES
+from conformance.targets.libraries.java import java_build
+from conformance.targets.libraries.java.java_build import build_java_driver
 from conformance.targets.registry import parse_target, spec_of
+from conformance.targets.routes.driver import SOURCES, DriverUnavailable
+from conformance.targets.routes.driver.driver_process import DriverAnswered, DriverProcess
 from models.codec import decode_batches
 from tests.conftest import three_records_topic
 
-JAVA = DRIVERS["java"]
+JAVA = LIBRARIES["java"]
 JAVAC = shutil.which("javac")
 needs_jdk = pytest.mark.skipif(JAVAC is None, reason="no JDK (javac) on PATH")
 needs_maven = pytest.mark.skipif(JAVAC is None or shutil.which("mvn") is None, reason="no JDK or no Maven on PATH")
@@ -56,10 +49,9 @@ def test_the_java_row_pins_the_version_that_runs_in_process() -> None:
 
 @pytest.mark.parametrize("kind", ["client", "codec"])
 def test_java_without_a_version_stays_in_process_and_with_one_goes_through_the_driver(kind: str) -> None:
-    libraries = CLIENT_LIBRARIES if kind == "client" else CODEC_LIBRARIES
-    assert not uses_driver("java", libraries, None, None)
-    assert uses_driver("java", libraries, "3.7.2", None)
-    assert uses_driver("java", libraries, None, "/some/kafka")
+    assert not JAVA.uses_driver(kind, None, None)
+    assert JAVA.uses_driver(kind, "3.7.2", None)
+    assert JAVA.uses_driver(kind, None, "/some/kafka")
     row = spec_of(parse_target(f"{kind}:java"))
     assert row.versions and row.paths and row.expectations == f"{kind}-java.toml"
     versioned = parse_target(f"{kind}:java==4.1.1")

@@ -30,7 +30,7 @@ from conformance.judging.harness import (
 from conformance.judging.judge import Evidence, RunRecord, clause_verdicts, entry_statuses, judge
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import EntryStatus, Verdict
-from conformance.targets.implementation import UnsupportedOperation
+from conformance.targets.kinds.implementation import UnsupportedOperation
 from models.constants import ErrorCode, TimestampType
 
 LATEST = "LO.latest-is-high-watermark"
@@ -338,23 +338,23 @@ def _raised_in(relative: str, source: str) -> BaseException:
     ("error", "where", "harness"),
     [
         # The case: the model's broker index looked up in a one-broker target's broker list.
-        (IndexError, "targets/kafka_wire.py", True),
+        (IndexError, "targets/routes/wire_adapter/kafka_wire.py", True),
         (KeyError, "plugin/reporting.py", True),
         (TypeError, "judging/checks.py", True),
-        (AttributeError, "targets/health.py", True),
+        (AttributeError, "targets/routes/wire_adapter/health.py", True),
         (NameError, "spark/worker.py", True),
         # Decoding the implementation's bytes or answers, or running the implementation itself: its FAIL.
         (IndexError, "wire/client.py", False),
         (KeyError, "control/control_client.py", False),
         (IndexError, "faults/validation.py", False),
-        (IndexError, "targets/model.py", False),
-        (TypeError, "targets/codecs/kafka_python.py", False),
-        (AttributeError, "targets/clients/confluent.py", False),
+        (IndexError, "targets/libraries/model/model_broker.py", False),
+        (TypeError, "targets/libraries/kafka_python/kafka_python_records.py", False),
+        (AttributeError, "targets/libraries/confluent_kafka/confluent_client.py", False),
         # What an implementation's answer raises, wherever it is read: its FAIL.
-        (ValueError, "targets/kafka_wire.py", False),
+        (ValueError, "targets/routes/wire_adapter/kafka_wire.py", False),
         (RuntimeError, "plugin/fixtures.py", False),
         (ClauseViolation, "judging/checks.py", False),
-        (UnsupportedOperation, "targets/kafka_wire.py", False),
+        (UnsupportedOperation, "targets/routes/wire_adapter/kafka_wire.py", False),
     ],
 )
 def test_a_programming_error_in_the_harness_is_the_harness_s(
@@ -374,10 +374,11 @@ def test_code_outside_the_harness_is_never_the_harness_s(tmp_path: Path) -> None
 
 
 def test_harness_error_reads_the_innermost_frame_and_every_failure_of_a_group() -> None:
-    broke = _raised_in("targets/kafka_wire.py", "broker_ids = (0,)\nbroker_ids[1]")
+    broke = _raised_in("targets/routes/wire_adapter/kafka_wire.py", "broker_ids = (0,)\nbroker_ids[1]")
     decoded = _raised_in("wire/client.py", "payload = b''\npayload[4]")
     frame = innermost_frame(broke)
-    assert frame is not None and frame.filename.endswith("targets/kafka_wire.py") and frame.lineno == 2
+    assert frame is not None and frame.lineno == 2
+    assert frame.filename.endswith("targets/routes/wire_adapter/kafka_wire.py")
     assert harness_error(broke) is broke
     assert harness_error(decoded) is None
     assert harness_error(None) is None
@@ -386,7 +387,7 @@ def test_harness_error_reads_the_innermost_frame_and_every_failure_of_a_group() 
     assert harness_error(ExceptionGroup("two", [broke, decoded])) is None
     text = harness_error_text(broke)
     assert text.startswith(HARNESS_ERROR_PREFIX + "the suite's own code raised IndexError: tuple index out of range")
-    assert "targets/kafka_wire.py:2" in text and "Traceback (most recent call last)" in text
+    assert "targets/routes/wire_adapter/kafka_wire.py:2" in text and "Traceback (most recent call last)" in text
 
 
 def test_a_harness_error_blocks_the_clauses_no_check_decided_and_fails_the_test() -> None:

@@ -14,9 +14,10 @@ from types import SimpleNamespace
 import pytest
 
 from conformance.jvm import build as bridge_module
-from conformance.jvm import compact, locate, session
+from conformance.jvm import locate, session
 from conformance.jvm.locate import JvmUnavailable
-from conformance.targets.codecs.codec_library import BatchRequest
+from conformance.targets.kinds.codec_library import BatchRequest
+from conformance.targets.libraries.java import compact
 from models.constants import LONG_MAX, Codec, TimestampType
 from models.records import Header, RecordSpec
 
@@ -194,8 +195,8 @@ def test_a_spec_carries_every_field_in_order() -> None:
 
 @pytest.mark.e2e
 def test_kafkas_record_layer_as_a_codec_agrees_with_the_model_on_a_simple_batch() -> None:
-    from conformance.targets.codecs.codec_library import CodecRefused
-    from conformance.targets.codecs.java_records import JavaCodec
+    from conformance.targets.kinds.codec_library import CodecRefused
+    from conformance.targets.libraries.java.java_records import JavaCodec
     from models.codec import decode_batches, encode_batches
     from models.records import all_records, build_batches
 

@@ -1,4 +1,4 @@
-"""The `kafka` managed targets (conformance.targets.managed.kafka): names and versions, the usage checks, and (e2e)
+"""The `kafka` managed targets (conformance.targets.brokers.kafka): names and versions, the usage checks, and (e2e)
 a real Apache Kafka from Maven Central started, answering the Kafka protocol, and gone after stop."""
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ import pytest
 from conformance.cli import main
 from conformance.control.control_client import ControlClient
 from conformance.errors import TargetError
-from conformance.targets.kafka_wire import WireFactory
-from conformance.targets.managed.kafka import (
+from conformance.targets.brokers.kafka import (
     KAFKA_LINES,
     NEWEST_LINE,
     KafkaNode,
@@ -25,9 +24,10 @@ from conformance.targets.managed.kafka import (
     release,
     server_properties,
 )
-from conformance.targets.managed.kafka_control import LAUNCHER_CLASS
-from conformance.targets.managed.process import probe_api_versions
+from conformance.targets.brokers.kafka_control import LAUNCHER_CLASS
+from conformance.targets.brokers.process import probe_api_versions
 from conformance.targets.registry import check_target, default_profile, open_target, parse_target
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.wire.client import WireClient
 from models.codec import encode_batches
 from models.records import RecordSpec, build_v2
@@ -148,7 +148,7 @@ def test_a_missing_java_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_java_and_javac_come_from_one_jdk_java_home_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.targets.managed import kafka
+    from conformance.targets.brokers import kafka
 
     jdk = tmp_path / "jdk"
     (jdk / "bin").mkdir(parents=True)
@@ -233,7 +233,7 @@ _UNREACHABLE = (
     ],
 )  # fmt: skip
 def test_a_failed_fetch_is_one_line_naming_the_fix(output: str, says: str) -> None:
-    from conformance.targets.managed.kafka import maven_failure
+    from conformance.targets.brokers.kafka import maven_failure
 
     line = maven_failure(output.format(v="4.1.99"), "4.1.99")
     assert re.search(says, line), line
@@ -245,7 +245,7 @@ def test_a_release_central_lacks_stops_run_before_pytest_and_leaves_nothing(
 ) -> None:
     """`run --target kafka==V` for a V Maven Central does not have (a stand-in mvn answers as Maven does): exit 2 and
     the one line, before pytest starts (no test, no verdicts.json), and no folder of V left in the cache."""
-    from conformance.targets.managed import kafka
+    from conformance.targets.brokers import kafka
 
     if shutil.which("java") is None:
         pytest.skip("needs java on PATH (Apache Kafka targets check for it first)")

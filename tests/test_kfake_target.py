@@ -1,4 +1,4 @@
-"""The `kfake` managed target (conformance.targets.managed.kfake): names, versions and checkouts, the usage checks,
+"""The `kfake` managed target (conformance.targets.brokers.kfake): names, versions and checkouts, the usage checks,
 the go command's failures as one line each, the control plane's view; and (e2e) our Go program built with go,
 started on loopback, driven through its line protocol and its control plane, and gone after stop, also when its
 stdin closes."""
@@ -18,10 +18,9 @@ from conformance.cli import main
 from conformance.control.control_client import ControlClient
 from conformance.control.controlled import ControlError
 from conformance.errors import TargetError
-from conformance.targets.kafka_wire import WireFactory
-from conformance.targets.managed import kfake
-from conformance.targets.managed.failovers import failover_cluster
-from conformance.targets.managed.kfake import (
+from conformance.targets.brokers import kfake
+from conformance.targets.brokers.failovers import failover_cluster
+from conformance.targets.brokers.kfake import (
     KFAKE_MODULE,
     KFAKE_VERSION,
     KfakeControlled,
@@ -30,7 +29,7 @@ from conformance.targets.managed.kfake import (
     checkout_modules,
     go_mod,
 )
-from conformance.targets.managed.process import ManagedProcessError
+from conformance.targets.brokers.process import ManagedProcessError
 from conformance.targets.registry import (
     check_target,
     expectations_file,
@@ -39,6 +38,7 @@ from conformance.targets.registry import (
     spec_of,
     target_version,
 )
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import Opening
 from conformance.wire.client import WireClient
 from models.codec import encode_batches

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import CheckRecord, recording
 from conformance.judging.observables import Obs
-from conformance.targets.implementation import Capability
-from conformance.targets.model import ModelFactory, ModelImplementation
+from conformance.targets.libraries.model.model_broker import ModelFactory, ModelImplementation
 from models.config import TopicConfig
 from models.constants import Codec, IsolationLevel, TimestampType
 from models.list_offsets import ListOffsetsAnswer

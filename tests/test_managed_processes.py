@@ -24,7 +24,7 @@ from types import FrameType
 
 import pytest
 
-from conformance.targets.managed.process import (
+from conformance.targets.brokers.process import (
     ApiVersionsProbeError,
     ManagedBroker,
     ManagedProcessError,
@@ -107,7 +107,7 @@ def taken_port() -> socket.socket:
 
 @pytest.fixture
 def tansu_binary() -> Path:
-    from conformance.targets.managed.tansu import find_tansu_binary
+    from conformance.targets.brokers.tansu import find_tansu_binary
 
     return find_tansu_binary()
 
@@ -167,7 +167,7 @@ def test_probe_times_out_on_a_silent_listener() -> None:
 
 @needs_tansu
 def test_tansu_starts_answers_kafka_and_is_gone_after_stop(tmp_path: Path) -> None:
-    from conformance.targets.managed.tansu import start_tansu
+    from conformance.targets.brokers.tansu import start_tansu
 
     broker = start_tansu(tmp_path)
     pid = broker.pid
@@ -190,7 +190,7 @@ def test_tansu_starts_answers_kafka_and_is_gone_after_stop(tmp_path: Path) -> No
 
 @needs_tansu
 def test_tansu_is_gone_after_an_exception_inside_with(tmp_path: Path) -> None:
-    from conformance.targets.managed.tansu import start_tansu
+    from conformance.targets.brokers.tansu import start_tansu
 
     pids: list[int] = []
     with pytest.raises(RuntimeError, match="boom"), start_tansu(tmp_path) as broker:
@@ -201,7 +201,7 @@ def test_tansu_is_gone_after_an_exception_inside_with(tmp_path: Path) -> None:
 
 @needs_tansu
 def test_a_taken_port_fails_with_the_binary_port_and_log_tail(tmp_path: Path, tansu_binary: Path) -> None:
-    from conformance.targets.managed.tansu import tansu_command
+    from conformance.targets.brokers.tansu import tansu_command
 
     with taken_port() as taken:
         port = taken.getsockname()[1]
@@ -219,7 +219,7 @@ def test_a_taken_port_fails_with_the_binary_port_and_log_tail(tmp_path: Path, ta
 
 @needs_tansu
 def test_a_port_lost_to_a_race_is_retried_on_a_fresh_one(tmp_path: Path, tansu_binary: Path) -> None:
-    from conformance.targets.managed.tansu import tansu_command
+    from conformance.targets.brokers.tansu import tansu_command
 
     with taken_port() as taken:
         ports = iter([taken.getsockname()[1], free_loopback_port()])
@@ -238,7 +238,7 @@ def test_a_port_lost_to_a_race_is_retried_on_a_fresh_one(tmp_path: Path, tansu_b
 
 @needs_noida
 def test_noida_starts_answers_kafka_and_is_gone_after_stop(tmp_path: Path) -> None:
-    from conformance.targets.managed.noida import start_noida
+    from conformance.targets.brokers.noida import start_noida
 
     with start_noida(tmp_path / "logs", tmp_path / "data") as broker:
         pid = broker.pid
@@ -313,7 +313,7 @@ def test_the_child_is_stopped_at_interpreter_exit(tmp_path: Path) -> None:
     # A Python process that starts a child and exits without stopping it: atexit must stop it.
     script = (
         "import sys\n"
-        "from conformance.targets.managed.process import ManagedBroker\n"
+        "from conformance.targets.brokers.process import ManagedBroker\n"
         "b = ManagedBroker('fake-broker', lambda p: ['sleep', '60'], sys.argv[1], ready_timeout=60)\n"
         "b._spawn(12345)\n"  # spawned, registered with atexit, never stopped by the script
         "print(b.pid, flush=True)\n"
@@ -339,7 +339,7 @@ def test_the_child_dies_with_a_suite_killed_by_sigkill(tmp_path: Path) -> None:
 
     script = (
         "import sys, time\n"
-        "from conformance.targets.managed.process import ManagedBroker\n"
+        "from conformance.targets.brokers.process import ManagedBroker\n"
         "b = ManagedBroker('fake-broker', lambda p: ['sleep', '60'], sys.argv[1], ready_timeout=60)\n"
         "b._spawn(12345)\n"
         "print(b.pid, flush=True)\n"

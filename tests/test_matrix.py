@@ -28,7 +28,7 @@ from conformance.spark.aggregate import (
     mutant_of,
     unfinished_cells,
 )
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from models.clauses import CLAUSES, Area
 from reports.matrix import (
     COLOURS,

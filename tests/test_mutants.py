@@ -25,8 +25,8 @@ from conformance.judging.checks import CheckRecord, ClauseViolation, check_equal
 from conformance.judging.observables import Obs
 from conformance.judging.results import TestResult
 from conformance.plugin.launcher import CollectedTest, SuitesRun
-from conformance.targets.implementation import Implementation, Kind
-from conformance.targets.model import ModelFactory
+from conformance.targets.kinds.implementation import Implementation, Kind
+from conformance.targets.libraries.model.model_broker import ModelFactory
 from models.clauses import CLAUSES
 from models.cluster import ProduceResponse
 from models.codec import v2_crc

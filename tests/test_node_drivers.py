@@ -1,4 +1,4 @@
-"""The Node drivers (conformance/targets/drivers/node_build.py, node/kafkajs/driver.js): what the install refuses
+"""The Node drivers (conformance/targets/routes/driver/node_build.py, node/kafkajs/driver.js): what the install refuses
 and why, in one line naming the fix (fast: no npm involved), and, end to end, the KafkaJS driver installed from npm
 and spoken to in JSON lines against the reference broker (a malformed line and an unknown op included)."""
 
@@ -17,13 +17,14 @@ import pytest
 
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
-from conformance.targets.drivers import DRIVERS, PROTOCOL_VERSION, DriverUnavailable, node_build
-from conformance.targets.drivers.node_build import install_node_driver
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries import LIBRARIES
+from conformance.targets.libraries.model.model_broker import ModelFactory
+from conformance.targets.routes.driver import PROTOCOL_VERSION, DriverUnavailable, node_build
+from conformance.targets.routes.driver.node_build import install_node_driver
 from models.config import TopicConfig
 from models.constants import TimestampType
 
-KAFKAJS = DRIVERS["kafkajs"]
+KAFKAJS = LIBRARIES["kafkajs"]
 INSTALL_TIMEOUT = 300.0
 
 

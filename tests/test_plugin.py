@@ -206,8 +206,8 @@ VERSIONED_TARGET = """
 import contextlib
 from dataclasses import dataclass
 
-from conformance.targets.implementation import Kind
-from conformance.targets.model import ModelFactory, ModelImplementation
+from conformance.targets.kinds.implementation import Kind
+from conformance.targets.libraries.model.model_broker import ModelFactory, ModelImplementation
 from conformance.targets.registry import TargetSpec, register_target
 from conformance.targets.target import ServedBy
 
@@ -257,7 +257,7 @@ def test_never_builds_it():
 def test_verdicts_json_records_the_version_the_implementation_says(
     pytester: pytest.Pytester, args: tuple[str, ...], version: str | None
 ) -> None:
-    from conformance.targets.implementation import reference_version
+    from conformance.targets.kinds.implementation import reference_version
 
     pytester.makeconftest(VERSIONED_TARGET)
     pytester.makepyfile(test_suite=VERSIONED_SUITE)
@@ -369,8 +369,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.targets.implementation import Capability
-from conformance.targets.kafka_wire import WireImplementation
+from conformance.judging.capabilities import Capability
+from conformance.targets.routes.wire_adapter.kafka_wire import WireImplementation
 
 @pytest.mark.clause("LO.first-ge-target")
 def test_harness_breaks():
@@ -400,7 +400,8 @@ def test_a_harness_error_is_blocked_with_its_traceback_and_counted(pytester: pyt
     broke = tests["test_harness_breaks"]
     assert broke.verdicts == {"LO.first-ge-target": Verdict.BLOCKED}
     assert broke.message.startswith("HARNESS ERROR: the suite's own code raised IndexError: tuple index out of range")
-    assert "conformance/targets/kafka_wire.py" in broke.message and "Traceback (most recent call last)" in broke.message
+    assert "conformance/targets/routes/wire_adapter/kafka_wire.py" in broke.message
+    assert "Traceback (most recent call last)" in broke.message
     assert tests["test_implementation_answer_breaks"].verdicts == {"LO.first-qualifying-segment": Verdict.FAIL}
     assert data.clauses == {"LO.first-ge-target": Verdict.BLOCKED, "LO.first-qualifying-segment": Verdict.FAIL}
 

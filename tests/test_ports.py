@@ -1,4 +1,4 @@
-"""Ports for managed brokers (conformance/targets/managed/ports.py): picked where bind(0) cannot take them,
+"""Ports for managed brokers (conformance/targets/brokers/ports.py): picked where bind(0) cannot take them,
 claimed against another run's pick, and a broker ready only once the listener that answered is its own.
 
 The race these guard against was seen in CI: a Kafka node's port, picked with bind(0) and released, went to a
@@ -18,14 +18,14 @@ import pytest
 
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
-from conformance.targets.managed import ports
-from conformance.targets.managed.process import (
+from conformance.targets.brokers import ports
+from conformance.targets.brokers.process import (
     ManagedBroker,
     ManagedProcessError,
     probe_api_versions,
     process_group_members,
 )
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries.model.model_broker import ModelFactory
 
 needs_proc = pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc")
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from conformance.targets.managed import rdkafka_mock
-from conformance.targets.managed.process import probe_api_versions
-from conformance.targets.managed.rdkafka_mock import (
+from conformance.targets.brokers import rdkafka_mock
+from conformance.targets.brokers.process import probe_api_versions
+from conformance.targets.brokers.rdkafka_mock import (
     INSTALL_HINT,
     LibrdkafkaNotFound,
     MockCluster,

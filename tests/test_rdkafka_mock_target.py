@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets.fault_hook import FaultHook, FaultHookError
-from conformance.targets.implementation import Capability, UnsupportedOperation
-from conformance.targets.kafka_wire import WireImplementation
+from conformance.judging.capabilities import Capability
+from conformance.targets.kinds.implementation import UnsupportedOperation
 from conformance.targets.registry import TargetError, open_target
+from conformance.targets.routes.wire_adapter.fault_hook import FaultHook, FaultHookError
+from conformance.targets.routes.wire_adapter.kafka_wire import WireImplementation
 from models.config import TopicConfig
 from models.constants import ErrorCode, TimestampType
 from models.records import RecordSpec, build_batches

@@ -36,10 +36,10 @@ from conformance.commands import serve
 from conformance.reference.configs import ConfigProblem, describe, topic_config
 from conformance.reference.kafka_server import KafkaServer, ServeError
 from conformance.reference.served import ServedCluster
-from conformance.targets.kafka_wire import kafka_configs
-from conformance.targets.managed.process import ManagedProcessError
-from conformance.targets.managed.reference_broker import start_reference
-from conformance.targets.model import ModelFactory, ModelImplementation
+from conformance.targets.brokers.process import ManagedProcessError
+from conformance.targets.brokers.reference_broker import start_reference
+from conformance.targets.libraries.model.model_broker import ModelFactory, ModelImplementation
+from conformance.targets.routes.wire_adapter.kafka_wire import kafka_configs
 from conformance.wire.client import SUPPORTED_VERSIONS, WireClient
 from conformance.wire.connection import KafkaConnection, WireError
 from models.codec import encode_batches

@@ -17,7 +17,7 @@ from _pytest._code.code import Traceback, TracebackEntry
 
 from conformance.judging.results import read_results
 from conformance.plugin.options import drop_frames_without_a_line, pytest_keyboard_interrupt, without_lines_missing
-from conformance.targets.implementation import reference_version
+from conformance.targets.kinds.implementation import reference_version
 from tests.test_broker_dies import _gone
 
 REPO = Path(__file__).resolve().parents[1]

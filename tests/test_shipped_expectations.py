@@ -62,7 +62,7 @@ def _tox_runs() -> list[ToxRun]:
 @dataclass(frozen=True)
 class SuiteTest:
     clauses: frozenset[str]
-    kind: str  # "broker" where the test names no kind (conformance.targets.implementation.Kind)
+    kind: str  # "broker" where the test names no kind (conformance.targets.kinds.implementation.Kind)
 
 
 def _suite_tests() -> dict[str, SuiteTest]:

@@ -22,8 +22,8 @@ from conformance.jvm.masters import on_loopback
 from conformance.jvm.session import check_java
 from conformance.spark.rows import ROW_FIELDS
 from conformance.spark.standalone import StandaloneError, master_state, spark_home, standalone_cluster
-from conformance.targets.managed.kafka import resident_megabytes
-from conformance.targets.managed.process import ManagedProcessError, NotReady, free_loopback_port
+from conformance.targets.brokers.kafka import resident_megabytes
+from conformance.targets.brokers.process import ManagedProcessError, NotReady, free_loopback_port
 from tests.test_managed_processes import assert_gone
 from tests.test_run_stopped import _descendants
 

@@ -1,7 +1,8 @@
 """The target table and its parser (conformance.targets.registry): every name the table lists parses and reads back
 as itself, a bad name is one line naming the choices, and a row registered at run time (a fake managed broker and
 its opener, defined here) is seen by checking, opening, the help texts and the campaign without touching any other
-module."""
+module; so is a library registered at run time (one row of the library table: a client through the driver protocol),
+in `run --help`, the campaign's groups and the matrix."""
 
 from __future__ import annotations
 
@@ -16,9 +17,14 @@ from conformance import cli
 from conformance.commands.campaign import expand_targets
 from conformance.errors import TargetError
 from conformance.faults import MUTANTS
+from conformance.judging.verdicts import Verdict
+from conformance.spark.aggregate import Cell, Matrix, implementation_matrix
 from conformance.spark.tasks import task_table
-from conformance.targets.implementation import Kind, implementation_version, reference_version
-from conformance.targets.model import ModelFactory
+from conformance.targets.kinds import client_target
+from conformance.targets.kinds.implementation import Kind, implementation_version, reference_version
+from conformance.targets.kinds.library import CLIENT_ROLE, Library
+from conformance.targets.libraries import LIBRARIES
+from conformance.targets.libraries.model.model_broker import ModelFactory
 from conformance.targets.registry import (
     MutantForm,
     TargetSpec,
@@ -27,9 +33,11 @@ from conformance.targets.registry import (
     known_targets,
     open_target,
     parse_target,
+    register_library,
     register_target,
     resolve_target,
     said_version,
+    spec_of,
     table,
     target_kind,
     target_version,
@@ -150,7 +158,7 @@ def test_versions_and_paths_parse_and_are_refused_where_no_implementation_takes_
         else:
             with pytest.raises(TargetError, match=f"^{spec.name} does not take a version yet"):
                 parse_target(f"{spec.name}==1.0")
-        if spec.paths:  # the libraries a driver builds (conformance/targets/drivers), and your own driver
+        if spec.paths:  # the libraries a driver builds (conformance/targets/routes/driver), and your own driver
             assert parse_target(f"{spec.name}=/somewhere").path == "/somewhere"
         else:
             with pytest.raises(TargetError, match=f"^{spec.name} does not take a local path yet"):
@@ -223,8 +231,8 @@ def test_what_a_built_implementation_says_wins_over_its_row() -> None:
 
 
 def test_the_reference_client_and_codec_say_the_reference_version() -> None:
-    from conformance.targets.clients.model_client import ReferenceClient
-    from conformance.targets.codecs.codec_target import CodecFactory
+    from conformance.targets.kinds.codec_target import CodecFactory
+    from conformance.targets.libraries.model.model_client import ReferenceClient
 
     assert ReferenceClient.version == reference_version()
     built = CodecFactory("model").build()
@@ -299,3 +307,64 @@ def test_an_unregistered_row_is_gone() -> None:
     with pytest.raises(TargetError, match="unknown target 'fake-broker'"):
         parse_target("fake-broker")
     assert "fake-broker" not in targets_help()
+
+
+# ------------------------------------------------------------------------------------ a library registered at run time
+
+# A client library of another language through the driver protocol: one row of the library table (and, for real, its
+# driver program under conformance/targets/routes/driver/go/fakelib/, which this test never builds).
+FAKE_LIBRARY = Library(
+    "fakelib", "go", "example.com/fakelib", "the Go module proxy", "v0.1.0", frozenset({CLIENT_ROLE}),
+    "conformance.targets.routes.driver.go_build:build_go_driver", "go/fakelib",
+)  # fmt: skip
+
+
+@pytest.fixture
+def fake_library(monkeypatch: pytest.MonkeyPatch) -> Iterator[Library]:
+    # Checking a client target builds its driver; this test builds none.
+    monkeypatch.setattr(client_target, "driver_command", lambda library, **_: ["fakelib-driver"])
+    undo = register_library(FAKE_LIBRARY)
+    try:
+        yield FAKE_LIBRARY
+    finally:
+        undo()
+
+
+def test_a_library_registered_at_run_time_is_a_target_of_the_help_the_campaign_and_the_matrix(
+    fake_library: Library,
+) -> None:
+    target = check_target("client:fakelib", "kafka-4.0")
+    assert (target.kind, target.served_by, target.library) == (Kind.CLIENT, ServedBy.REFERENCE, "fakelib")
+    row = spec_of(target)
+    assert row.description == (
+        "example.com/fakelib v0.1.0 (go) client through the driver protocol against the reference broker"
+    )
+    assert row.expectations == "client-fakelib.toml" and row.versions and row.paths
+    assert parse_target("client:fakelib==v0.2.0").version == "v0.2.0"
+    with pytest.raises(TargetError, match="unknown codec library 'fakelib'"):
+        parse_target("codec:fakelib")  # it plays the client role only
+    # run --help, and every command naming targets
+    assert "client:fakelib" in _option_help("run") and "client:fakelib" in _option_help("campaign", "--targets")
+    assert "client:fakelib" in _option_help("check-driver")
+    # the campaign's groups and its tasks
+    assert expand_targets(["clients"])[-1] == "client:fakelib"
+    assert f"client:fakelib@reference:mutant:{BROKER_MUTANT}" in expand_targets(["clients@served-mutants"])
+    tasks = task_table(["client:fakelib"], ["client_produce"], ["kafka-4.0"], 1, 10, suites=SUITES)
+    assert [t.target for t in tasks] == ["client:fakelib"]
+    # the matrix: a column among the clients
+    column = ("client:fakelib", "kafka-4.0")
+    cells = {("CON.v2-createtime-base-plus-delta", column): Cell(Verdict.PASS.value, 1, None, 10, "")}
+    matrix = implementation_matrix(Matrix(sorted({c for c, _ in cells}), [column], cells, []))
+    assert [(g.kind, g.columns) for g in matrix.groups] == [(Kind.CLIENT, (column,))]
+
+
+def test_an_unregistered_library_is_gone(fake_library: Library) -> None:
+    with pytest.raises(ValueError, match="in the library table already"):
+        register_library(FAKE_LIBRARY)
+    undo = register_library(
+        Library("fakelib-two", "go", "example.com/two", "the Go module proxy", "v1", frozenset({CLIENT_ROLE}), None)
+    )
+    undo()
+    with pytest.raises(TargetError, match="unknown client library 'fakelib-two'"):
+        parse_target("client:fakelib-two")
+    assert "fakelib-two" not in targets_help() and "fakelib-two" not in LIBRARIES

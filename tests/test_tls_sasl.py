@@ -34,9 +34,9 @@ from conformance.errors import TargetError
 from conformance.plugin.launcher import SuitesRun, pytest_command, suites_environment
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
-from conformance.targets.health import TargetHealth
-from conformance.targets.kafka_wire import check_reachable
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries.model.model_broker import ModelFactory
+from conformance.targets.routes.wire_adapter.health import TargetHealth
+from conformance.targets.routes.wire_adapter.kafka_wire import check_reachable
 from conformance.wire.client import WireClient
 from conformance.wire.client_config import (
     SecurityConfigError,
@@ -397,8 +397,8 @@ class SecureKafka:
 @pytest.fixture(scope="module")
 def kafka(tls: TlsFiles, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureKafka]:
     _need_kafka()
-    from conformance.targets.managed.kafka import SecureListener, kafka_on_the_suites_clock, release
-    from conformance.targets.managed.ports import free_loopback_port
+    from conformance.targets.brokers.kafka import SecureListener, kafka_on_the_suites_clock, release
+    from conformance.targets.brokers.ports import free_loopback_port
     from conformance.targets.target import Opening
 
     secure = SecureListener(free_loopback_port(), tls.broker_keystore, (("alice", PASSWORD),))

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import pytest
 
-from conformance.targets.implementation import Capability
-from conformance.targets.model import ModelFactory, ModelImplementation
+from conformance.judging.capabilities import Capability
+from conformance.targets.libraries.model.model_broker import ModelFactory, ModelImplementation
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
 from models.constants import MAGIC_V0, MAGIC_V1, Codec, ErrorCode, TimestampType

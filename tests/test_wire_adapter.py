@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from conformance.targets.implementation import Capability
-from conformance.targets.kafka_wire import kafka_configs
+from conformance.judging.capabilities import Capability
 from conformance.targets.registry import TargetError, check_target, open_target
+from conformance.targets.routes.wire_adapter.kafka_wire import kafka_configs
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode, TimestampType
 from models.records import RecordSpec, build_v2

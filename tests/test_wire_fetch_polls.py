@@ -11,9 +11,9 @@ import pytest
 
 from conformance.reference.kafka_server import KafkaServer
 from conformance.reference.served import ServedCluster
-from conformance.targets import kafka_wire
-from conformance.targets.kafka_wire import WireFactory, WireImplementation
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries.model.model_broker import ModelFactory
+from conformance.targets.routes.wire_adapter import kafka_wire
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory, WireImplementation
 from conformance.wire.client import WireClient
 from models.config import TopicConfig
 from models.constants import ErrorCode

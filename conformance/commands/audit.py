@@ -26,7 +26,7 @@ from conformance.judging.verdicts import FAILS_RUN
 from conformance.plugin.launcher import SuitesRun
 from conformance.plugin.run_options import SettingsError, add_command_options, resolve_namespace
 from conformance.spark.tasks import CampaignError
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     TargetError,
     check_target,
@@ -99,7 +99,7 @@ def check_topic(
 ) -> None:
     """--topic on the user's cluster, checked before Spark starts (which takes many seconds): the cluster answers,
     and the topic and its partition exist; otherwise a CampaignError naming the fix."""
-    from conformance.targets.kafka_wire import check_reachable
+    from conformance.targets.routes.wire_adapter.kafka_wire import check_reachable
     from conformance.wire.client import ApiError, WireClient, error_name
     from conformance.wire.connection import WireError
 

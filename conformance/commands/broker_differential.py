@@ -42,6 +42,7 @@ from conformance.commands.usage import (
     spark_master,
 )
 from conformance.errors import TargetError
+from conformance.judging.capabilities import Capability
 from conformance.spark.brokerdiff.diff_tasks import (
     REPRODUCERS_DIR,
     ROWS_DIR,
@@ -61,10 +62,10 @@ from conformance.spark.brokerdiff.op_explanations import (
     classify,
     load_explained,
 )
-from conformance.targets.implementation import Capability, Kind
-from conformance.targets.kafka_wire import WireFactory
-from conformance.targets.managed.process import ManagedProcessError
+from conformance.targets.brokers.process import ManagedProcessError
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import check_target, default_profile, open_target, parse_target, spec_of
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import ServedBy, Target
 
 EXPLAINED_FILE = "broker-differential.json"
@@ -182,7 +183,7 @@ def _read_replay(path: str) -> dict[str, Any]:
 def _replay(data: dict[str, Any], factory: WireFactory, target: str, profile: str,
             explanations: tuple[Explanation, ...], out: TextIO) -> int:  # fmt: skip
     from conformance.spark.brokerdiff.execute import ClockLease, run_program
-    from conformance.targets.model import ModelFactory
+    from conformance.targets.libraries.model.model_broker import ModelFactory
     from strategies.programs import program_from_json
 
     program = program_from_json(data["program"])

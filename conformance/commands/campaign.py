@@ -32,7 +32,7 @@ from conformance.plugin.launcher import LauncherError, SuitesRun, choose_expecta
 from conformance.plugin.launcher import suites_dir as _installed_suites
 from conformance.plugin.run_options import add_command_options
 from conformance.spark.tasks import ALL, CampaignError, CampaignTask, suite_paths, task_table
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     MutantForm,
     TargetSpec,

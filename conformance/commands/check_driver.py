@@ -1,5 +1,5 @@
 """`kafka-conformance check-driver --target client:<library>` (or codec:<library>, any version or checkout, or
-client:driver=PATH for your own): the driver self-test (conformance.targets.drivers.driver_check). One line per
+client:driver=PATH for your own): the driver self-test (conformance.targets.routes.driver.driver_check). One line per
 check, then one verdict line: exit 0 when every check passed, 1 when one failed, 2 for bad input (a target that is
 not a driver's, a driver that cannot be built)."""
 
@@ -11,18 +11,19 @@ from typing import TextIO
 
 from conformance.commands.usage import EXIT_CHECK_FAILED, EXIT_OK, UsageError, add_quiet
 from conformance.errors import TargetError
-from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS
-from conformance.targets.drivers.driver_builds import driver_command
-from conformance.targets.drivers.driver_check import DriverCheck, check_client_driver, check_codec_driver, report
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
+from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE
+from conformance.targets.libraries import LIBRARIES
 from conformance.targets.registry import parse_target
+from conformance.targets.routes.driver.driver_builds import driver_command
+from conformance.targets.routes.driver.driver_check import DriverCheck, check_client_driver, check_codec_driver, report
 
 NAME = "check-driver"
 DEFAULT_TIMEOUT = 10.0
 
 
 def _drivers_help() -> str:
-    names = [f"{role}:{spec.name}" for spec in DRIVERS.values() for role in sorted(spec.roles)]
+    names = [f"{role}:{spec.name}" for spec in LIBRARIES.values() for role in sorted(spec.roles)]
     return ", ".join(names)
 
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except TargetError as exc:
         raise UsageError(str(exc)) from None
     role = {Kind.CLIENT: CLIENT_ROLE, Kind.CODEC: CODEC_ROLE}.get(target.kind)
-    spec = DRIVERS.get(target.library)
+    spec = LIBRARIES.get(target.library)
     if role is None or spec is None or role not in spec.roles:
         raise UsageError(f"{args.target!r} is not a driver's target: choose one of {_drivers_help()} (--target)")
     if target.mutant is not None or target.against is not None:

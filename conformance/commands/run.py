@@ -39,7 +39,7 @@ from models.clauses import CLAUSES
 
 if TYPE_CHECKING:
     from conformance.plugin.launcher import ExpectationsChoice
-    from conformance.targets.kafka_wire import ControlOffer
+    from conformance.targets.routes.wire_adapter.kafka_wire import ControlOffer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +83,7 @@ def _check_run_inputs(args: argparse.Namespace, out: TextIO) -> tuple[Path, Targ
     """Everything `run` can check before pytest starts, each problem one usage error; the suites directory, the
     target (parsed once, here) and its security settings. What a control plane turns on is said on `out`."""
     from conformance.plugin.launcher import LauncherError, suites_dir
-    from conformance.targets.fault_hook import check_fault_options
+    from conformance.targets.routes.wire_adapter.fault_hook import check_fault_options
 
     security = _security(args)
     try:
@@ -105,7 +105,7 @@ def _check_run_inputs(args: argparse.Namespace, out: TextIO) -> tuple[Path, Targ
         if cid not in {c.id for c in CLAUSES}:
             raise UsageError(f"--clauses: unknown clause {cid!r}: `{PROG} clauses` lists the IDs")
     if target.served_by is ServedBy.CLUSTER:
-        from conformance.targets.kafka_wire import check_control, check_reachable
+        from conformance.targets.routes.wire_adapter.kafka_wire import check_control, check_reachable
 
         try:
             check_reachable(args.bootstrap_servers, timeout=args.wire_timeout, security=security)
@@ -123,7 +123,7 @@ def _check_run_inputs(args: argparse.Namespace, out: TextIO) -> tuple[Path, Targ
 
 def _print_control_offer(args: argparse.Namespace, offer: ControlOffer, out: TextIO) -> None:
     """What the control plane turns on for this run, and what it declared that the suite ignores."""
-    from conformance.targets.implementation import Capability
+    from conformance.judging.capabilities import Capability
 
     names = ", ".join(sorted(c.value for c in offer.capabilities)) or "nothing"
     out.write(f"control plane at {args.control_url}: turns on {names}\n")
@@ -198,7 +198,7 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     out.flush()
     finished = run_streaming(cmd, out, env=suites_environment(run), forward_stops=True)
     # pytest.exit(): the run could not start (e.g. a managed broker that did not come up), or a driver broke
-    # under it (conformance.targets.drivers). Its message names the cause and the fix; the class that carried it
+    # under it (conformance.targets.routes.driver). Its message names the cause and the fix; the class that carried it
     # is no news to a user. What ran before a driver broke keeps its report, and the message comes last.
     stopped_by_message = finished.exit_messages[0].removeprefix(f"{PROG}: ") if finished.exit_messages else None
     if stopped_by_message is not None and not (verdicts.is_file() and read_results(verdicts).tests):

@@ -34,9 +34,9 @@ from conformance.control.control_plane import ControlPlane
 from conformance.errors import TargetError
 from conformance.reference.kafka_server import DEFAULT_HOST, KafkaServer, ServeError, check_host
 from conformance.reference.served import ServedCluster
-from conformance.targets.implementation import Implementation, ImplementationFactory, Kind
-from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS
-from conformance.targets.model import ModelImplementation
+from conformance.targets.brokers.reference_broker import MAX_REFERENCE_BROKERS
+from conformance.targets.kinds.implementation import Implementation, ImplementationFactory, Kind
+from conformance.targets.libraries.model.model_broker import ModelImplementation
 from conformance.targets.registry import TargetSpec, parse_target, resolve_target, spec_of, targets_help
 from conformance.targets.target import ServedBy
 from models.profiles import DEFAULT_PROFILE

@@ -33,8 +33,7 @@ from conformance.commands.usage import EXIT_OK, UsageError, add_quiet, check_pro
 from conformance.errors import TargetError
 from conformance.plugin.launcher import SuitesRun
 from conformance.plugin.run_options import SettingsError, add_command_options, resolve_namespace
-from conformance.targets.implementation import Kind
-from conformance.targets.kafka_wire import WireFactory
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     TargetSpec,
     check_target,
@@ -46,6 +45,7 @@ from conformance.targets.registry import (
     table,
     targets_help,
 )
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import ServedBy, Target, read_name
 
 # The options this command shares with `run`: declared once, in conformance.plugin.launcher.SuitesRun.

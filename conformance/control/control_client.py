@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit
 
 from conformance.errors import TargetError
-from conformance.targets.implementation import Capability
+from conformance.judging.capabilities import Capability
 
 # What a user does when the control plane does not answer (or answers outside the contract).
 FIX_UNREACHABLE = (

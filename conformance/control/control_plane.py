@@ -1,6 +1,6 @@
 """The project's HTTP control plane: capabilities, broker clocks (read, set, advance), leader moves, retention
 now and reset, over one `Controlled` (conformance.control.controlled: the reference broker's `ServedCluster`,
-Apache Kafka on the suite's clock in conformance.targets.managed.kafka_control, or franz-go's kfake), as the
+Apache Kafka on the suite's clock in conformance.targets.brokers.kafka_control, or franz-go's kfake), as the
 OpenAPI document beside this module (openapi.json, served at GET /openapi.json) describes them.
 
 Why the standard library's `http.server` (ThreadingHTTPServer) and not a web framework: the API is eight

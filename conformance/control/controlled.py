@@ -1,7 +1,7 @@
 """What a control plane drives (`Controlled`), how a driven cluster refuses a request (`ControlError`) and the clock
 values it may set (`checked_clock`): the one contract shared by the reference broker's `ServedCluster`
-(conformance/reference/served.py), Apache Kafka on the suite's clock (conformance/targets/managed/kafka_control.py)
-and franz-go's kfake (conformance/targets/managed/kfake.py), each served by conformance/control/control_plane.py.
+(conformance/reference/served.py), Apache Kafka on the suite's clock (conformance/targets/brokers/kafka_control.py)
+and franz-go's kfake (conformance/targets/brokers/kfake.py), each served by conformance/control/control_plane.py.
 """
 
 from __future__ import annotations

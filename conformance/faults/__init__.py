@@ -29,6 +29,10 @@ One module per area, each registering its mutants in `MUTANTS` on import: `valid
 `codec_faults` (the reference codec's faults, kind CODEC);
 `mutant` holds the registry, the seams and shared helpers.
 
+The faults register themselves into the targets on import (conformance.targets.kinds.seeding): the target
+registry, the openers of the model and the codecs and the client targets find a mutant there, so the targets never
+import the faults; whoever names a mutant imports this package first.
+
 Everything is picklable by reference: `MutantFactory` holds names only, `Mutant.build` is a
 module-level function.
 """
@@ -44,11 +48,15 @@ from conformance.faults import (
     time_index,
     validation,
 )
+from conformance.faults.client_faults import client_fault
 from conformance.faults.mutant import MUTANTS, Mutant, MutantCluster, MutantFactory, MutantImplementation
+from conformance.targets.kinds.seeding import SeededFaults, register_seeded_faults
 
 AREAS = (
     validation, compression, format_view, time_index, list_offsets, conversion, replication, client_faults,
     codec_faults,
 )
+
+register_seeded_faults(SeededFaults(mutants=MUTANTS, factory=MutantFactory, client=client_fault))
 
 __all__ = ["AREAS", "MUTANTS", "Mutant", "MutantCluster", "MutantFactory", "MutantImplementation"]

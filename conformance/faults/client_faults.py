@@ -1,5 +1,5 @@
 """Client faults (VAL-11, VAL-12, CON-1, LO-9): the reference client
-(conformance/targets/clients/model_client.py) with one
+(conformance/targets/libraries/model/model_client.py) with one
 step changed, run against the reference broker serving the model (`--target mutant:<id>` of kind client), so the
 client suites (suites/test_client_*.py) must catch each under the clauses it declares.
 
@@ -12,7 +12,7 @@ seek position.
 A client mutant is registered twice from one declaration, in registries of one shape (conformance.faults.seeded):
 in MUTANTS with kind CLIENT (its declared clauses, its profile), and in CLIENT_FAULTS with its faulty client as what
 builds it; `Mutant.build` cannot make it in process (it needs the reference broker): conformance.targets.registry
-opens `mutant:<id>` of kind client through conformance.targets.clients.client_target, which starts the broker.
+opens `mutant:<id>` of kind client through conformance.targets.kinds.client_target, which starts the broker.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from dataclasses import replace
 from conformance.errors import TargetError
 from conformance.faults.mutant import _mutant
 from conformance.faults.seeded import FaultRegistry, SeededFault
-from conformance.targets.clients.client_library import OffsetAndTimestamp, SendFailure
-from conformance.targets.clients.model_client import ReferenceClient
-from conformance.targets.implementation import Implementation, Kind
+from conformance.targets.kinds.client_library import OffsetAndTimestamp, SendFailure
+from conformance.targets.kinds.implementation import Implementation, Kind
+from conformance.targets.libraries.model.model_client import ReferenceClient
 from conformance.wire.client import LIST_OFFSETS, ListOffsetsResult, ProduceResult
 from models.constants import MAGIC_V0, NO_TIMESTAMP, SpecialTarget, TimestampType
 from models.profiles import Profile

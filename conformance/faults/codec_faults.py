@@ -1,4 +1,4 @@
-"""Record-codec faults: the reference codec (conformance.targets.codecs.model_codec.ModelCodec) with one
+"""Record-codec faults: the reference codec (conformance.targets.libraries.model.model_codec.ModelCodec) with one
 step changed,
 each a fault some client or codec library has shipped or could ship. They run the codec suites (kind CODEC:
 suites/test_codec_*.py) as `--target mutant:<id>`, as the implementation `mutant:<id>` whose `.codec` is the
@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.faults.mutant import _mutant
-from conformance.targets.codecs.codec_library import BatchRequest
-from conformance.targets.codecs.codec_target import CodecImplementation
-from conformance.targets.codecs.model_codec import ModelCodec
-from conformance.targets.implementation import Implementation, Kind
+from conformance.targets.kinds.codec_library import BatchRequest
+from conformance.targets.kinds.codec_target import CodecImplementation
+from conformance.targets.kinds.implementation import Implementation, Kind
+from conformance.targets.libraries.model.model_codec import ModelCodec
 from conformance.targets.target import mutant_name
 from models.codec import LOG_OVERHEAD, encode_batch
 from models.constants import (

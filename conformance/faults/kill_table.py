@@ -41,7 +41,7 @@ from typing import Any
 from conformance.judging.results import TestResult, read_results
 from conformance.judging.verdicts import KILLS, KillStatus, most_severe
 from conformance.plugin.launcher import CollectedTest, SuitesRun, collect, pytest_command
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.target import MODEL, mutant_name, served_mutant_name
 
 # The statuses a kill table row takes (conformance.judging.verdicts.KillStatus), by the names importers use.
@@ -423,8 +423,8 @@ def run_kill_table(
     if unknown:
         raise ValueError(f"unknown mutants {unknown}: `kafka-conformance mutants --list` shows them")
     todo = [m for m in chosen if not table.finished(m, mutant_profile(m, table.profile))]
-    # The suites of each kind of fault (conformance.targets.implementation.Kind): a codec or client mutant runs the
-    # tests its kind selects, which a collection for the broker target `model` leaves out.
+    # The suites of each kind of fault (conformance.targets.kinds.implementation.Kind): a codec or client mutant runs
+    # the tests its kind selects, which a collection for the broker target `model` leaves out.
     by_kind: dict[Kind, list[CollectedTest]] = {}
     for mutant_id in todo:
         kind = MUTANTS[mutant_id].kind

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conformance.faults.mutant import MutantImplementation, _impl, _model_mutant, _mutant
-from conformance.targets.implementation import Implementation
+from conformance.targets.kinds.implementation import Implementation
 from models.constants import (
     NO_PARTITION_LEADER_EPOCH,
     NO_TIMESTAMP,

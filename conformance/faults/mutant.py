@@ -11,8 +11,12 @@ from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
 from conformance.faults.seeded import FaultRegistry, SeededFault
-from conformance.targets.implementation import Implementation, Kind
-from conformance.targets.model import DEFAULT_START_TIME, ModelImplementation, profile_capabilities
+from conformance.targets.kinds.implementation import Implementation, Kind
+from conformance.targets.libraries.model.model_broker import (
+    DEFAULT_START_TIME,
+    ModelImplementation,
+    profile_capabilities,
+)
 from conformance.targets.target import mutant_name
 from models.clauses import get_clause
 from models.cluster import Cluster, Partition

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 
 __all__ = ["FaultRegistry", "SeededFault", "UnknownFault"]
 

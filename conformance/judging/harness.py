@@ -32,9 +32,23 @@ IMPLEMENTATION_FACING: tuple[str, ...] = (
     "reference",  # the served reference broker
     "control",  # the client of any control plane reading its answers, and the control plane's server
     "faults",  # seeded mutants: the implementation under --target mutant:ID
-    "targets/model.py",  # the model adapter: the implementation under --target model and its mutants
-    "targets/codecs",  # codec library adapters: reading what the library returned
-    "targets/clients",  # client library adapters: reading what the library returned
+    # the model's adapters (broker, client, codec): the implementation under --target model and its mutants
+    "targets/libraries/model",
+    # library adapters in this process and what they share: reading what the library returned
+    "targets/libraries/kafka_python",
+    "targets/libraries/aiokafka",
+    "targets/libraries/confluent_kafka",
+    "targets/libraries/java/java_client.py",
+    "targets/libraries/java/java_records.py",
+    "targets/libraries/pylibs.py",
+    "targets/libraries/pyrecords.py",
+    # the client and codec kinds: their protocols, the client rules, the implementations around a library
+    "targets/kinds/client_library.py",
+    "targets/kinds/client_rules.py",
+    "targets/kinds/client_target.py",
+    "targets/kinds/codec_library.py",
+    "targets/kinds/codec_target.py",
+    "targets/routes/wire_adapter/tap.py",  # the client tap: reading what the broker answered a library
 )
 
 # The first line of a harness error's message (verdicts.json, the report): the plugin writes it, reports read it.

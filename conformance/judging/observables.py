@@ -42,7 +42,7 @@ class Obs(Enum):
     INNER_TIMESTAMPS = ("records.inner-timestamps", "the stored timestamps of a v1 wrapper's inner messages")
     RECORD_TIMESTAMPS = ("records.timestamps", "each record's (offset, timestamp, timestamp type) as read")
     RECORD_PAYLOADS = ("records.payloads", "each record's (key, value) as read")
-    # Codec libraries (conformance/targets/codecs, suites/test_codec_*.py)
+    # Codec libraries (conformance/targets/libraries, suites/test_codec_*.py)
     CODEC_REFUSED = ("codec.refused", "whether the codec library refused the operation (build, read or convert)")
     BATCH_LAYOUT = (
         "batch.layout",
@@ -50,7 +50,7 @@ class Obs(Enum):
     )
     BATCH_OFFSETS = ("batch.offsets", "a written legacy entry's offset and its inner entries' stored offsets")
     RECORD_OFFSETS = ("records.offsets", "each record's offset as a codec's reader gives it")
-    # Client libraries (conformance/targets/clients, suites/test_client_*.py), compared with the broker's answers
+    # Client libraries (conformance/targets/libraries, suites/test_client_*.py), compared with the broker's answers
     CLIENT_METADATA_OFFSET = ("client.metadata-offset", "the offset a client reports for a sent record")
     CLIENT_METADATA_TIMESTAMP = (
         "client.metadata-timestamp",

@@ -27,6 +27,8 @@ they share.
 
 from __future__ import annotations
 
+# The seeded mutants register themselves into the targets on import (conformance.targets.kinds.seeding).
+import conformance.faults  # noqa: F401
 from conformance.plugin.collection import kind_of_test, pytest_collection_modifyitems
 from conformance.plugin.fixtures import (
     impl,

@@ -14,7 +14,7 @@ from conformance.judging.draws import PinExhausted
 from conformance.judging.expectations import Expectation, parse_example
 from conformance.judging.verdicts import ALLURE_SEVERITY, NOT_APPLICABLE_PREFIX
 from conformance.plugin.state import SETTINGS, STATE, TARGET
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from models.clauses import Level, get_clause, kip_url
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.verdicts import UNSUPPORTED_PREFIX
 from conformance.plugin.reporting import attach_to_allure
 from conformance.plugin.state import (
@@ -26,16 +27,11 @@ from conformance.plugin.state import (
     TARGET,
     SessionTarget,
 )
-from conformance.targets.drivers.driver_process import broken_driver_behind
-from conformance.targets.health import TargetHealth, TargetLost
-from conformance.targets.implementation import (
-    Capability,
-    Implementation,
-    ImplementationFactory,
-    implementation_version,
-)
-from conformance.targets.model import ModelFactory
+from conformance.targets.kinds.implementation import Implementation, ImplementationFactory, implementation_version
+from conformance.targets.libraries.model.model_broker import ModelFactory
 from conformance.targets.registry import TargetError, obtain_target, open_target
+from conformance.targets.routes.driver.driver_process import broken_driver_behind
+from conformance.targets.routes.wire_adapter.health import TargetHealth, TargetLost
 from conformance.wire.security import PLAINTEXT
 from models.profiles import Profile, get_profile, narrow_versions
 
@@ -194,7 +190,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 def pytest_exception_interact(node: pytest.Item | pytest.Collector, call: pytest.CallInfo[object]) -> None:
-    """A driver that died, hung or broke the protocol (conformance.targets.drivers) stops the run with exit 2 and
+    """A driver that died, hung or broke the protocol (conformance.targets.routes.driver) stops the run with exit 2 and
     its one line: what it answered after that says nothing about the library. The report of what ran is kept."""
     broken = broken_driver_behind(call.excinfo.value) if call.excinfo is not None else None
     if broken is not None:

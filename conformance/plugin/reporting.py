@@ -42,9 +42,9 @@ from conformance.plugin.state import (
     STOPPED_BY,
     VERSION_PROPERTY,
 )
-from conformance.targets.drivers.driver_process import broken_driver_behind
-from conformance.targets.health import TargetLost
-from conformance.targets.implementation import UnsupportedOperation
+from conformance.targets.kinds.implementation import UnsupportedOperation
+from conformance.targets.routes.driver.driver_process import broken_driver_behind
+from conformance.targets.routes.wire_adapter.health import TargetLost
 from conformance.wire.client_config import pytest_arguments
 from models.clauses import get_clause
 

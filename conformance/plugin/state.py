@@ -19,8 +19,8 @@ from conformance.judging.draws import DrawLog
 from conformance.judging.results import TestResult
 from conformance.judging.run_state import RunState
 from conformance.plugin.launcher import SuitesRun
-from conformance.targets.health import TargetHealth
-from conformance.targets.implementation import ImplementationFactory
+from conformance.targets.kinds.implementation import ImplementationFactory
+from conformance.targets.routes.wire_adapter.health import TargetHealth
 from conformance.targets.target import Target
 
 STATE = pytest.StashKey[RunState]()

@@ -2,11 +2,10 @@
 AlterConfigs and IncrementalAlterConfigs send is parsed into a TopicConfig (`topic_config`), and
 DescribeConfigs answers a TopicConfig in Kafka's names and value syntax (`describe`).
 
-It is the inverse of `conformance.targets.kafka_wire.kafka_configs` (every key that writes parses back to the
-same fields; tests/test_reference_server.py checks the round trip). A config the model does not know is
-refused (INVALID_CONFIG naming it), as is a value Kafka's ConfigDef would not parse or that
-`models.config.check_config` rejects for the profile (VAL-6: the difference config does not exist in 4.0,
-the KIP-937 configs not before 3.6).
+It is the inverse of `conformance.targets.routes.wire_adapter.kafka_wire.kafka_configs` (every key that writes parses
+back to the same fields; tests/test_reference_server.py checks the round trip). A config the model does not know is
+refused (INVALID_CONFIG naming it), as is a value Kafka's ConfigDef would not parse or that `models.config.check_config`
+rejects for the profile (VAL-6: the difference config does not exist in 4.0, the KIP-937 configs not before 3.6).
 
 Lower bounds are Kafka's own where the model has none (LogConfig's ConfigDef: segment.bytes >= 14 before
 4.0, segment.index.bytes >= 4, segment.ms >= 1, max.compaction.lag.ms >= 1, retention.ms >= -1); Kafka

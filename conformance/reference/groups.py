@@ -16,7 +16,7 @@ GroupCoordinator.scala and GroupMetadata.scala, 3.9), state by state:
   (hasAllMembersJoined) or when the rebalance timeout (the largest of the members') passes, members that did
   not rejoin being removed (onCompleteJoin). A fresh group completes at once when its one member has
   joined: Kafka's group.initial.rebalance.delay.ms is 0 here, as in the suite's own Kafka
-  (conformance/targets/managed/kafka.py), so a single consumer joins without waiting;
+  (conformance/targets/brokers/kafka.py), so a single consumer joins without waiting;
 - the leader is the first member (addMember), the next one in join order when it leaves; the protocol is
   the one most members vote for among those every member supports (selectProtocol), ties going to the
   earlier member's choice;

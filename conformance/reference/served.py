@@ -12,12 +12,12 @@ from __future__ import annotations
 import threading
 
 from conformance.control.controlled import ControlError, checked_clock
-from conformance.targets.implementation import ImplementationFactory
-from conformance.targets.model import ModelImplementation
+from conformance.targets.kinds.implementation import ImplementationFactory
+from conformance.targets.libraries.model.model_broker import ModelImplementation
 from models.cluster import Cluster, ClusterError
 from models.profiles import Profile
 
-# What the control plane offers, in the names of conformance.targets.implementation.Capability: three controls,
+# What the control plane offers, in the names of conformance.judging.capabilities.Capability: three controls,
 # that the model's clock dates its segments too (file-times), and one claim about the Kafka side (the broker
 # accepts idempotent batches from producer ids it did not allocate, starting at sequence 0, as Kafka does),
 # which a black-box probe cannot establish.

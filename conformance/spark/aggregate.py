@@ -34,7 +34,7 @@ from conformance.judging.verdicts import (
     most_severe,
     words,
 )
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import target_kind
 from conformance.targets.target import MODEL, REFERENCE, library_name, read_name
 from conformance.targets.target import short_name as _short_name

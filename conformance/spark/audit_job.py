@@ -44,11 +44,12 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from conformance.judging.capabilities import Capability
 from conformance.judging.checks import ClauseViolation
 from conformance.judging.expectations import Expectation
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import NOT_APPLICABLE_PREFIX, TaskStatus, Verdict
-from conformance.targets.implementation import Capability, Implementation, UnsupportedOperation
+from conformance.targets.kinds.implementation import Implementation, UnsupportedOperation
 from models.config import TopicConfig
 from models.constants import MAGIC_V2, Codec, ErrorCode, TimestampType
 from models.list_offsets import ListOffsetsAnswer

@@ -4,7 +4,7 @@ cluster is at hand. tests/test_spark_standalone.py runs a campaign on it and on 
 
 A pip-installed PySpark ships `bin/spark-class` and `jars/` but not `sbin/start-master.sh`, so each daemon is
 `bin/spark-class org.apache.spark.deploy.master.Master` (or `...worker.Worker`) run directly, in the foreground,
-as a `ManagedBroker` (conformance/targets/managed/process.py): its own process group, its output in a log file,
+as a `ManagedBroker` (conformance/targets/brokers/process.py): its own process group, its output in a log file,
 stopped by PID on every path (the `with` block, an error or Ctrl-C during start-up, interpreter exit), SIGTERM
 then SIGKILL to the group. A worker's executors and their Python workers are children in its group and go with
 it. A daemon is ready once the master's web UI JSON (`http://127.0.0.1:<ui>/json/`) says so: the master when it
@@ -32,7 +32,7 @@ from typing import Any
 
 from conformance.jvm.locate import JvmUnavailable
 from conformance.jvm.session import check_java
-from conformance.targets.managed.process import (
+from conformance.targets.brokers.process import (
     LOOPBACK,
     ManagedBroker,
     ManagedProcessError,

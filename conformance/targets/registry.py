@@ -2,12 +2,17 @@
 names (`--target`, `KTS_TARGET`, a campaign's `--targets`).
 
 Each row (`TargetSpec`) says what the implementation is (kind, where it is served, how it is obtained), how to
-open it (its opener: the managed brokers' in their modules under conformance.targets.managed, the in-process ones
-in conformance.targets.opening, the clients' in conformance.targets.clients.client_target), its shipped
+open it (its opener: the brokers' in their modules under conformance.targets.brokers, the model's in
+conformance.targets.libraries.model, the codecs' and the clients' in conformance.targets.kinds), its shipped
 expectations file, the Hypothesis budget a run picks for it, and which mutant forms it takes
-(conformance.targets.target has the name syntax). `parse_target` turns a name into a `Target` once; checking,
-opening, the help texts, the campaign's groups and the matrix read the table, so adding an implementation is a
-row and a module (`register_target` adds one at run time).
+(conformance.targets.target has the name syntax). The brokers' rows are written here; the `client:<library>` and
+`codec:<library>` rows follow from the library table (conformance.targets.libraries.LIBRARIES: one row per library,
+its roles and routes). `parse_target` turns a name into a `Target` once; checking, opening, the help texts, the
+campaign's groups and the matrix read the table, so adding an implementation is a row and a module
+(`register_target` adds a row at run time, `register_library` a library and its rows).
+
+Mutants are not imported here: conformance.faults registers them (conformance.targets.kinds.seeding) when it is
+imported, and whoever names one imports it first.
 
 `obtain_target` fetches or builds what a target runs (an Apache Kafka release, kfake) into the cache before anything
 starts (a library's driver is built by its row's check, which must know it builds); `open_target` obtains it (a
@@ -20,21 +25,13 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from conformance.errors import TargetError
-from conformance.faults import MUTANTS
-from conformance.targets.clients import LIBRARIES as CLIENT_LIBRARIES
-from conformance.targets.clients.client_target import check_client, obtain_client, open_client
-from conformance.targets.codecs import LIBRARIES as CODEC_LIBRARIES
-from conformance.targets.codecs.codec_target import check_codec
-from conformance.targets.drivers import CLIENT_ROLE, CODEC_ROLE, DRIVERS, DriverSpec
-from conformance.targets.fault_hook import check_fault_options
-from conformance.targets.implementation import ImplementationFactory, Kind, implementation_version, reference_version
-from conformance.targets.managed.kafka import (
+from conformance.targets.brokers.kafka import (
     KAFKA_BROKERS,
     KAFKA_LINES,
     check_kafka,
@@ -44,7 +41,7 @@ from conformance.targets.managed.kafka import (
     open_kafka,
     release,
 )
-from conformance.targets.managed.kfake import (
+from conformance.targets.brokers.kfake import (
     KFAKE_BROKERS,
     KFAKE_MODULE,
     KFAKE_VERSION,
@@ -53,18 +50,31 @@ from conformance.targets.managed.kfake import (
     obtain_kfake,
     open_kfake,
 )
-from conformance.targets.managed.noida import check_noida, noida_version, open_noida
-from conformance.targets.managed.process import ManagedProcessError
-from conformance.targets.managed.rdkafka_mock import (
+from conformance.targets.brokers.noida import check_noida, noida_version, open_noida
+from conformance.targets.brokers.opening import open_cluster
+from conformance.targets.brokers.process import ManagedProcessError
+from conformance.targets.brokers.rdkafka_mock import (
     MAX_MOCK_BROKERS,
     MockClusterError,
     check_mock_cluster,
     librdkafka_version,
     open_mock_cluster,
 )
-from conformance.targets.managed.reference_broker import MAX_REFERENCE_BROKERS, open_reference
-from conformance.targets.managed.tansu import check_tansu, open_tansu, tansu_version
-from conformance.targets.opening import open_cluster, open_codec, open_model
+from conformance.targets.brokers.reference_broker import MAX_REFERENCE_BROKERS, open_reference
+from conformance.targets.brokers.tansu import check_tansu, open_tansu, tansu_version
+from conformance.targets.kinds.client_target import check_client, obtain_client, open_client
+from conformance.targets.kinds.codec_target import check_codec, open_codec
+from conformance.targets.kinds.implementation import (
+    ImplementationFactory,
+    Kind,
+    implementation_version,
+    reference_version,
+)
+from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE, Library
+from conformance.targets.kinds.seeding import mutants
+from conformance.targets.libraries import LIBRARIES
+from conformance.targets.libraries.model.model_broker import open_model
+from conformance.targets.routes.wire_adapter.fault_hook import check_fault_options
 from conformance.targets.target import (
     CLIENT_PREFIX,
     CODEC_PREFIX,
@@ -111,6 +121,7 @@ __all__ = [
     "obtain_target",
     "open_target",
     "parse_target",
+    "register_library",
     "register_target",
     "resolve_target",
     "said_version",
@@ -166,7 +177,7 @@ class TargetSpec:
     broker_counts: tuple[int, ...] = ()  # the counts it takes where not every one of 1..max_brokers (Kafka: 1 or 3)
     # The version of what its opener runs, where the row knows it without building an implementation (a managed
     # broker's installed package or resolved release; the reference's package), else None: a library's adapter or
-    # driver says its own when built (conformance.targets.implementation.implementation_version), and a user's
+    # driver says its own when built (conformance.targets.kinds.implementation.implementation_version), and a user's
     # cluster says nothing.
     version: Callable[[Target], str | None] | None = None
 
@@ -176,7 +187,7 @@ def _reference_version(target: Target) -> str:
 
 
 def _kafka_version(target: Target) -> str:
-    """The release the opener resolves from Maven Central and starts (conformance.targets.managed.kafka)."""
+    """The release the opener resolves from Maven Central and starts (conformance.targets.brokers.kafka)."""
     return kafka_release(target).version
 
 
@@ -196,73 +207,86 @@ def _librdkafka_version(target: Target) -> str | None:
         return None
 
 
-def _pinned(library: str) -> str:
-    """A library's version where its driver row pins one: " 3.0.12" (for the help texts)."""
-    spec = DRIVERS.get(library)
-    return f" {spec.pinned}" if spec is not None and spec.pinned else ""
+def _pinned(library: Library) -> str:
+    """A library's pinned version, where its row pins one: " 3.0.12" (for the help texts)."""
+    return f" {library.pinned}" if library.pinned else ""
 
 
-def _takes_versions(library: str) -> bool:
-    """A library takes NAME==VERSION and NAME=PATH where a driver can build it (conformance.targets.drivers)."""
-    spec = DRIVERS.get(library)
-    return spec is not None and spec.build is not None and spec.pinned is not None
+def _takes_versions(library: Library) -> bool:
+    """A library takes NAME==VERSION and NAME=PATH where a driver can build it (conformance.targets.routes.driver)."""
+    return library.build is not None and library.pinned is not None
 
 
-def _codec_row(library: str) -> TargetSpec:
-    reference = library == MODEL
+def _codec_row(library: Library) -> TargetSpec:
+    """A record library whose codec adapter runs in this process (at its pinned version)."""
+    reference = library.name == MODEL
     return TargetSpec(
-        library_name(Kind.CODEC, library), Kind.CODEC, ServedBy.IN_PROCESS,
-        obtained=f"the adapter {CODEC_LIBRARIES[library]}", opener=open_codec, check=check_codec,
-        description="the model's record codec" if reference else f"the record layer of {library}{_pinned(library)}",
-        expectations=None if reference else f"codec-{library}.toml",
+        library_name(Kind.CODEC, library.name), Kind.CODEC, ServedBy.IN_PROCESS,
+        obtained=f"the adapter {library.adapter(CODEC_ROLE)}", opener=open_codec, check=check_codec,
+        description="the model's record codec" if reference else
+        f"the record layer of {library.name}{_pinned(library)}",
+        expectations=None if reference else f"codec-{library.name}.toml",
         mutants=frozenset({MutantForm.SEEDED}) if reference else frozenset(),
         versions=_takes_versions(library), paths=_takes_versions(library),
     )  # fmt: skip
 
 
-def _client_row(library: str) -> TargetSpec:
-    reference = library == MODEL
+def _client_row(library: Library) -> TargetSpec:
+    """A client library whose client adapter runs in this process (at its pinned version)."""
+    reference = library.name == MODEL
     return TargetSpec(
-        library_name(Kind.CLIENT, library), Kind.CLIENT, ServedBy.REFERENCE,
-        obtained=f"the adapter {CLIENT_LIBRARIES[library]}", opener=open_client, check=check_client,
+        library_name(Kind.CLIENT, library.name), Kind.CLIENT, ServedBy.REFERENCE,
+        obtained=f"the adapter {library.adapter(CLIENT_ROLE)}", opener=open_client, check=check_client,
         obtain=obtain_client,
         description=("the reference client (the spec's client rules)" if reference else
-                     f"the {library}{_pinned(library)} client") + " against the reference broker",
-        expectations=None if reference else f"client-{library}.toml",
+                     f"the {library.name}{_pinned(library)} client") + " against the reference broker",
+        expectations=None if reference else f"client-{library.name}.toml",
         mutants=frozenset({MutantForm.SEEDED, MutantForm.SERVED}) if reference else frozenset({MutantForm.SERVED}),
         versions=_takes_versions(library), paths=_takes_versions(library),
     )  # fmt: skip
 
 
-def _driver_row(driver: DriverSpec, kind: Kind) -> TargetSpec:
+def _driver_row(library: Library, kind: Kind) -> TargetSpec:
     """A library of another language, through its driver (docs/driver-protocol.md); `driver` itself is a user's
     own executable (client:driver=PATH)."""
-    own = driver.build is None
-    what = "your own driver's" if own else f"{driver.package} {driver.pinned} ({driver.language})"
+    own = library.build is None
+    what = "your own driver's" if own else f"{library.package} {library.pinned} ({library.language})"
     role = "client" if kind is Kind.CLIENT else "record layer"
     return TargetSpec(
-        library_name(kind, driver.name), kind, ServedBy.REFERENCE if kind is Kind.CLIENT else ServedBy.IN_PROCESS,
-        obtained=f"{driver.registry}: {driver.package}" + ("" if own else ", built into the cache on first use"),
+        library_name(kind, library.name), kind, ServedBy.REFERENCE if kind is Kind.CLIENT else ServedBy.IN_PROCESS,
+        obtained=f"{library.registry}: {library.package}" + ("" if own else ", built into the cache on first use"),
         opener=open_client if kind is Kind.CLIENT else open_codec,
         check=check_client if kind is Kind.CLIENT else check_codec,
         obtain=obtain_client if kind is Kind.CLIENT else None,
         description=f"{what} {role} through the driver protocol"
         + (" against the reference broker" if kind is Kind.CLIENT else ""),
-        expectations=None if own else f"{kind.value}-{driver.name}.toml",
+        expectations=None if own else f"{kind.value}-{library.name}.toml",
         mutants=frozenset({MutantForm.SERVED}) if kind is Kind.CLIENT else frozenset(),
         versions=not own, paths=True, in_groups=not own,
     )  # fmt: skip
 
 
-def _driver_rows() -> tuple[TargetSpec, ...]:
-    """Rows for the drivers' libraries that have no in-process adapter (the other languages' and your own)."""
+def _adapter_rows(libraries: Iterable[Library]) -> list[TargetSpec]:
+    """The rows of the roles whose adapter runs in this process: every codec's, then every client's."""
+    return [
+        *(_codec_row(library) for library in libraries if library.adapter(CODEC_ROLE) is not None),
+        *(_client_row(library) for library in libraries if library.adapter(CLIENT_ROLE) is not None),
+    ]
+
+
+def _driver_rows(libraries: Iterable[Library]) -> list[TargetSpec]:
+    """The rows of the roles that run through a driver only (the other languages' libraries, your own driver)."""
     rows = []
-    for driver in DRIVERS.values():
-        if CLIENT_ROLE in driver.roles and driver.name not in CLIENT_LIBRARIES:
-            rows.append(_driver_row(driver, Kind.CLIENT))
-        if CODEC_ROLE in driver.roles and driver.name not in CODEC_LIBRARIES:
-            rows.append(_driver_row(driver, Kind.CODEC))
-    return tuple(rows)
+    for library in libraries:
+        for role, kind in ((CLIENT_ROLE, Kind.CLIENT), (CODEC_ROLE, Kind.CODEC)):
+            if role in library.roles and library.adapter(role) is None:
+                rows.append(_driver_row(library, kind))
+    return rows
+
+
+def library_rows(library: Library) -> list[TargetSpec]:
+    """The targets table's rows of one library: `codec:<name>` and `client:<name>`, by the roles it plays."""
+    return [*_adapter_rows([library]), *_driver_rows([library])]
 
 
 TARGETS: tuple[TargetSpec, ...] = (
@@ -318,9 +342,8 @@ TARGETS: tuple[TargetSpec, ...] = (
         "broker", Kind.BROKER, ServedBy.CLUSTER, obtained="your cluster at --bootstrap-servers", opener=open_cluster,
         description="any cluster, never managed; --control-url turns on what its control plane declares",
     ),
-    *(_codec_row(library) for library in CODEC_LIBRARIES),
-    *(_client_row(library) for library in CLIENT_LIBRARIES),
-    *_driver_rows(),
+    *_adapter_rows(LIBRARIES.values()),
+    *_driver_rows(LIBRARIES.values()),
 )  # fmt: skip
 
 _rows: dict[str, TargetSpec] = {spec.name: spec for spec in TARGETS}
@@ -343,6 +366,32 @@ def register_target(spec: TargetSpec) -> Callable[[], None]:
     def unregister() -> None:
         if _rows.get(spec.name) is spec:
             del _rows[spec.name]
+
+    return unregister
+
+
+def register_library(library: Library) -> Callable[[], None]:
+    """Add a library to the library table (conformance.targets.libraries.LIBRARIES) and its `client:`/`codec:` rows
+    to the targets table (a ValueError if a name is taken); returns what removes them again. A library through
+    the driver protocol is this row and its driver program: the help texts, the campaign and the matrix follow."""
+    if library.name in LIBRARIES:
+        raise ValueError(f"library {library.name!r} is in the library table already")
+    rows = library_rows(library)
+    undo: list[Callable[[], None]] = []
+    try:
+        for row in rows:
+            undo.append(register_target(row))
+    except ValueError:
+        for done in undo:
+            done()
+        raise
+    LIBRARIES[library.name] = library
+
+    def unregister() -> None:
+        if LIBRARIES.get(library.name) is library:
+            del LIBRARIES[library.name]
+        for done in undo:
+            done()
 
     return unregister
 
@@ -402,8 +451,8 @@ def _row(implementation: str) -> TargetSpec:
 
 
 def _known_mutant(name: str, mutant: str) -> str:
-    if mutant not in MUTANTS:
-        example = next(iter(sorted(MUTANTS)), "ID")
+    if mutant not in mutants():
+        example = next(iter(sorted(mutants())), "ID")
         raise TargetError(
             f"unknown mutant {mutant!r}: `kafka-conformance mutants --list` lists them (e.g. --target "
             f"{mutant_name(example)})"
@@ -412,7 +461,7 @@ def _known_mutant(name: str, mutant: str) -> str:
 
 
 def _seeded_row(mutant: str) -> TargetSpec:
-    kind = MUTANTS[mutant].kind
+    kind = mutants()[mutant].kind
     for spec in _rows.values():
         if spec.kind is kind and MutantForm.SEEDED in spec.mutants:
             return spec
@@ -421,9 +470,10 @@ def _seeded_row(mutant: str) -> TargetSpec:
 
 def _served_mutant(name: str, mutant: str) -> None:
     """A served mutant is a broker mutant: a codec's or a client's fault is not the reference broker's."""
-    found = MUTANTS.get(mutant)
+    found = mutants().get(mutant)
     if found is None:
-        broker = next((m for m in sorted(MUTANTS) if MUTANTS[m].kind is Kind.BROKER), "ID")
+        known = mutants()
+        broker = next((m for m in sorted(known) if known[m].kind is Kind.BROKER), "ID")
         example = name.removesuffix(mutant) + broker
         raise TargetError(
             f"unknown mutant {mutant!r} in {name!r}: not a broker mutant the reference broker can serve; "
@@ -482,14 +532,14 @@ def name_syntax() -> str:
 
 def known_targets() -> list[str]:
     """Every target name but the served mutants: the table's, and `mutant:<id>` for every mutant."""
-    return [s.name for s in table()] + [mutant_name(m) for m in sorted(MUTANTS)]
+    return [s.name for s in table()] + [mutant_name(m) for m in sorted(mutants())]
 
 
 # --- checking and opening ---------------------------------------------------------------------------------------
 
 
 def target_kind(name: str) -> Kind:
-    """Which suites target `name` runs (conformance.targets.implementation.Kind): its row's kind; a seeded
+    """Which suites target `name` runs (conformance.targets.kinds.implementation.Kind): its row's kind; a seeded
     mutant's, its fault's kind."""
     return parse_target(name).kind
 
@@ -711,9 +761,9 @@ def open_target(
     opener, which stops what it started on the way out (also on errors).
 
     `fault_hook` (the user's cluster only, with `allow_disruptive`): a command that moves a partition leader on the
-    user's cluster (`conformance.targets.fault_hook.FaultHook`). `control_url` (the user's cluster only): the
-    cluster's control plane (conformance.reference), checked before the run starts. `brokers`: how many brokers
-    to start, where the row starts more than one (TargetSpec.max_brokers); None for its own number. `security`
+    user's cluster (`conformance.targets.routes.wire_adapter.fault_hook.FaultHook`). `control_url` (the user's cluster
+    only): the cluster's control plane (conformance.reference), checked before the run starts. `brokers`: how many
+    brokers to start, where the row starts more than one (TargetSpec.max_brokers); None for its own number. `security`
     (the user's cluster only): TLS and SASL settings of every connection to it.
 
     What the row obtains is obtained first (`obtain_target`); a target that cannot be obtained, or whose processes

@@ -23,7 +23,7 @@ from enum import Enum
 from pathlib import Path
 
 from conformance.errors import TargetError
-from conformance.targets.implementation import ImplementationFactory, Kind
+from conformance.targets.kinds.implementation import ImplementationFactory, Kind
 from conformance.wire.security import PLAINTEXT, SecuritySettings
 
 MODEL = "model"

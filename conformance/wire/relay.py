@@ -1,13 +1,13 @@
 """A loopback relay of the Kafka protocol: a client connects to it as to a broker, and it passes every request
 on to that broker and every answer back, frame by frame, letting its owner look at (and change) each.
 
-Its owners are the client tap (conformance/targets/clients/tap.py: what a broker answered a client library) and
-the wire-fault proxy of the project's tests (tests/wirefaults/proxy.py: one bug put into a real broker's answers).
-Each gives two hooks: `on_request(api_key, version, frame)` returns what to keep of a request until its answer
-(a decoded request, or None), and `on_answer(asked, frame)` returns the answer frame to pass on, given the request
-it answers (paired by correlation id). A frame is passed whole, size prefix included; a request is passed on
-byte for byte, an answer as the hook returns it; an answer to a request the relay did not see (none: a broker
-answers only what it is asked) is passed on as it came.
+Its owners are the client tap (conformance/targets/routes/wire_adapter/tap.py: what a broker answered a client library)
+and the wire-fault proxy of the project's tests (tests/wirefaults/proxy.py: one bug put into a real broker's answers).
+Each gives two hooks: `on_request(api_key, version, frame)` returns what to keep of a request until its answer (a
+decoded request, or None), and `on_answer(asked, frame)` returns the answer frame to pass on, given the request it
+answers (paired by correlation id). A frame is passed whole, size prefix included; a request is passed on byte for byte,
+an answer as the hook returns it; an answer to a request the relay did not see (none: a broker answers only what it is
+asked) is passed on as it came.
 
 One listener per upstream broker, on 127.0.0.1 at a free port (`listen(upstream)`, idempotent). Threads: one
 accepts per listener (polling with a short timeout) and each relayed connection has one per direction; every

@@ -60,7 +60,7 @@ def clauses_by_kind() -> dict[str, set[str]]:
     """Clause IDs the suite tests of each kind declare (a test's `@pytest.mark.kind`, else a broker test): the
     clauses a run against a target of that kind reports a verdict for."""
     from conformance.judging.coverage import declared_clauses
-    from conformance.targets.implementation import Kind
+    from conformance.targets.kinds.implementation import Kind
 
     by_kind: dict[str, set[str]] = {kind.value: set() for kind in Kind}
     for clause_id, tests in declared_clauses().items():
@@ -116,11 +116,11 @@ def _counts() -> dict[str, str]:
 
 
 def _versions() -> dict[str, str]:
-    from conformance.targets.drivers import DRIVERS
-    from conformance.targets.managed.kafka import KAFKA_LINES, NEWEST_LINE, OLDEST_RELEASE
-    from conformance.targets.managed.kfake import KFAKE_VERSION
+    from conformance.targets.brokers.kafka import KAFKA_LINES, NEWEST_LINE, OLDEST_RELEASE
+    from conformance.targets.brokers.kfake import KFAKE_VERSION
+    from conformance.targets.libraries import LIBRARIES
 
-    found = {f"pinned.{name}": spec.pinned for name, spec in DRIVERS.items() if spec.pinned}
+    found = {f"pinned.{name}": spec.pinned for name, spec in LIBRARIES.items() if spec.pinned}
     found |= {f"kafka.{line}": exact for line, (exact, _) in KAFKA_LINES.items()}
     found |= {f"kafka.{line}.profile": profile for line, (_, profile) in KAFKA_LINES.items()}
     found |= {
@@ -204,8 +204,8 @@ def facts_table() -> str:
 
 
 def pinned_table() -> str:
-    from conformance.targets.drivers import DRIVERS
-    from conformance.targets.managed.kafka import KAFKA_ARTIFACT, KAFKA_LINES
+    from conformance.targets.brokers.kafka import KAFKA_ARTIFACT, KAFKA_LINES
+    from conformance.targets.libraries import LIBRARIES
 
     rows: list[tuple[object, ...]] = [
         (_code(f"kafka:{line}"), "Apache Kafka", KAFKA_ARTIFACT, "Maven Central", f"{exact} (profile `{profile}`)")
@@ -213,7 +213,7 @@ def pinned_table() -> str:
     ]
     rows += [
         (_code(name), spec.language, spec.package, spec.registry, spec.pinned)
-        for name, spec in DRIVERS.items()
+        for name, spec in LIBRARIES.items()
         if spec.pinned
     ]
     return _table(("Library or line", "Language", "Package", "From", "Pinned version"), rows)

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conformance.targets.managed.kafka import KAFKA_LINES, release, resident_megabytes, resolve_runtime, start_kafka
-from conformance.targets.managed.process import free_loopback_port, probe_api_versions
+from conformance.targets.brokers.kafka import KAFKA_LINES, release, resident_megabytes, resolve_runtime, start_kafka
+from conformance.targets.brokers.process import free_loopback_port, probe_api_versions
 
 
 def main() -> int:

@@ -122,7 +122,7 @@ def bench_state_machine(seconds: float) -> None:
     from hypothesis import settings
     from hypothesis.stateful import run_state_machine_as_test
 
-    from conformance.targets.model import ModelFactory
+    from conformance.targets.libraries.model.model_broker import ModelFactory
     from suites.machine import machine_for
 
     machine = machine_for(ModelFactory("kafka-4.0"), ModelFactory("kafka-4.0"))

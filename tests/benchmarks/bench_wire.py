@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conformance.targets.model import ModelFactory
+from conformance.targets.libraries.model.model_broker import ModelFactory
 from conformance.targets.registry import open_target
 from models.codec import encode_batches
 from models.config import TopicConfig

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance.targets.implementation import Kind
-from conformance.targets.kafka_wire import WireFactory
-from conformance.targets.managed.process import ManagedBroker
+from conformance.targets.brokers.process import ManagedBroker
+from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import TargetSpec, register_target, table
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import Opened, Opening, ServedBy, Target
 
 NAME = "dying-broker"

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from conformance.faults.seeded import FaultRegistry, SeededFault
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.implementation import Kind
 from conformance.wire.client import FETCH, LIST_OFFSETS, PRODUCE
 from models.constants import TIMESTAMP_TYPE_MASK, TimestampType
 from models.records import DefaultBatch

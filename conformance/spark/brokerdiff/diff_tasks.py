@@ -27,9 +27,9 @@ from typing import Any, TextIO
 
 from conformance.spark.brokerdiff.execute import ClockLease, OpOutcome, run_program
 from conformance.spark.brokerdiff.op_explanations import UNEXPLAINED, UNSUPPORTED, Explanation, classify
-from conformance.targets.implementation import producible_codecs, producible_magics
-from conformance.targets.kafka_wire import WireFactory
-from conformance.targets.model import ModelFactory
+from conformance.targets.kinds.implementation import producible_codecs, producible_magics
+from conformance.targets.libraries.model.model_broker import ModelFactory
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from models.profiles import get_profile, narrow_versions
 from strategies.programs import Program, program_to_json, programs
 

@@ -24,8 +24,8 @@ from typing import Any
 
 from conformance.spark.brokerdiff.answer_diff import compare
 from conformance.spark.oracle.case_compare import Difference
-from conformance.targets.implementation import Implementation, UnsupportedOperation
-from conformance.targets.model import ModelImplementation
+from conformance.targets.kinds.implementation import Implementation, UnsupportedOperation
+from conformance.targets.libraries.model.model_broker import ModelImplementation
 from models.cluster import ProduceResponse
 from models.constants import NOT_SERVED, IsolationLevel
 from models.records import AnyBatch, build_legacy, build_v2

@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.jvm.compact import ConversionAnswer, JavaBatch, OracleAnswer, Refused
 from conformance.spark.oracle.cases import Case
 from conformance.spark.oracle.model_side import BatchView, Model, ModelRefused
+from conformance.targets.libraries.java.compact import ConversionAnswer, JavaBatch, OracleAnswer, Refused
 from models.records import AnyBatch
 
 MAX_DIFFERENCES_PER_CHECK = 8

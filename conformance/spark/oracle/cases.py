@@ -29,7 +29,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from conformance.targets.codecs.codec_library import BatchRequest
+from conformance.targets.kinds.codec_library import BatchRequest
 from models.constants import LONG_MAX, LONG_MIN, MAGIC_V2, MAGICS, Codec, TimestampType
 from models.records import Header, RecordSpec
 

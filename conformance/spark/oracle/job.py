@@ -3,7 +3,7 @@
 Three steps per case, each a column of one Spark DataFrame over `spark.range(total)`:
 
 1. `request` (Python UDF, executors): generate the case from (seed, magic, index), let the model build, encode
-   and down-convert it, and pack the bridge's request (conformance.jvm.compact).
+   and down-convert it, and pack the bridge's request (conformance.targets.libraries.java.compact).
 2. `answer` (the Java UDF kts_records_oracle, in the executors' JVMs): Kafka builds the batch, reads its own
    bytes and the model's, down-converts its batch and reads both conversions (kts.bridge.RecordsBridge.oracle).
 3. `row` (Python UDF, executors): the comparison (compare.compare_case) and its classification against the
@@ -25,11 +25,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.jvm.compact import Conversion, decode_oracle_response, encode_oracle_request, encode_spec
 from conformance.spark.oracle.case_compare import Difference, compare_case
 from conformance.spark.oracle.cases import Case, generate_case
 from conformance.spark.oracle.explained import AGREE, Explanation, classify
 from conformance.spark.oracle.model_side import Model, ModelRefused, model_named
+from conformance.targets.libraries.java.compact import (
+    Conversion,
+    decode_oracle_response,
+    encode_oracle_request,
+    encode_spec,
+)
 
 CASES_DIR = "cases"
 ROW_FIELDS: tuple[tuple[str, str], ...] = (

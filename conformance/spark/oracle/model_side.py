@@ -18,8 +18,8 @@ from typing import TypeVar
 
 from conformance.faults.seeded import FaultRegistry, SeededFault, UnknownFault
 from conformance.spark.oracle.cases import BUILT, IN_PLACE_LAT, OFFSET_ZERO_WRAPPER, V0_INNER
-from conformance.targets.codecs.codec_library import BatchRequest
-from conformance.targets.implementation import Kind
+from conformance.targets.kinds.codec_library import BatchRequest
+from conformance.targets.kinds.implementation import Kind
 from models.codec import decode_batches, encode_batches
 from models.constants import Codec, TimestampType
 from models.conversion import check_buildable, down_convert

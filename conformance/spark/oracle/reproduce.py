@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from conformance.jvm.compact import decode_oracle_response
 from conformance.spark.oracle.case_compare import Difference, compare_case
 from conformance.spark.oracle.cases import BUILT, Case
 from conformance.spark.oracle.explained import UNEXPLAINED, Explanation, classify
 from conformance.spark.oracle.job import inline_answer
 from conformance.spark.oracle.model_side import Model, model_named
-from conformance.targets.codecs.codec_library import BatchRequest
+from conformance.targets.kinds.codec_library import BatchRequest
+from conformance.targets.libraries.java.compact import decode_oracle_response
 from models.records import RecordSpec
 
 SHRINK_BUDGET = 150  # oracle calls per case
@@ -126,7 +126,7 @@ def reproducer(case: Case, found: Sequence[Difference], model: Model) -> str:
     fault = "" if type(model) is Model else f", model_fault={model.name!r}"
     lines = [
         "from conformance.spark.oracle import check",
-        "from conformance.targets.codecs.codec_library import BatchRequest",
+        "from conformance.targets.kinds.codec_library import BatchRequest",
         "from models.constants import Codec, TimestampType",
         "from models.records import Header, RecordSpec",
         "",

@@ -1,0 +1,719 @@
+"""The `kafka` managed targets: Apache Kafka brokers from Maven Central, started in KRaft mode on loopback.
+
+`--target kafka` is the newest supported line, `kafka:4.0` (or `kafka==4.0`) a given one; each line is pinned to
+one release (`KAFKA_LINES`), so a run is reproducible and the jars are fetched once.
+
+Obtaining a release: Maven resolves `org.apache.kafka:kafka_2.13:<version>` with its runtime dependencies plus a
+log4j 2 binding for SLF4J 1.x (Kafka's own jars declare slf4j-api 1.7.36 and no binding, so without one the
+broker would log nothing) into `<cache>/kafka-<version>/lib` (the cache of reports.allure: `KTS_CACHE`, default
+~/.cache/kafka-timestamp-conformance), with `mvn dependency:copy-dependencies`. A complete download is marked
+(`.complete`) and reused offline; concurrent runs take a file lock.
+
+Starting a broker: one combined broker and controller (`process.roles=broker,controller`, node 1, a static
+one-voter quorum on a second free loopback port), a fresh log directory formatted with `kafka.tools.StorageTool
+format` and the broker started through our launcher (kafka_control) by one `sh -c "format && exec java ..."`, so
+the format's errors land in the broker's log and the process group is the broker's. Topics are created by the
+suites (`auto.create.topics.enable=false`); internal topics have replication factor 1. The JVM gets -Xmx512m and
+the serial collector: a test broker on a two-core machine, not a production one.
+
+Three nodes (`--brokers 3`, KAFKA_BROKERS): ids 1, 2, 3, each formatted with the same cluster id, in a static
+three-voter quorum (every node's controller port in `controller.quorum.voters`), each through the launcher with its
+own clock port, so each broker has its own clock as the model's brokers do. They are spawned together and waited
+for together (a node answers only once a majority of voters is up), ready once every node's Metadata names all
+three, and stopped together. Leaders move only when the control plane moves them (`auto.leader.rebalance.enable=
+false`); topics created without a replication factor get three replicas.
+
+Measured on the development machine (2 cores): 4.4.0 answers ApiVersions 2.7 s after spawn (format included),
+about 340 MB resident (`tests/benchmarks/bench_kafka.py` prints both per line); three nodes of 4.0.2 about 11 s
+after spawn, about 300 MB resident each.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.control.control_plane import ControlPlane
+from conformance.errors import TargetError
+from conformance.jvm.locate import JvmUnavailable
+from conformance.jvm.locate import java_tool as locate_java_tool
+from conformance.progress import step
+from conformance.targets.brokers.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes
+from conformance.targets.brokers.process import (
+    LOOPBACK,
+    ManagedBroker,
+    ManagedProcessError,
+    free_loopback_port,
+    start_together,
+    stop_together,
+)
+from conformance.targets.kinds.implementation import Kind
+from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
+from conformance.targets.target import Opened, Opening, ServedBy, Target
+from conformance.wire.client import WireClient
+from conformance.wire.connection import WireError
+
+KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
+# Each supported line, pinned to one release of Maven Central (newest first), with the behaviour profile it has
+# (models.profiles): 3.9 is the last line that takes Produce v0-v2 and down-converts for old fetches; from 4.1
+# on the profile is kafka-4.1.
+KAFKA_LINES: dict[str, tuple[str, str]] = {
+    "4.4": ("4.4.0", "kafka-4.1"),
+    "4.0": ("4.0.2", "kafka-4.0"),
+    "3.9": ("3.9.1", "kafka-3.9"),
+}
+NEWEST_LINE = next(iter(KAFKA_LINES))
+NODE_ID = 1  # the first node's broker (and controller) id; the others follow (2, 3)
+# The cluster sizes a run may ask for (--brokers): a KRaft quorum of one voter, or of three, which keeps a majority
+# when one is down; two voters would stop with either node and add nothing a leader move needs over three.
+KAFKA_BROKERS = (1, 3)
+_LOG4J = "2.24.3"  # log4j-slf4j-impl (the binding for SLF4J 1.x) and log4j-core
+_RESOLVE_TIMEOUT = 900.0  # a first download of about 45 jars (43 MB for 4.4.0)
+_FORMAT_AND_START_TIMEOUT = 120.0
+_PROBE_TIMEOUT = 5.0  # one Metadata request while the nodes find each other
+_STOP_TIMEOUT = 30.0  # a controlled shutdown of a one-node KRaft cluster takes a few seconds
+_JVM_OPTIONS = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
+_CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
+_NEVER_MS = 10 * 365 * 24 * 3600 * 1000  # ten years: "not on its own"
+
+
+@dataclass(frozen=True)
+class KafkaRelease:
+    """One supported line: `line` as a target names it ("4.0"), the exact `version`, its behaviour `profile`;
+    `path` a local build's folder (`kafka=PATH`) whose jars run instead of Maven Central's."""
+
+    line: str
+    version: str
+    profile: str
+    path: str | None = None
+
+    @property
+    def target(self) -> str:
+        return f"kafka={self.path}" if self.path is not None else f"kafka:{self.line}"
+
+
+# The oldest line a profile describes exactly: kafka-3.9 is 3.9's behaviour, not 3.6-3.8's. 3.8.1 ran (82 PASS)
+# but answers MAX_TIMESTAMP at ListOffsets v1 where 3.9 refuses it: the special targets' version floors came in
+# 3.9 (KAFKA-17331, KafkaApis.scala 3.9:1166-1198; 3.8.0 has none), and 3.6-3.7 also predate the exact
+# MAX_TIMESTAMP of 3.8 (KAFKA-16310). Those lines need a profile of their own before they can be targets.
+OLDEST_RELEASE = (3, 9)
+_EXACT = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+
+
+def profile_of_release(major: int, minor: int) -> str:
+    """The behaviour profile of a release by its line (models.profiles): 3.9, 4.0, then 4.1 and after."""
+    if (major, minor) >= (4, 1):
+        return "kafka-4.1"
+    return "kafka-4.0" if (major, minor) == (4, 0) else "kafka-3.9"
+
+
+def release(version: str | None) -> KafkaRelease:
+    """The release `--target kafka[:VERSION]` names: the newest line without one; a line ("4.0") or its pinned
+    release ("4.0.2"); any other exact release from 3.9.0 on (`kafka==4.1.1`: Maven Central must serve it) under its
+    line's profile; anything else a TargetError listing the choices."""
+    if version is None:
+        line = NEWEST_LINE
+    else:
+        line = next((ln for ln, (exact, _) in KAFKA_LINES.items() if version in (ln, exact)), "")
+    if line:
+        exact, profile = KAFKA_LINES[line]
+        return KafkaRelease(line, exact, profile)
+    matched = _EXACT.match(version or "")
+    if matched is not None and tuple(int(g) for g in matched.groups()[:2]) >= OLDEST_RELEASE:
+        major, minor = int(matched.group(1)), int(matched.group(2))
+        return KafkaRelease(str(version), str(version), profile_of_release(major, minor))
+    supported = ", ".join(f"kafka:{ln} ({exact})" for ln, (exact, _) in KAFKA_LINES.items())
+    oldest = ".".join(str(n) for n in OLDEST_RELEASE)
+    raise TargetError(
+        f"Apache Kafka {version} is not a supported target: choose one of {supported}, or an exact release from "
+        f"{oldest}.0 on "
+        "(kafka==4.1.1)"
+    )
+
+
+def kafka_release(target: Target) -> KafkaRelease:
+    """The release a `kafka` target names: `kafka[:VERSION]` (release) or a local build, `kafka=PATH` (local_build)."""
+    return local_build(target.path) if target.path is not None else release(target.version)
+
+
+def kafka_profile(target: Target) -> str:
+    """The behaviour profile of the Kafka `target` names (its default --profile)."""
+    return kafka_release(target).profile
+
+
+# --- a local build (kafka=PATH) -------------------------------------------------------------------------------
+
+_KAFKA_JAR = re.compile(r"^kafka_2\.13-((\d+)\.(\d+)\.\d+(?:-SNAPSHOT)?)\.jar$")
+_NOT_RUNTIME = re.compile(r"-(test|tests|sources|javadoc|scaladoc|test-sources)\.jar$")
+
+
+def local_jars(path: str) -> tuple[str, list[Path]]:
+    """The Kafka version and the runtime jars of a local build at `path`: an unpacked distribution (its `libs/`,
+    as `./gradlew releaseTarGz` makes it) or a source checkout after `./gradlew jar` (every module's
+    `build/libs/` and core's `build/dependant-libs-*`, as bin/kafka-run-class.sh puts them on the classpath); a
+    TargetError naming the fix otherwise."""
+    root = Path(path).expanduser().resolve()
+    if not root.is_dir():
+        raise TargetError(
+            f"kafka={path}: {root} {'is not a folder' if root.exists() else 'does not exist'}: give an unpacked Kafka "
+            "distribution or a built checkout"
+        )
+    if any(_KAFKA_JAR.match(j.name) for j in (root / "libs").glob("kafka_2.13-*.jar")):
+        jars = sorted((root / "libs").glob("*.jar"))
+    elif any(_KAFKA_JAR.match(j.name) for j in (root / "core" / "build" / "libs").glob("kafka_2.13-*.jar")):
+        built = [*root.glob("*/build/libs/*.jar"), *root.glob("*/*/build/libs/*.jar")]
+        jars = sorted({*built, *root.glob("core/build/dependant-libs-*/*.jar")})
+    else:
+        raise TargetError(
+            f"kafka={path}: {root} has neither libs/kafka_2.13-*.jar (an unpacked distribution) nor "
+            "core/build/libs/kafka_2.13-*.jar (a built checkout): run `./gradlew jar` in the checkout first"
+        )
+    jars = [j for j in jars if not _NOT_RUNTIME.search(j.name)]
+    versions = sorted({m.group(1) for j in jars if (m := _KAFKA_JAR.match(j.name))})
+    if len(versions) > 1:
+        raise TargetError(
+            f"kafka={path}: kafka_2.13 jars of {', '.join(versions)} in one build: run `./gradlew clean jar` there"
+        )
+    return versions[0], jars
+
+
+def local_build(path: str) -> KafkaRelease:
+    """`kafka=PATH`: the local build's version (from its kafka_2.13 jar) under its line's profile; a line older
+    than OLDEST_RELEASE is refused as a release of it would be."""
+    version, _ = local_jars(path)
+    major, minor = (int(n) for n in version.split(".")[:2])
+    if (major, minor) < OLDEST_RELEASE:
+        oldest = ".".join(str(n) for n in OLDEST_RELEASE)
+        raise TargetError(f"kafka={path} is Apache Kafka {version}: a local build must be {oldest} or newer")
+    return KafkaRelease(f"{major}.{minor}", version, profile_of_release(major, minor), path=path)
+
+
+def local_runtime(jars: Sequence[Path], cache: Path = _CACHE) -> Path:
+    """A folder of links to `jars` (the classpath is `lib/*`), keyed by their paths, sizes and times, so a
+    rebuild gets a launcher compiled anew; under `<cache>/kafka-local-<key>/`."""
+    digest = hashlib.sha256()
+    for jar in jars:
+        stat = jar.stat()
+        digest.update(f"{jar}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    home = cache / f"kafka-local-{digest.hexdigest()[:12]}"
+    lib = home / "lib"
+    if not (home / ".complete").is_file():
+        home.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
+        for n, jar in enumerate(jars):  # two modules may build jars of one name: numbered, never overwritten
+            (staging / f"{n:03d}-{jar.name}").symlink_to(jar)
+        shutil.rmtree(lib, ignore_errors=True)
+        staging.rename(lib)
+        (home / ".complete").write_text("\n".join(str(j) for j in jars) + "\n", encoding="utf-8")
+    return home
+
+
+def check_kafka(target: Target, opening: Opening) -> None:
+    """Before anything starts: a supported version, the profile it behaves as, and Java and Maven on PATH."""
+    found = kafka_release(target)
+    if opening.profile != found.profile:
+        raise TargetError(
+            f"Apache Kafka {found.version} behaves as profile {found.profile}, not {opening.profile}: pass --profile "
+            f"{found.profile} or none (env KTS_PROFILE)"
+        )
+    _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
+    if found.path is None and not _runtime_complete(found.version):
+        _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central once")
+
+
+def _tool(name: str, fix: str) -> str:
+    """`name` found for an Apache Kafka target, or TargetError naming `fix`. java and javac as the JVM bridge finds
+    them (conformance.jvm.locate: JAVA_HOME where it is set, else PATH), so both come from one JDK."""
+    if name in ("java", "javac"):
+        try:
+            return str(locate_java_tool(name))
+        except JvmUnavailable as exc:
+            if os.environ.get("JAVA_HOME"):
+                raise TargetError(str(exc)) from None
+    elif (found := shutil.which(name)) is not None:
+        return found
+    raise TargetError(f"{name} not found, and Apache Kafka targets need it: install {fix}")
+
+
+# --- obtaining a release ------------------------------------------------------------------------------------
+
+
+def runtime_dir(version: str, cache: Path = _CACHE) -> Path:
+    return cache / f"kafka-{version}"
+
+
+def _runtime_complete(version: str, cache: Path = _CACHE) -> bool:
+    return (runtime_dir(version, cache) / ".complete").is_file()
+
+
+def _pom(version: str) -> str:
+    dependencies = [
+        (*KAFKA_ARTIFACT.split(":"), version),
+        ("org.apache.logging.log4j", "log4j-slf4j-impl", _LOG4J),
+        ("org.apache.logging.log4j", "log4j-core", _LOG4J),
+    ]
+    deps = "\n".join(
+        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
+        for g, a, v in dependencies
+    )
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n  <modelVersion>4.0.0</modelVersion>\n'
+        f"  <groupId>kafka-conformance</groupId><artifactId>kafka-runtime</artifactId><version>{version}</version>\n"
+        f"  <dependencies>\n{deps}\n  </dependencies>\n</project>\n"
+    )
+
+
+# What Maven says when Central has no such artifact, and when it cannot reach Central at all.
+_NOT_ON_CENTRAL = re.compile(r"Could not find artifact|Failure to find|was not found in")
+_UNREACHABLE = re.compile(
+    r"Could not transfer|Connection refused|Unknown host|UnknownHostException|timed out|Network is unreachable"
+)
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def _released_examples() -> str:
+    """The pinned releases, which Maven Central serves: "kafka==4.4.0, or a line: kafka:4.4, kafka:4.0, kafka:3.9"."""
+    lines = ", ".join(f"kafka:{line}" for line in KAFKA_LINES)
+    return f"kafka=={KAFKA_LINES[NEWEST_LINE][0]}, or a line: {lines}"
+
+
+def maven_failure(output: str, version: str) -> str:
+    """One line for a failed fetch of Apache Kafka `version`: a release Maven Central does not have, a Central that
+    cannot be reached, or Maven's first error; without the colour codes Maven puts around its messages (even in
+    batch mode, and with style.color=never)."""
+    plain = _ANSI.sub("", output)
+    artifact = f"{KAFKA_ARTIFACT}:{version}"
+    # Maven names the missing artifact group:name:type:version ("org.apache.kafka:kafka_2.13:jar:4.1.99").
+    missing = re.escape(KAFKA_ARTIFACT) + rf":(jar|pom):{re.escape(version)}\b"
+    if _NOT_ON_CENTRAL.search(plain) and re.search(missing, plain):
+        return (
+            f"Apache Kafka {version} is not on Maven Central ({artifact}): choose a released version, e.g. "
+            f"{_released_examples()}"
+        )
+    errors = [" ".join(line.replace("[ERROR]", "").split()) for line in plain.splitlines() if "ERROR" in line]
+    first = next((e for e in errors if e), "").removesuffix("-> [Help 1]").strip()
+    # Maven nests its causes ("Failed to execute goal ...: Could not resolve ...: Could not transfer ...: Unknown
+    # host ..."): the innermost two say what went wrong.
+    why = ": ".join(first.split(": ")[-2:])[-300:] or "no error message"
+    if _UNREACHABLE.search(plain):
+        return (
+            f"Maven could not reach Maven Central to fetch {artifact} ({why}): check the network, or a proxy or "
+            "mirror in ~/.m2/settings.xml"
+        )
+    return f"Maven could not fetch {artifact} ({why}): check the version and that Maven Central is reachable"
+
+
+def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RESOLVE_TIMEOUT) -> Path:
+    """The folder of jars of Apache Kafka `version` (its `lib/`), fetched with Maven on first use; a
+    ManagedProcessError naming the fix when Maven is missing or cannot resolve it (and no folder left behind in the
+    cache for a release that could not be had)."""
+    home = runtime_dir(version, cache)
+    lib = home / "lib"
+    if _runtime_complete(version, cache):
+        return lib
+    cache.mkdir(parents=True, exist_ok=True)
+    lock_file = cache / f".kafka-{version}.lock"
+    with open(lock_file, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _runtime_complete(version, cache):  # another run fetched it while this one waited
+            return lib
+        try:
+            with step(f"fetching Apache Kafka {version} from Maven Central...", f"fetched Apache Kafka {version}"):
+                _fetch(version, home, lib, timeout)
+        except BaseException:
+            # A release Maven Central does not have (kafka==4.1.99), a fetch that failed or was stopped: nothing
+            # stays in the cache, so the folder never reads as a release that was had, and the next run starts afresh.
+            shutil.rmtree(home, ignore_errors=True)
+            lock_file.unlink(missing_ok=True)
+            raise
+    return lib
+
+
+def _fetch(version: str, home: Path, lib: Path, timeout: float) -> None:
+    """Apache Kafka `version`'s jars into `lib` with Maven, under the caller's lock; a ManagedProcessError naming the
+    fix (maven_failure) when it cannot."""
+    try:
+        mvn = _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central")
+    except TargetError as exc:
+        raise ManagedProcessError(str(exc)) from None
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "pom.xml").write_text(_pom(version), encoding="utf-8")
+    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
+    command = [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
+               f"-DoutputDirectory={staging}", "-DincludeScope=runtime"]  # fmt: skip
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired:
+        raise ManagedProcessError(
+            f"Maven did not fetch Apache Kafka {version} within {timeout:.0f} s: is Maven Central reachable "
+            "(a proxy in ~/.m2/settings.xml)?"
+        ) from None
+    if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
+        raise ManagedProcessError(maven_failure(done.stdout + done.stderr, version))
+    shutil.rmtree(lib, ignore_errors=True)
+    staging.rename(lib)
+    (home / ".complete").write_text(version + "\n", encoding="utf-8")
+
+
+# --- starting a broker ----------------------------------------------------------------------------------------
+
+_LOG4J2 = """\
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = INFO
+rootLogger.appenderRef.out.ref = out
+logger.state.name = state.change.logger
+logger.state.level = WARN
+"""
+
+
+@dataclass(frozen=True)
+class SecureListener:
+    """A second client listener of a one-node cluster, SASL_SSL on loopback (the project's tests of TLS and SASL:
+    tests/test_tls_sasl.py), beside the PLAINTEXT one the suite's own probes and control plane use; the controller
+    and inter-broker listeners stay PLAINTEXT. `keystore`: the broker's PEM key and certificate chain in one file
+    (ssl.keystore.type=PEM); PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are enabled, `users` (name, password) get
+    SCRAM credentials of both kinds at format time and a PLAIN login."""
+
+    port: int
+    keystore: Path
+    users: tuple[tuple[str, str], ...]
+
+    def properties(self) -> dict[str, str]:
+        """The listener's broker settings (its port is added to `listeners` by server_properties)."""
+        prefix = "listener.name.sasl_ssl."
+        plain_users = " ".join(f'user_{name}="{password}"' for name, password in self.users)
+        scram = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        return {
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
+            f"{prefix}ssl.keystore.type": "PEM",
+            f"{prefix}ssl.keystore.location": str(self.keystore),
+            f"{prefix}plain.sasl.jaas.config":
+                f"org.apache.kafka.common.security.plain.PlainLoginModule required {plain_users};",
+            f"{prefix}scram-sha-256.sasl.jaas.config": scram,
+            f"{prefix}scram-sha-512.sasl.jaas.config": scram,
+        }  # fmt: skip
+
+    def format_arguments(self) -> list[str]:
+        """StorageTool format's --add-scram arguments: each user's credentials of both SCRAM kinds."""
+        return [
+            f"--add-scram={kind}=[name={name},password={password}]"
+            for name, password in self.users
+            for kind in ("SCRAM-SHA-256", "SCRAM-SHA-512")
+        ]
+
+
+@dataclass(frozen=True)
+class KafkaNode:
+    """One node of a managed cluster, as its configuration names it: its id (broker and controller), its
+    controller port (the quorum's voters list every node's), and the loopback port of its launcher's clock."""
+
+    node_id: int
+    controller_port: int
+    clock_port: int
+
+
+def cluster_nodes(count: int) -> tuple[KafkaNode, ...]:
+    """`count` nodes with ids 1..count, each with its own free controller and clock port."""
+    return tuple(KafkaNode(NODE_ID + i, free_loopback_port(), free_loopback_port()) for i in range(count))
+
+
+def quorum_voters(nodes: Sequence[KafkaNode]) -> str:
+    """controller.quorum.voters: a static quorum of every node ("1@127.0.0.1:P1,2@127.0.0.1:P2,...")."""
+    return ",".join(f"{n.node_id}@{LOOPBACK}:{n.controller_port}" for n in nodes)
+
+
+def server_properties(
+    port: int, node: KafkaNode, voters: str, log_dir: Path, *, brokers: int = 1, secure: SecureListener | None = None
+) -> str:
+    """A node's configuration: a combined broker and controller on loopback in a static quorum of `voters`
+    (see the module doc); `brokers` nodes in all; with `secure`, its SASL_SSL listener as well."""
+    extra = f",SASL_SSL://{LOOPBACK}:{secure.port}" if secure is not None else ""
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": str(node.node_id),
+        "controller.quorum.voters": voters,
+        "listeners": f"PLAINTEXT://{LOOPBACK}:{port}{extra},CONTROLLER://{LOOPBACK}:{node.controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}{extra}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(log_dir),
+        "num.partitions": "1",
+        "auto.create.topics.enable": "false",
+        # The suite names the replication factor of its topics (kafka_wire: min(3, brokers)); a topic created
+        # without one gets every node, as the model's topics have.
+        "default.replication.factor": str(brokers),
+        # The internal topics stay on one replica: the suites never read them or move their leaders, and 50
+        # offsets partitions replicated three times would only load a two-core machine.
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+        # Leaders move when the suite moves them (kafka_control.KafkaControlled.move_leader), never back to a
+        # preferred replica on the controller's own schedule.
+        "auto.leader.rebalance.enable": "false",
+        # Stopped as a whole and its data removed: no controlled shutdown, which on the last nodes of a quorum
+        # would wait for controllers already gone.
+        "controlled.shutdown.enable": "false",
+        # The suite's clock (kafka_control): retention runs when the suite asks (POST /retention), never on the
+        # broker's own schedule.
+        "log.retention.check.interval.ms": str(_NEVER_MS),
+        "log.initial.task.delay.ms": str(_NEVER_MS),
+        # No log cleaner: compaction is not part of the timestamp contract and the model has none, and the cleaner
+        # rewrites a compacted topic's segments on its own schedule, so a roll test on one read differently from
+        # run to run (IDX.compacted-roll-max-lag NON-STRICT in 1 of 3 runs of 4.4.0). The roll a compaction lag
+        # forces (IDX-9) is decided at append and stays.
+        "log.cleaner.enable": "false",
+        **(secure.properties() if secure is not None else {}),
+    }
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+def kafka_command(
+    java: str, lib: Path, launcher: Path, work: Path, port: int, node: KafkaNode, voters: str, cluster_id: str,
+    *, brokers: int = 1, secure: SecureListener | None = None,
+) -> list[str]:
+    """The argv that formats a fresh log directory of `node` under `work` (the cluster's `cluster_id`) and then
+    runs it, its broker on `port`, through our launcher (`launcher`: its classes), whose clock control listens
+    on the node's clock port, as one shell whose `exec` makes the broker the process group's leader."""
+    run = Path(tempfile.mkdtemp(prefix=f"node-{node.node_id}-{port}-", dir=work))
+    (run / "data").mkdir()
+    config = run / "server.properties"
+    config.write_text(
+        server_properties(port, node, voters, run / "data", brokers=brokers, secure=secure), encoding="utf-8"
+    )
+    (run / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
+    jvm = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp", f"{lib}/*"]
+    # `--cluster-id=ID`, not `-t ID`: a base64 id may start with "-", which the tool's parser reads as an option.
+    fmt = [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config),
+           "--ignore-formatted"]  # fmt: skip
+    if secure is not None:
+        # The SCRAM passwords go in a script of the node's private folder, not on the command line that the
+        # broker's log shows.
+        script = run / "format.sh"
+        script.write_text(shlex.join([*fmt, *secure.format_arguments()]) + "\n", encoding="utf-8")
+        script.chmod(0o600)
+        fmt = ["/bin/sh", str(script)]
+    broker = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp",
+              f"{lib}/*:{launcher}", LAUNCHER_CLASS, str(config), str(node.clock_port)]  # fmt: skip
+    return ["/bin/sh", "-c", f"{shlex.join(fmt)} && exec {shlex.join(broker)}"]
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id (a base64 UUID without padding), the same formatted on every node."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def resident_megabytes(pid: int) -> float | None:
+    """The resident memory of `pid` in MB (VmRSS), None where /proc does not tell."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _java_and_launcher(found: KafkaRelease) -> tuple[str, Path, Path]:
+    """java, the release's jars and our launcher compiled against them; a ManagedProcessError naming the fix."""
+    try:
+        java = _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
+        javac = _tool("javac", "a JDK 17 or newer with javac (apt-get install openjdk-17-jdk-headless)")
+    except TargetError as exc:
+        raise ManagedProcessError(str(exc)) from None
+    if found.path is not None:
+        home = local_runtime(local_jars(found.path)[1])
+        return java, home / "lib", launcher_classes(javac, home / "lib", home)
+    lib = resolve_runtime(found.version)
+    return java, lib, launcher_classes(javac, lib, runtime_dir(found.version))
+
+
+def kafka_nodes(
+    found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT, secure: SecureListener | None = None,
+) -> list[ManagedBroker]:
+    """The managed processes of one cluster of `found` (not started): one per node, formatted with one cluster
+    id, in a static quorum of them all; configuration and data under `work`, logs in `log_dir`; `secure` (one
+    node only) its SASL_SSL listener."""
+    if secure is not None and len(nodes) != 1:
+        raise ValueError("a SASL_SSL listener is offered on a one-node cluster only")
+    java, lib, launcher = _java_and_launcher(found)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    voters, cluster_id = quorum_voters(nodes), new_cluster_id()
+    shape = "one node" if len(nodes) == 1 else f"node {{}} of {len(nodes)}"
+    return [
+        ManagedBroker(
+            "kafka" if len(nodes) == 1 else f"kafka-node{node.node_id}",
+            lambda port, node=node: kafka_command(  # type: ignore[misc]
+                java, lib, launcher, work, port, node, voters, cluster_id, brokers=len(nodes), secure=secure
+            ),
+            log_dir,
+            ready_timeout=ready_timeout,
+            stop_timeout=_STOP_TIMEOUT,
+            description=f"Apache Kafka {found.version} (KRaft, {shape.format(node.node_id)})",
+        )
+        for node in nodes
+    ]
+
+
+def _note_startup(found: KafkaRelease, broker: ManagedBroker) -> None:
+    rss = resident_megabytes(broker.pid)
+    memory = f", {rss:.0f} MB resident" if rss is not None else ""
+    with broker.log_path.open("a", encoding="utf-8") as log:  # the figures where a reader of the log sees them
+        log.write(
+            f"# kafka-conformance: Apache Kafka {found.version} answered ApiVersions {broker.startup_seconds:.1f} s "
+            f"after spawn (format included){memory}\n"
+        )
+
+
+def start_kafka(
+    found: KafkaRelease,
+    log_dir: Path,
+    work: Path,
+    *,
+    clock_port: int,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
+) -> ManagedBroker:
+    """A fresh one-node Apache Kafka of `found` on a free loopback port, ready (it answered ApiVersions), its clock
+    control on `clock_port` (kafka_control.LauncherClock); its configuration and data under `work`, its log in
+    `log_dir`."""
+    node = KafkaNode(NODE_ID, free_loopback_port(), clock_port)
+    (broker,) = kafka_nodes(found, log_dir, work, [node], ready_timeout=ready_timeout)
+    broker.start()
+    _note_startup(found, broker)
+    return broker
+
+
+@contextlib.contextmanager
+def kafka_cluster(
+    found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT, secure: SecureListener | None = None,
+) -> Iterator[list[ManagedBroker]]:
+    """A fresh Apache Kafka of `found` on `nodes`, started side by side and ready (each answered ApiVersions,
+    which a node of a quorum does once a majority of voters is up); every node stopped on the way out. `secure`:
+    a SASL_SSL listener beside the PLAINTEXT one (one node only)."""
+    brokers = kafka_nodes(found, log_dir, work, nodes, ready_timeout=ready_timeout, secure=secure)
+    start_together(brokers)
+    try:
+        _await_every_node_known(brokers, [n.node_id for n in nodes], timeout=ready_timeout)
+        for broker in brokers:
+            _note_startup(found, broker)
+        yield brokers
+    finally:
+        stop_together(brokers)
+
+
+def _await_every_node_known(brokers: Sequence[ManagedBroker], node_ids: Sequence[int], *, timeout: float) -> None:
+    """Until each node's Metadata names every node: a node answers ApiVersions before the others' registrations
+    reach it, and a run that asked Metadata then would see fewer brokers than the control plane names."""
+    if len(brokers) < 2:
+        return
+    deadline = time.monotonic() + timeout
+    for broker in brokers:
+        seen: list[int] = []
+        while True:
+            client = WireClient(broker.bootstrap, timeout=min(_PROBE_TIMEOUT, timeout))
+            try:
+                seen = sorted(b.node_id for b in client.metadata([]).brokers)
+            except WireError:
+                seen = []
+            finally:
+                client.close()
+            if seen == sorted(node_ids):
+                break
+            if time.monotonic() >= deadline or not broker.alive():
+                raise ManagedProcessError(
+                    f"Apache Kafka at {broker.bootstrap} named brokers {seen}, not {sorted(node_ids)}, within "
+                    f"{timeout:g} s of start: see its log {broker.log_path}"
+                )
+            time.sleep(0.1)
+
+
+@dataclass(frozen=True)
+class RunningKafka:
+    """A started Apache Kafka on the suite's clock: where it listens, its control plane, its nodes' logs."""
+
+    bootstrap: str
+    control_url: str
+    log_paths: list[Path]
+
+
+@contextlib.contextmanager
+def kafka_on_the_suites_clock(
+    found: KafkaRelease, opening: Opening, *, secure: SecureListener | None = None
+) -> Iterator[RunningKafka]:
+    """A fresh Apache Kafka of `found` (`opening.brokers` nodes, default one) through our launcher, with the
+    project's control plane over it (kafka_control), stopped on the way out (also on errors); its configuration and
+    data in a temporary folder, removed after it stops. `secure`: a SASL_SSL listener as well (one node; its
+    address is not in `bootstrap`, which stays the PLAINTEXT listener's)."""
+    work = Path(tempfile.mkdtemp(prefix=f"kts-kafka-{found.version}-"))
+    nodes = cluster_nodes(opening.brokers or 1)
+    try:
+        with kafka_cluster(found, opening.log_dir, work, nodes, secure=secure) as brokers:
+            clocks = {n.node_id: LauncherClock(n.clock_port, timeout=opening.timeout) for n in nodes}
+            addresses = {n.node_id: b.bootstrap for n, b in zip(nodes, brokers, strict=True)}
+            controlled = KafkaControlled(clocks, addresses, timeout=opening.timeout)
+            control = ControlPlane(controlled, host=LOOPBACK).start()
+            try:
+                yield RunningKafka(",".join(addresses.values()), control.url, [Path(b.log_path) for b in brokers])
+            finally:
+                control.stop()
+                for clock in clocks.values():
+                    clock.close_connection()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # its data: the brokers are stopped
+
+
+def obtain_kafka(target: Target, opening: Opening) -> None:
+    """`--target kafka[:VERSION]` or `kafka=PATH` before anything starts: the release's jars fetched from Maven
+    Central (once, into the cache) or the local build's linked, and our launcher compiled against them; a TargetError
+    naming the fix when they cannot be had (a release Maven Central does not have, Maven or javac failing)."""
+    obtain_release(kafka_release(target))
+
+
+def obtain_release(found: KafkaRelease) -> None:
+    """What `obtain_kafka` does, for a release already read (a client's `@kafka:<line>`, too)."""
+    try:
+        _java_and_launcher(found)
+    except ManagedProcessError as exc:
+        raise TargetError(str(exc)) from None
+
+
+def check_kafka_line(line: str, opening: Opening) -> KafkaRelease:
+    """`check_kafka` for the Kafka a client runs against (`client:<library>@kafka:<line>`); the release."""
+    found = release(line.partition(":")[2] or None)
+    check_kafka(Target(Kind.BROKER, "kafka", ServedBy.MANAGED, version=found.line), opening)
+    return found
+
+
+@contextlib.contextmanager
+def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
+    """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run on the suite's clock (`opening.brokers` nodes,
+    default one), stopped on the way out (also on errors)."""
+    with kafka_on_the_suites_clock(kafka_release(target), opening) as kafka:
+        factory = WireFactory(
+            bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
+            control_url=kafka.control_url,
+        )  # fmt: skip
+        yield factory, kafka.log_paths

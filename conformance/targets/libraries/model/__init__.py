@@ -1,0 +1,18 @@
+"""The model as a library: the reference broker in this process (model_broker.py), and the reference client
+(model_client.py: the spec's client rules on the project's wire client) and record codec (model_codec.py:
+models/codec.py and models/records.py) every library is compared with. Through the Python driver they speak the
+driver protocol too: the driver side's own check (the same verdicts as in process)."""
+
+from __future__ import annotations
+
+from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE, Library, Route
+
+MODEL_LIBRARY = Library(
+    "model", "python", "this package", "this package", None, frozenset({CLIENT_ROLE, CODEC_ROLE}),
+    "conformance.targets.routes.driver.driver_builds:build_python_driver",
+    adapters={
+        CODEC_ROLE: "conformance.targets.libraries.model.model_codec:ModelCodec",
+        CLIENT_ROLE: "conformance.targets.libraries.model.model_client:ReferenceClient",
+    },
+    route=Route.PYTHON,
+)  # fmt: skip
