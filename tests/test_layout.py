@@ -37,9 +37,9 @@ WING_ORDER: tuple[tuple[str, ...], ...] = (
     ("conformance/reference/",),
     ("conformance/plugin/",),
     ("conformance/spark/",),
+    ("reports/",),
     ("conformance/commands/", "conformance/cli.py", "conformance/__main__.py"),
     ("conformance/ci/",),
-    ("reports/",),
     ("suites/",),
 )
 

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from conformance.commands.usage import spark_master
 from conformance.jvm import KAFKA_CLIENTS_VERSION, JvmUnavailable
+from conformance.plugin.launcher import suites_dir
 from conformance.spark.oracle.cases import generate_case, parse_case_id
 from conformance.spark.oracle.explained import UNEXPLAINED, ExplainedError, Explanation, classify, load_explained
 from conformance.spark.oracle.job import Plan, run_inline, run_spark
@@ -71,9 +72,7 @@ def explained_path(override: str | None, name: str = EXPLAINED_FILE) -> Path:
     """`--explained`, else the installed suites' `expectations/<name>` (the broker differential's is another)."""
     if override:
         return Path(override)
-    import suites
-
-    return Path(suites.__file__).resolve().parent / "expectations" / name
+    return suites_dir() / "expectations" / name
 
 
 def _magics(text: str) -> tuple[int, ...]:
