@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
+from conformance.campaign.tasks import task_table
 from conformance.commands.campaign import expand_targets
 from conformance.errors import TargetError
 from conformance.faults import MUTANTS
-from conformance.spark.tasks import task_table
 from conformance.targets.implementation import Kind, implementation_version, reference_version
 from conformance.targets.model import ModelFactory
 from conformance.targets.registry import (

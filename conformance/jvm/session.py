@@ -1,6 +1,6 @@
 """One Spark session per process with kafka-clients.jar and the bridge on `spark.jars`, and py4j access to it.
 
-The conventions of the campaign engine (conformance/spark/engine.py) apply: PYSPARK_PYTHON is this
+The conventions of the campaign engine (conformance/campaign/engine.py) apply: PYSPARK_PYTHON is this
 interpreter, a master on loopback (local[N], spark://127.0.0.1:PORT) binds loopback only, no UI, no console
 progress bar, no task retries.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from conformance.jvm.build import bridge_jar
 from conformance.jvm.locate import PYSPARK_MISSING, JvmUnavailable, java_tool, kafka_clients_jar
-from conformance.spark.masters import on_loopback
+from conformance.jvm.masters import on_loopback
 
 BRIDGE_CLASS = "kts.bridge.RecordsBridge"
 # Spark SQL names of the bridge's UDFs (registered by `register_udfs`), each returning binary.

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.jvm.compact import ConversionAnswer, JavaBatch, OracleAnswer, Refused
-from conformance.spark.oracle.cases import Case
-from conformance.spark.oracle.model_side import BatchView, Model, ModelRefused
+from conformance.oracles.record_layer.cases import Case
+from conformance.oracles.record_layer.model_side import BatchView, Model, ModelRefused
 from models.records import AnyBatch
 
 MAX_DIFFERENCES_PER_CHECK = 8

@@ -999,7 +999,7 @@ def audit_rows(
     results: Sequence[AuditResult], task: AuditTask, *, campaign_id: str, seed: int,
     implementation_version: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The audits of one target as campaign rows (conformance.spark.rows.ROW_FIELDS), one per clause
+    """The audits of one target as campaign rows (conformance.campaign.rows.ROW_FIELDS), one per clause
     and topic: the matrix and the Allure results show audits beside the Hypothesis tasks (suite "audit").
     A row's counterexample lists its disagreements, those no entry covers first, each with its observables.
     `implementation_version`: the version the audited implementation said it is."""

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from conformance.jvm.compact import Conversion, decode_oracle_response, encode_oracle_request, encode_spec
-from conformance.spark.oracle.case_compare import Difference, compare_case
-from conformance.spark.oracle.cases import Case, generate_case
-from conformance.spark.oracle.explained import AGREE, Explanation, classify
-from conformance.spark.oracle.model_side import Model, ModelRefused, model_named
+from conformance.oracles.record_layer.case_compare import Difference, compare_case
+from conformance.oracles.record_layer.cases import Case, generate_case
+from conformance.oracles.record_layer.explained import AGREE, Explanation, classify
+from conformance.oracles.record_layer.model_side import Model, ModelRefused, model_named
 
 CASES_DIR = "cases"
 ROW_FIELDS: tuple[tuple[str, str], ...] = (

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from conformance.faults.seeded import FaultRegistry, SeededFault, UnknownFault
-from conformance.spark.oracle.cases import BUILT, IN_PLACE_LAT, OFFSET_ZERO_WRAPPER, V0_INNER
+from conformance.oracles.record_layer.cases import BUILT, IN_PLACE_LAT, OFFSET_ZERO_WRAPPER, V0_INNER
 from conformance.targets.codecs.codec_library import BatchRequest
 from conformance.targets.implementation import Kind
 from models.codec import decode_batches, encode_batches
@@ -84,7 +84,7 @@ class Model:
             return _refusal(exc)
 
     def stored(self, request: BatchRequest, form: str) -> tuple[AnyBatch, ...] | ModelRefused:
-        """The stored batches the readers and the down-conversion get (conformance.spark.oracle.cases: the
+        """The stored batches the readers and the down-conversion get (conformance.oracles.record_layer.cases: the
         builder's batches, a broker's in-place LogAppendTime wrapper, a librdkafka wrapper at offset 0, or a v1
         wrapper of v0 messages)."""
         if form == BUILT:

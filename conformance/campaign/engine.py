@@ -1,7 +1,8 @@
 """Running a campaign on Spark: each task of the table is one Spark job of one Spark task, so
 `local[2]` runs two at a time and a cluster as many as it has cores, unchanged. The driver submits the
 jobs from a small thread pool and writes each task's rows to `rows/<task_id>.parquet` the moment its job
-returns, so a crash or Ctrl-C loses no finished task and `--resume` skips them.
+returns, so a crash or Ctrl-C loses no finished task and `--resume` skips them. `run_jobs` is that runner on its
+own, for any picklable task: the broker-level differential (conformance/oracles/broker_level/) runs its tasks on it.
 
 Spark's toolchain facts apply: PYSPARK_PYTHON is set to this interpreter before the session
 starts, the function shipped to workers lives in this importable package, and Hypothesis runs without an
@@ -13,19 +14,18 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
+from conformance.campaign.rows import ROW_FIELDS
+from conformance.campaign.tasks import CampaignTask
+from conformance.campaign.worker import run_task
 from conformance.judging.verdicts import TaskStatus
-from conformance.spark.masters import on_loopback
-from conformance.spark.rows import ROW_FIELDS
-from conformance.spark.tasks import CampaignTask
-from conformance.spark.worker import run_task
+from conformance.jvm.masters import on_loopback
 
 
 class SparkUnavailable(RuntimeError):
@@ -154,45 +154,78 @@ def run_campaign(
         log.flush()
     context = spark.sparkContext
     context.setLogLevel("ERROR")
-    slots = max(1, int(context.defaultParallelism))
     job = functools.partial(
         _spark_task, campaign_id=campaign_id, suites=str(suites.resolve()), expectations=dict(expectations or {})
     )
-    lock = threading.Lock()
 
-    def one(task: CampaignTask) -> tuple[CampaignTask, list[dict[str, Any]], float]:
-        began = time.monotonic()
-        context.setJobGroup(task.task_id, f"campaign task {task.task_id}", interruptOnCancel=True)
-        rows = context.parallelize([task], 1).flatMap(job).collect()
-        return task, rows, time.monotonic() - began
+    def finished(task: CampaignTask, rows: list[dict[str, Any]], seconds: float) -> None:
+        write_rows(out, task, rows)
+        status = rows[0]["status"] if rows else TaskStatus.CRASHED
+        progress.done += 1
+        progress.examples += int(rows[0].get("task_examples") or 0) if rows else 0
+        if status != TaskStatus.OK:
+            progress.failed_tasks.append(task.task_id)
+        log.write(progress.line(task, status, seconds) + "\n")
+        log.flush()
 
-    pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="campaign")
-    futures: set[Future[tuple[CampaignTask, list[dict[str, Any]], float]]] = {pool.submit(one, t) for t in pending}
     try:
-        while futures:
-            finished, futures = wait(futures, return_when=FIRST_COMPLETED)
-            for future in finished:
-                task, rows, seconds = future.result()
-                write_rows(out, task, rows)
-                status = rows[0]["status"] if rows else TaskStatus.CRASHED
-                with lock:
-                    progress.done += 1
-                    progress.examples += int(rows[0].get("task_examples") or 0) if rows else 0
-                    if status != TaskStatus.OK:
-                        progress.failed_tasks.append(task.task_id)
-                    log.write(progress.line(task, status, seconds) + "\n")
-                    log.flush()
+        run_jobs(context, pending, job, finished, label="campaign task", thread_prefix="campaign")
     except KeyboardInterrupt:
-        for future in futures:
-            future.cancel()
-        context.cancelAllJobs()
         log.write(
             f"interrupted: {progress.done + progress.skipped} of {len(tasks)} task(s) finished and kept in "
             f"{rows_dir(out)}; run again with --resume to complete the campaign\n"
         )
         raise
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
         if own:
             spark.stop()
     return progress
+
+
+class SparkTask(Protocol):
+    """What `run_jobs` runs: a picklable task with an id (the job group Ctrl-C cancels)."""
+
+    @property
+    def task_id(self) -> str: ...
+
+
+Task = TypeVar("Task", bound=SparkTask)
+Result = TypeVar("Result")
+
+
+def run_jobs(
+    context: Any,
+    tasks: Sequence[Task],
+    job: Callable[[Task], Result],
+    finished: Callable[[Task, Result, float], None],
+    *,
+    label: str,
+    thread_prefix: str,
+) -> None:
+    """Run `job` on every task, each as one Spark job of one Spark task on `context` (a SparkContext), as many at
+    once as it has slots, and hand each task's result and seconds to `finished` in this thread as its job returns
+    (where the caller writes it: a stopped run keeps every finished task). `job` runs on a Spark worker: a function
+    importable from this package, the task picklable. On Ctrl-C the jobs not finished are cancelled and the
+    KeyboardInterrupt goes on to the caller."""
+    slots = max(1, int(context.defaultParallelism))
+
+    def one(task: Task) -> tuple[Task, Result, float]:
+        began = time.monotonic()
+        context.setJobGroup(task.task_id, f"{label} {task.task_id}", interruptOnCancel=True)
+        result: Result = context.parallelize([task], 1).map(job).collect()[0]
+        return task, result, time.monotonic() - began
+
+    pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=thread_prefix)
+    futures: set[Future[tuple[Task, Result, float]]] = {pool.submit(one, t) for t in tasks}
+    try:
+        while futures:
+            done, futures = wait(futures, return_when=FIRST_COMPLETED)
+            for future in done:
+                finished(*future.result())
+    except KeyboardInterrupt:
+        for future in futures:
+            future.cancel()
+        context.cancelAllJobs()
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
