@@ -25,7 +25,7 @@ from conformance.campaign.rows import ROW_FIELDS
 from conformance.campaign.tasks import CampaignTask
 from conformance.campaign.worker import run_task
 from conformance.judging.verdicts import TaskStatus
-from conformance.jvm.masters import on_loopback
+from conformance.jvm.masters import driver_builder
 
 
 class SparkUnavailable(RuntimeError):
@@ -61,14 +61,9 @@ def finished_tasks(out: Path) -> set[str]:
 
 
 def spark_session(master: str, app: str = "kafka-conformance campaign") -> Any:
-    """A Spark session for `master`, or SparkUnavailable naming the fix (PySpark, Java)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    local = on_loopback(master)
-    if local:
-        # A laptop campaign (local[N], or a standalone cluster on loopback) talks to nothing but loopback (Spark
-        # would otherwise bind the host's address, and executors would reach the driver there).
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    """A Spark session for `master` (conformance.jvm.masters.driver_builder: a laptop campaign, local[N] or a
+    standalone cluster on loopback, talks to nothing but loopback), or SparkUnavailable naming the fix (PySpark,
+    Java)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -78,16 +73,7 @@ def spark_session(master: str, app: str = "kafka-conformance campaign") -> Any:
     if not (os.environ.get("JAVA_HOME") or _on_path("java")):
         raise SparkUnavailable("Spark needs Java 17 or newer: install a JDK or set JAVA_HOME")
     try:
-        builder = SparkSession.builder.master(master).appName(app)
-        if local:
-            builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-        return (
-            builder.config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")  # our own progress lines instead
-            .config("spark.python.worker.reuse", "true")
-            .config("spark.task.maxFailures", "1")  # a task that fails is a row, never retried into a second run
-            .getOrCreate()
-        )
+        return driver_builder(SparkSession, master, app).getOrCreate()
     except Exception as exc:  # Py4J and JVM start-up errors: one line, not a Java trace
         raise SparkUnavailable(f"Spark did not start with --master {master}: {str(exc).splitlines()[0]}") from None
 
