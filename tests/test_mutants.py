@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from conformance.commands import kill_table as mutation
 from conformance.commands.kill_table import CRASHED, KILLED, KillResult, KillTable, order_tests, run_kill_table
 from conformance.faults import MUTANTS, Mutant, MutantFactory
-from conformance.faults import kill_table as mutation
 from conformance.judging.checks import CheckRecord, ClauseViolation, check_equal, recording
 from conformance.judging.observables import Obs
 from conformance.judging.results import TestResult
