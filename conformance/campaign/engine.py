@@ -191,8 +191,8 @@ def run_jobs(
     """Run `job` on every task, each as one Spark job of one Spark task on `context` (a SparkContext), as many at
     once as it has slots, and hand each task's result and seconds to `finished` in this thread as its job returns
     (where the caller writes it: a stopped run keeps every finished task). `job` runs on a Spark worker: a function
-    importable from this package, the task picklable. On Ctrl-C the jobs not finished are cancelled and the
-    KeyboardInterrupt goes on to the caller."""
+    at the top of a module of this package (the worker imports it), the task picklable. On Ctrl-C the jobs not
+    finished are cancelled and the KeyboardInterrupt goes on to the caller."""
     slots = max(1, int(context.defaultParallelism))
 
     def one(task: Task) -> tuple[Task, Result, float]:
