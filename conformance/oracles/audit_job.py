@@ -19,7 +19,9 @@ For one partition of a topic on any implementation (a broker over the wire, the 
 A clause is KNOWN only where an expectations entry covers every violation under it (the same entries as
 the suites: clause, observable, matchers; an entry scoped to one suite test describes that test's scenario
 and does not apply here, an unscoped or `scope = "run"` one does), so a new departure never hides behind a
-known one of the same clause; any other disagreement is FAIL.
+known one of the same clause; any other disagreement is FAIL. The violations are built by the suites' comparisons
+(conformance.judging.checks: `departure`, `unmet`) and judged by the one judge (conformance.judging.judge, through
+`clause_verdict`), as a test of the clause alone would be.
 
 `populate` writes a workload built to make disagreements visible: out-of-order and repeated timestamps,
 the maximum shared inside one batch and again in a later batch, compressed batches, producer headers whose
