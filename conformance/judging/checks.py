@@ -130,35 +130,22 @@ def _record() -> CheckRecord:
     return record if record is not None else CheckRecord()
 
 
+Facts = Mapping[str, object] | None  # other values a check knows, by the names of observables.FACTS
+
+
 def departure(
-    clause_id: str,
-    observable: Obs,
-    observed: object,
-    expected: object,
-    context: str = "",
-    *,
-    sent: object = NOT_GIVEN,
-    facts: Mapping[str, object] | None = None,
+    clause_id: str, observable: Obs, observed: object, expected: object, context: str = "", facts: Facts = None
 ) -> ClauseViolation | None:
-    """The violation `observed != expected` is under `clause_id` on `observable`, None where they are equal: the
-    comparison of `check_equal` without recording it (audit mode judges its own collection of them). `sent` and
-    `facts` as for check_equal."""
+    """The violation `observed != expected` is under `clause_id` on `observable` (with the `facts` the comparison
+    knows), None where they are equal: the comparison of `check_equal` without recording it (audit mode judges its
+    own collection of them)."""
     if observed == expected:
         return None
-    known = dict(facts or {})
-    if sent is not NOT_GIVEN:
-        known["sent"] = sent
-    return ClauseViolation(clause_id, observable, observed, expected, context, facts=known)
+    return ClauseViolation(clause_id, observable, observed, expected, context, facts=facts)
 
 
 def unmet(
-    clause_id: str,
-    observable: Obs,
-    condition: bool,
-    observed: object,
-    context: str = "",
-    *,
-    expectation: str,
+    clause_id: str, observable: Obs, condition: bool, observed: object, context: str = "", *, expectation: str
 ) -> ClauseViolation | None:
     """The violation of `observed` not satisfying `condition` (`expectation` states it for a reader), None where it
     holds: the comparison of `check_true` without recording it."""
@@ -184,7 +171,10 @@ def check_equal(
     whose next steps assume equality stops there. Any other violation raises `ClauseViolation`. `sent` (the
     producer's own value for the field) and `facts` are other values the check knows, by the names of
     conformance.judging.observables.FACTS: an expectation may say the observed value equals one of them."""
-    violation = departure(clause_id, observable, observed, expected, context, sent=sent, facts=facts)
+    known = dict(facts or {})
+    if sent is not NOT_GIVEN:
+        known["sent"] = sent
+    violation = departure(clause_id, observable, observed, expected, context, known)
     return _record().passed(clause_id, observable) if violation is None else _record().violated(violation)
 
 
