@@ -1,8 +1,8 @@
 """Running a campaign on Spark: each task of the table is one Spark job of one Spark task, so
 `local[2]` runs two at a time and a cluster as many as it has cores, unchanged. The driver submits the
 jobs from a small thread pool and writes each task's rows to `rows/<task_id>.parquet` the moment its job
-returns, so a crash or Ctrl-C loses no finished task and `--resume` skips them. `run_jobs` is that runner on its
-own, for any picklable task: the broker-level differential (conformance/oracles/broker_level/) runs its tasks on it.
+returns, so a crash or Ctrl-C loses no finished task and `--resume` skips them (that runner, for any picklable task,
+is `conformance.campaign.runner.run_jobs`; the broker-level differential runs its tasks on it too).
 
 Spark's toolchain facts apply: PYSPARK_PYTHON is set to this interpreter before the session
 starts, the function shipped to workers lives in this importable package, and Hypothesis runs without an
@@ -15,13 +15,13 @@ import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TextIO, TypeVar
+from typing import Any, TextIO
 
 from conformance.campaign.rows import ROW_FIELDS
+from conformance.campaign.runner import run_jobs
 from conformance.campaign.tasks import CampaignTask
 from conformance.campaign.worker import run_task
 from conformance.judging.verdicts import TaskStatus
@@ -166,52 +166,3 @@ def run_campaign(
         if own:
             spark.stop()
     return progress
-
-
-class SparkTask(Protocol):
-    """What `run_jobs` runs: a picklable task with an id (the job group Ctrl-C cancels)."""
-
-    @property
-    def task_id(self) -> str: ...
-
-
-Task = TypeVar("Task", bound=SparkTask)
-Result = TypeVar("Result")
-
-
-def run_jobs(
-    context: Any,
-    tasks: Sequence[Task],
-    job: Callable[[Task], Result],
-    finished: Callable[[Task, Result, float], None],
-    *,
-    label: str,
-    thread_prefix: str,
-) -> None:
-    """Run `job` on every task, each as one Spark job of one Spark task on `context` (a SparkContext), as many at
-    once as it has slots, and hand each task's result and seconds to `finished` in this thread as its job returns
-    (where the caller writes it: a stopped run keeps every finished task). `job` runs on a Spark worker: a function
-    at the top of a module of this package (the worker imports it), the task picklable. On Ctrl-C the jobs not
-    finished are cancelled and the KeyboardInterrupt goes on to the caller."""
-    slots = max(1, int(context.defaultParallelism))
-
-    def one(task: Task) -> tuple[Task, Result, float]:
-        began = time.monotonic()
-        context.setJobGroup(task.task_id, f"{label} {task.task_id}", interruptOnCancel=True)
-        result: Result = context.parallelize([task], 1).map(job).collect()[0]
-        return task, result, time.monotonic() - began
-
-    pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=thread_prefix)
-    futures: set[Future[tuple[Task, Result, float]]] = {pool.submit(one, t) for t in tasks}
-    try:
-        while futures:
-            done, futures = wait(futures, return_when=FIRST_COMPLETED)
-            for future in done:
-                finished(*future.result())
-    except KeyboardInterrupt:
-        for future in futures:
-            future.cancel()
-        context.cancelAllJobs()
-        raise
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)

@@ -1,5 +1,5 @@
 """The oracles: an implementation judged otherwise than by the suites' tests, in bulk, each on Spark
-(the broker-level differential's tasks on the campaign engine's runner, conformance/campaign/engine.py `run_jobs`;
+(the broker-level differential's tasks on the campaign's runner, conformance/campaign/runner.py;
 audit mode in the engine's session; the record layer's job in the JVM bridge's session):
 
 - audit_job.py: audit mode, a topic's ListOffsets answers against the ground truth Spark computes from the topic's

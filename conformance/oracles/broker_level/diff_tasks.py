@@ -7,8 +7,8 @@ behind a prefix of its own, so tasks share one broker). Inside a task Hypothesis
 example database: rows are recorded for the programs it generates; when one has an unexplained difference,
 Hypothesis shrinks it (rows are not recorded for the shrinker's attempts, which re-run programs on fresh topics),
 the smallest failing program becomes a reproducer, and the task goes on with the next seed until it has run its
-programs. `run_spark` runs tasks on Spark, one job per task (the campaign engine's runner, `run_jobs`), and writes
-each task's rows as Parquet as it finishes (`rows/<task>.parquet`) and its reproducers as JSON
+programs. `run_spark` runs tasks on Spark, one job per task (the campaign's runner, conformance.campaign.runner),
+and writes each task's rows as Parquet as it finishes (`rows/<task>.parquet`) and its reproducers as JSON
 (`reproducers/<id>.json`); `run_inline` does the same in this process.
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.campaign.engine import run_jobs
+from conformance.campaign.runner import run_jobs
 from conformance.oracles.broker_level.execute import ClockLease, OpOutcome, run_program
 from conformance.oracles.broker_level.op_explanations import UNEXPLAINED, UNSUPPORTED, Explanation, classify
 from conformance.targets.implementation import producible_codecs, producible_magics
