@@ -4,7 +4,7 @@ task (target x suite x profile x seed), in the same conventions as the clause re
 the epic and a link, its area the feature, its level the severity.
 
 Runs on the driver after the campaign and reads the rows the engine wrote (`rows/<task_id>.parquet`,
-conformance.spark.engine.write_rows) with pyarrow alone, no Spark. The report's tree groups them as
+conformance.campaign.engine.write_rows) with pyarrow alone, no Spark. The report's tree groups them as
 target > verdict > area (reports.allure.allure_config); the suite labels (target > profile > suite module)
 give the second view. A task that timed out or crashed before any verdict (its row's clause is "*") is one
 "broken" result holding the command and the output tail.
@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.campaign.rows import ROW_FIELDS
 from conformance.judging.verdicts import (
     ALLURE_SEVERITY,
     ALLURE_STATUS,
@@ -28,13 +29,12 @@ from conformance.judging.verdicts import (
     TaskStatus,
     Verdict,
 )
-from conformance.spark.rows import ROW_FIELDS
 from models.clauses import Clause, get_clause, kip_url
 from reports.allure import ReportError, write_categories, write_environment
 from reports.known_issues import KNOWN_ISSUE_VERDICTS, mark_verdict, verdict_line
 
 CAMPAIGN_SUITE = "campaign"
-# The row of a task that produced no verdict (conformance.spark.worker.run_task).
+# The row of a task that produced no verdict (conformance.campaign.worker.run_task).
 WHOLE_TASK = "*"
 _LINE_MAX = 500
 # What a row needs to be named and placed in the tree (of ROW_FIELDS).

@@ -1,5 +1,5 @@
 """The conformance matrix and the mutant kill table of a campaign, as Markdown, HTML (one self-contained file that
-opens from disk) and a PNG heatmap. Reads the views of conformance.spark.aggregate; writes
+opens from disk) and a PNG heatmap. Reads the views of conformance.campaign.aggregate; writes
 nothing else.
 
 Colours say what a verdict means: the departures in reds (FAIL strongest, KNOWN and NON-STRICT lighter: departures
@@ -16,9 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from conformance.judging.results import UNKNOWN_VERSION
-from conformance.judging.verdicts import MEANING, PRECEDENCE, KillStatus, Verdict
-from conformance.spark.aggregate import (
+from conformance.campaign.aggregate import (
     KIND_TITLE,
     QUIET,
     AreaGroup,
@@ -32,6 +30,8 @@ from conformance.spark.aggregate import (
     clause_level,
     short_name,
 )
+from conformance.judging.results import UNKNOWN_VERSION
+from conformance.judging.verdicts import MEANING, PRECEDENCE, KillStatus, Verdict
 from models.clauses import Level, get_clause
 
 V = Verdict
@@ -60,7 +60,7 @@ _CELL_TEXT = {V.PASS.value: "✓", V.UNSUPPORTED.value: "unsup.", V.NOT_APPLICAB
               V.UNEXPECTED_PASS.value: "UNEXP. PASS"}  # fmt: skip
 # An area's summary is a count and a word in one narrow cell.
 _SUMMARY_TEXT = {**_CELL_TEXT, V.UNEXPECTED_PASS.value: "UNEXP.", V.NON_STRICT.value: "NON-STR."}
-# The kill table's statuses (conformance.faults.kill_table) in the colours of what they mean for the suite: killed is
+# The kill table's statuses (conformance.commands.kill_table) in the colours of what they mean for the suite: killed is
 # the suite doing its job, a survivor is the suite's failure.
 KILL_COLOURS = {
     K.KILLED: COLOURS[V.PASS.value],

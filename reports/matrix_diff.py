@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from conformance.campaign.aggregate import Column, ImplementationMatrix
 from conformance.judging.changes import REGRESSIONS, Change, ClauseChange, classify
 from conformance.judging.verdicts import Verdict
-from conformance.spark.aggregate import Column, ImplementationMatrix
 
 DIFF_FILE = "matrix-diff.md"
 _NOT_CHECKED = "—"

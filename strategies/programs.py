@@ -1,4 +1,4 @@
-"""Programs for the broker-level differential (conformance.spark.brokerdiff): what several producers with skewed
+"""Programs for the broker-level differential (conformance.oracles.broker_level): what several producers with skewed
 clocks, a moving broker clock and a reader do to one topic-partition, drawn as plain data.
 
 A `Program` is a topic configuration (CreateTime or LogAppendTime, validation bounds, compression, small segments

@@ -21,7 +21,7 @@ from conformance.commands.compare import (
     baseline_of,
     parse_inputs,
 )
-from conformance.faults.kill_table import KillTable
+from conformance.commands.kill_table import KillTable
 
 
 def _args(**overrides: str | None) -> argparse.Namespace:

@@ -1,4 +1,4 @@
-"""Audit mode (conformance.spark.audit_job): Spark's ground truth against ListOffsets answers.
+"""Audit mode (conformance.oracles.audit_job): Spark's ground truth against ListOffsets answers.
 
 The proof that audit mode finds what it must: on the reference model it reports nothing; on every seeded
 mutant, every answer that differs from the model's answer over the same records is reported, and no other;
@@ -22,7 +22,7 @@ from conformance.cli import main
 from conformance.judging.expectations import Expectation, load_expectations
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import Verdict
-from conformance.spark.audit_job import (
+from conformance.oracles.audit_job import (
     EARLIEST,
     LATEST,
     MAX_TIMESTAMP,
@@ -65,7 +65,7 @@ LATEST_CLAUSE = "LO.latest-is-high-watermark"
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from conformance.spark.engine import spark_session
+    from conformance.campaign.engine import spark_session
 
     session = spark_session("local[2]", app="audit tests")
     session.sparkContext.setLogLevel("ERROR")

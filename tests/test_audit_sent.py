@@ -1,4 +1,4 @@
-"""Audit mode knows what it sent (conformance.spark.audit_job.Sent): `populate` records each batch's MaxTimestamp as
+"""Audit mode knows what it sent (conformance.oracles.audit_job.Sent): `populate` records each batch's MaxTimestamp as
 the producer wrote it and its record timestamps, and the stored-max check (VAL-13) gives the producer's MaxTimestamp
 to its violation as the fact "sent", so an expectations entry `observed_is = "sent"` (a header stored as sent:
 Tansu, noida, librdkafka's mock) covers the departure in audit mode as it does in the suites. A topic the audit did
@@ -19,7 +19,7 @@ import pytest
 
 from conformance.judging.expectations import Expectation, load_expectations
 from conformance.judging.verdicts import Verdict
-from conformance.spark.audit_job import (
+from conformance.oracles.audit_job import (
     Disagreement,
     ObservedLog,
     Sent,
@@ -148,7 +148,7 @@ def test_the_shipped_header_stored_as_sent_entry_applies_in_audit_mode(shipped: 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
-    from conformance.spark.engine import spark_session
+    from conformance.campaign.engine import spark_session
 
     session = spark_session("local[2]", app="audit sent tests")
     session.sparkContext.setLogLevel("ERROR")
@@ -158,7 +158,7 @@ def spark() -> Iterator[Any]:
 
 @pytest.mark.e2e
 def test_the_audit_of_the_model_knows_what_it_sent_and_finds_nothing(spark: Any, tmp_path: Path) -> None:
-    from conformance.spark.audit_job import audit_generated
+    from conformance.oracles.audit_job import audit_generated
 
     impl = _build("model")
     try:
@@ -172,7 +172,7 @@ def test_the_audit_of_the_model_knows_what_it_sent_and_finds_nothing(spark: Any,
 
 @pytest.mark.e2e
 def test_the_audit_matches_observed_is_sent_and_its_rows_say_known(spark: Any, tmp_path: Path) -> None:
-    from conformance.spark.audit_job import AuditTask, audit_generated, audit_partition, audit_rows, write_report
+    from conformance.oracles.audit_job import AuditTask, audit_generated, audit_partition, audit_rows, write_report
 
     impl = _build(STORES_AS_SENT)
     try:

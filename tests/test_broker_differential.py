@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 
 from conformance.cli import main
-from conformance.spark.brokerdiff.answer_diff import compare
-from conformance.spark.brokerdiff.op_explanations import (
+from conformance.oracles.broker_level.answer_diff import compare
+from conformance.oracles.broker_level.op_explanations import (
     AGREE,
     EXPLAINED,
     UNEXPLAINED,
@@ -21,7 +21,7 @@ from conformance.spark.brokerdiff.op_explanations import (
     classify,
     load_explained,
 )
-from conformance.spark.oracle.case_compare import Difference
+from conformance.oracles.record_layer.case_compare import Difference
 from models.cluster import FetchResponse
 from models.config import TopicConfig
 from models.constants import Codec, ErrorCode

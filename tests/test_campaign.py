@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.spark.tasks import CampaignError, CampaignTask, task_table
-from conformance.spark.worker import run_task
+from conformance.campaign.tasks import CampaignError, CampaignTask, task_table
+from conformance.campaign.worker import run_task
 
 REPO = Path(__file__).resolve().parents[1]
 SUITES = REPO / "suites"
@@ -58,10 +58,10 @@ def test_another_version_of_a_library_is_a_campaign_target_of_its_own(monkeypatc
 
 
 def test_a_tasks_rows_carry_the_version_its_implementation_said() -> None:
+    from conformance.campaign.rows import ROW_FIELDS
+    from conformance.campaign.worker import _rows
     from conformance.judging.results import RunResults, TestResult
     from conformance.judging.verdicts import TaskStatus, Verdict
-    from conformance.spark.rows import ROW_FIELDS
-    from conformance.spark.worker import _rows
 
     task = CampaignTask("client:kafka-python==3.0.11", "client_lookups", "kafka-4.0", 1, 60.0)
     test = TestResult("suites/test_client_lookups.py::test_x", "passed", ("LO.first-ge-target",),
@@ -80,9 +80,9 @@ def test_rows_of_an_older_campaign_without_the_version_aggregate_beside_new_ones
     read beside new ones: Spark merges the schemas, the old rows read null, their column has no version."""
     pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
     pq = pytest.importorskip("pyarrow.parquet")
-    from conformance.spark.aggregate import aggregate, implementation_matrix
-    from conformance.spark.engine import rows_dir, spark_session, write_rows
-    from conformance.spark.rows import ROW_FIELDS
+    from conformance.campaign.aggregate import aggregate, implementation_matrix
+    from conformance.campaign.engine import rows_dir, spark_session, write_rows
+    from conformance.campaign.rows import ROW_FIELDS
     from reports.matrix import column_label
 
     def row(task: CampaignTask, version: str | None) -> dict[str, object]:
@@ -115,8 +115,8 @@ def test_a_clause_a_timed_out_task_did_not_reach_aggregates_as_timeout(tmp_path:
     """A task killed at its budget part-way leaves rows for the clauses it decided only: Spark's matrix gives the
     clauses its suite checks (as another target's rows of that suite say) TIMEOUT in its column, not a gap."""
     pytest.importorskip("pyspark", reason="the campaign extra (pyspark) is not installed: tox -e campaign")
-    from conformance.spark.aggregate import aggregate
-    from conformance.spark.engine import rows_dir, spark_session, write_rows
+    from conformance.campaign.aggregate import aggregate
+    from conformance.campaign.engine import rows_dir, spark_session, write_rows
 
     def row(task: CampaignTask, clause: str, status: str) -> dict[str, object]:
         return {"campaign_id": "c", "task_id": task.task_id, "target": task.target, "machine": task.machine,
@@ -196,7 +196,7 @@ def test_a_small_campaign_on_spark_writes_rows_and_the_matrix_and_resumes(tmp_pa
            "--machines", "list_offsets", "--seeds", "1", "--budget", "120s", "--out", str(out)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=REPO, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    # The last line says why the exit code is what it is (conformance.spark.aggregate.campaign_outcome).
+    # The last line says why the exit code is what it is (conformance.campaign.aggregate.campaign_outcome).
     last = done.stdout.strip().splitlines()[-1]
     assert last == "no new failure: 0 FAIL, 0 UNEXPECTED-PASS; every mutant killed (1 graded): exit 0", done.stdout
     assert len(list((out / "rows").glob("*.parquet"))) == 2

@@ -15,10 +15,10 @@ import pytest
 
 pytest.importorskip("pyarrow", reason="the campaign extra: pip install 'kafka-timestamp-conformance[campaign]'")
 
+from conformance.campaign.engine import rows_dir, write_rows
+from conformance.campaign.rows import ROW_FIELDS
+from conformance.campaign.tasks import CampaignTask
 from conformance.judging.verdicts import MEANING, Verdict
-from conformance.spark.engine import rows_dir, write_rows
-from conformance.spark.rows import ROW_FIELDS
-from conformance.spark.tasks import CampaignTask
 from reports.allure import ALLURE_VERSION, DEFAULT_CACHE, QUALITY_GATE_FILE, ReportError, allure_executable, build_html
 from reports.campaign_allure import write_campaign_results
 from reports.known_issues import KNOWN_ISSUE_LABEL, verdict_line
@@ -37,7 +37,7 @@ TIMEOUT_OUTPUT = "python -m pytest suites/test_validation.py --target tansu\n...
 
 
 def _row(task: CampaignTask, clause: str, verdict: str, **fields: Any) -> dict[str, Any]:
-    """A row with every ROW_FIELDS column, as conformance.spark.worker builds it."""
+    """A row with every ROW_FIELDS column, as conformance.campaign.worker builds it."""
     row: dict[str, Any] = {
         "campaign_id": "c0ffee01", "task_id": task.task_id, "target": task.target, "machine": task.machine,
         "profile": task.profile, "seed": task.seed, "clause": clause, "verdict": verdict, "status": "ok",

@@ -424,8 +424,8 @@ def test_a_control_plane_that_does_not_answer_stops_the_run_before_it_starts() -
 
 
 def test_reference_mutant_targets_are_checked_like_mutants() -> None:
+    from conformance.campaign.tasks import profile_for
     from conformance.faults import MUTANTS
-    from conformance.spark.tasks import profile_for
 
     check_target("reference", "kafka-4.0")
     mutant = sorted(MUTANTS)[0]

@@ -12,9 +12,9 @@ import pytest
 
 from conformance.cli import main
 from conformance.commands.differential import explained_path
-from conformance.spark.oracle.case_compare import Difference, compare_case
-from conformance.spark.oracle.cases import BUILT, Case, codecs_for, generate_case, parse_case_id
-from conformance.spark.oracle.explained import (
+from conformance.oracles.record_layer.case_compare import Difference, compare_case
+from conformance.oracles.record_layer.cases import BUILT, Case, codecs_for, generate_case, parse_case_id
+from conformance.oracles.record_layer.explained import (
     AGREE,
     EXPLAINED,
     UNEXPLAINED,
@@ -22,7 +22,7 @@ from conformance.spark.oracle.explained import (
     classify,
     load_explained,
 )
-from conformance.spark.oracle.model_side import MODEL_FAULTS, Model, model_named
+from conformance.oracles.record_layer.model_side import MODEL_FAULTS, Model, model_named
 from conformance.targets.libraries.java.compact import ConversionAnswer, JavaBatch, OracleAnswer
 from models.constants import LONG_MAX, Codec, TimestampType
 from models.records import RecordSpec
@@ -212,5 +212,5 @@ def test_a_small_run_agrees_and_a_seeded_model_fault_is_unexplained(
     run = json.loads((bad / "run.json").read_text())
     assert run["unexplained_by_check"] == {"read.model-bytes batch.records.timestamp": table["magic-1"]["unexplained"]}
     report = (bad / "differential.md").read_text()
-    assert "from conformance.spark.oracle import check" in report and "stored='in-place-lat'" in report
+    assert "from conformance.oracles.record_layer import check" in report and "stored='in-place-lat'" in report
     assert "UNEXPLAINED read.model-bytes batch.records.timestamp" in capsys.readouterr().out

@@ -11,7 +11,7 @@ import pytest
 from conformance.faults import MUTANTS
 from conformance.faults.client_faults import CLIENT_FAULTS
 from conformance.faults.seeded import FaultRegistry, SeededFault, UnknownFault
-from conformance.spark.oracle.model_side import MODEL_FAULTS
+from conformance.oracles.record_layer.model_side import MODEL_FAULTS
 from conformance.targets.kinds.implementation import Kind
 from models.clauses import CLAUSES
 from tests.wirefaults import FAULTS

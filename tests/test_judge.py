@@ -342,7 +342,7 @@ def _raised_in(relative: str, source: str) -> BaseException:
         (KeyError, "plugin/reporting.py", True),
         (TypeError, "judging/checks.py", True),
         (AttributeError, "targets/routes/wire_adapter/health.py", True),
-        (NameError, "spark/worker.py", True),
+        (NameError, "campaign/worker.py", True),
         # Decoding the implementation's bytes or answers, or running the implementation itself: its FAIL.
         (IndexError, "wire/client.py", False),
         (KeyError, "control/control_client.py", False),

@@ -11,10 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.faults import MUTANTS
-from conformance.faults.kill_table import KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
-from conformance.judging.verdicts import ALLURE_STATUS, DEPARTS, KillStatus, TaskStatus, Verdict
-from conformance.spark.aggregate import (
+from conformance.campaign.aggregate import (
     IN_PROCESS,
     NOT_RUN,
     SERVED,
@@ -28,6 +25,9 @@ from conformance.spark.aggregate import (
     mutant_of,
     unfinished_cells,
 )
+from conformance.commands.kill_table import KILLED, NOT_SERVED, SURVIVED, WRONG_CLAUSE
+from conformance.faults import MUTANTS
+from conformance.judging.verdicts import ALLURE_STATUS, DEPARTS, KillStatus, TaskStatus, Verdict
 from conformance.targets.kinds.implementation import Kind
 from models.clauses import CLAUSES, Area
 from reports.matrix import (

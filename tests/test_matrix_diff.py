@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from conformance.campaign import aggregate
+from conformance.campaign.aggregate import Cell, ImplementationMatrix, Matrix, implementation_matrix
+from conformance.campaign.tasks import CampaignError
 from conformance.commands import campaign
 from conformance.judging.changes import Change
 from conformance.judging.verdicts import Verdict
-from conformance.spark import aggregate
-from conformance.spark.aggregate import Cell, ImplementationMatrix, Matrix, implementation_matrix
-from conformance.spark.tasks import CampaignError
 from reports.matrix_diff import DIFF_FILE, matrix_diff, to_markdown
 
 P = "kafka-4.0"

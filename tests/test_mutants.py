@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from conformance.commands import kill_table as mutation
+from conformance.commands.kill_table import CRASHED, KILLED, KillResult, KillTable, order_tests, run_kill_table
 from conformance.faults import MUTANTS, Mutant, MutantFactory
-from conformance.faults import kill_table as mutation
-from conformance.faults.kill_table import CRASHED, KILLED, KillResult, KillTable, order_tests, run_kill_table
 from conformance.judging.checks import CheckRecord, ClauseViolation, check_equal, recording
 from conformance.judging.observables import Obs
 from conformance.judging.results import TestResult
@@ -518,7 +518,7 @@ def test_witness_passes_against_the_model(mutant_id: str) -> None:
 
 
 # ------------------------------------------------------------------------ the kill table
-# (conformance.faults.kill_table)
+# (conformance.commands.kill_table)
 
 LOOKUP = "LO.first-ge-target"
 MACHINE = CollectedTest("suites/test_stateful.py::test_machine", (LOOKUP, *(f"VAL.c{i}" for i in range(20))))

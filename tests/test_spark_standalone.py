@@ -1,6 +1,6 @@
 """Spark beyond one process (issue 20): a campaign with an Apache Kafka target run through `--master spark://...` on
 a standalone cluster (a master and two one-core workers on loopback, from PySpark's own distribution:
-conformance/spark/standalone.py) gives the same rows as on `local[2]`; its tasks ran on the workers' executors, not
+conformance/campaign/standalone.py) gives the same rows as on `local[2]`; its tasks ran on the workers' executors, not
 in the driver; and no Spark or Kafka JVM it started is left afterwards, checked PID by PID.
 
 Needs the campaign extra (pyspark, pyarrow, matplotlib), Java 17+ for Spark, and javac and mvn for Apache Kafka
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from conformance.campaign.rows import ROW_FIELDS
+from conformance.campaign.standalone import StandaloneError, master_state, spark_home, standalone_cluster
 from conformance.jvm.locate import JvmUnavailable
 from conformance.jvm.masters import on_loopback
 from conformance.jvm.session import check_java
-from conformance.spark.rows import ROW_FIELDS
-from conformance.spark.standalone import StandaloneError, master_state, spark_home, standalone_cluster
 from conformance.targets.brokers.kafka import resident_megabytes
 from conformance.targets.brokers.process import ManagedProcessError, NotReady, free_loopback_port
 from tests.test_managed_processes import assert_gone

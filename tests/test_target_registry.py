@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
+from conformance.campaign.aggregate import Cell, Matrix, implementation_matrix
+from conformance.campaign.tasks import task_table
 from conformance.commands.campaign import expand_targets
 from conformance.errors import TargetError
 from conformance.faults import MUTANTS
 from conformance.judging.verdicts import Verdict
-from conformance.spark.aggregate import Cell, Matrix, implementation_matrix
-from conformance.spark.tasks import task_table
 from conformance.targets.kinds import client_target
 from conformance.targets.kinds.implementation import Kind, implementation_version, reference_version
 from conformance.targets.kinds.library import CLIENT_ROLE, Library

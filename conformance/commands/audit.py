@@ -1,10 +1,10 @@
-"""`kafka-conformance audit`: audit mode on the command line (conformance.spark.audit_job).
+"""`kafka-conformance audit`: audit mode on the command line (conformance.oracles.audit_job).
 
     kafka-conformance audit --target tansu                       # a generated workload on a managed Tansu
     kafka-conformance audit --target mutant:lookup-last-match    # ... on a seeded mutant
     kafka-conformance audit --target broker --bootstrap-servers HOST:PORT --topic orders --partition 3
 
-Without --topic the audit writes its own workload (conformance.spark.audit_job.populate) into new topics
+Without --topic the audit writes its own workload (conformance.oracles.audit_job.populate) into new topics
 and deletes them afterwards; with --topic it only reads the user's topic and asks ListOffsets.
 Writes into --out: audit.md, audit.json, records-<topic>.parquet, rows/audit-*.parquet (campaign rows,
 so the matrix can show audits) and allure-results/. Exit 0 when every answer agrees with the records
@@ -21,11 +21,11 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from conformance.campaign.tasks import CampaignError
 from conformance.commands.usage import add_master, add_quiet, output_directory
 from conformance.judging.verdicts import FAILS_RUN
 from conformance.plugin.launcher import SuitesRun
 from conformance.plugin.run_options import SettingsError, add_command_options, resolve_namespace
-from conformance.spark.tasks import CampaignError
 from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     TargetError,
@@ -47,7 +47,7 @@ from models.constants import ErrorCode
 
 if TYPE_CHECKING:
     from conformance.judging.expectations import Expectation
-    from conformance.spark.audit_job import AuditResult
+    from conformance.oracles.audit_job import AuditResult
 
 EXIT_OK, EXIT_DISAGREED = 0, 1
 
@@ -131,7 +131,8 @@ USAGE_ERRORS: tuple[type[Exception], ...] = (CampaignError,)
 
 
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:
-    from conformance.spark.audit_job import (
+    from conformance.campaign.engine import SparkUnavailable, spark_session, write_rows
+    from conformance.oracles.audit_job import (
         AuditError,
         AuditTask,
         Workload,
@@ -141,7 +142,6 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
         build,
         write_report,
     )
-    from conformance.spark.engine import SparkUnavailable, spark_session, write_rows
 
     try:
         resolve_namespace(args, SuitesRun, SHARED)
@@ -238,7 +238,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
 
 def _uncovered(result: AuditResult, clause: str) -> list[str]:
     """The observables of `clause` on which the result disagrees and no entry covers the disagreement."""
-    from conformance.spark.audit_job import covering
+    from conformance.oracles.audit_job import covering
 
     return list(dict.fromkeys(
         v.observable.id

@@ -43,7 +43,7 @@ from conformance.commands.usage import (
 )
 from conformance.errors import TargetError
 from conformance.judging.capabilities import Capability
-from conformance.spark.brokerdiff.diff_tasks import (
+from conformance.oracles.broker_level.diff_tasks import (
     REPRODUCERS_DIR,
     ROWS_DIR,
     SHRINK_SECONDS,
@@ -53,7 +53,7 @@ from conformance.spark.brokerdiff.diff_tasks import (
     run_inline,
     run_spark,
 )
-from conformance.spark.brokerdiff.op_explanations import (
+from conformance.oracles.broker_level.op_explanations import (
     EXPLAINED,
     UNEXPLAINED,
     UNSUPPORTED,
@@ -182,7 +182,7 @@ def _read_replay(path: str) -> dict[str, Any]:
 
 def _replay(data: dict[str, Any], factory: WireFactory, target: str, profile: str,
             explanations: tuple[Explanation, ...], out: TextIO) -> int:  # fmt: skip
-    from conformance.spark.brokerdiff.execute import ClockLease, run_program
+    from conformance.oracles.broker_level.execute import ClockLease, run_program
     from conformance.targets.libraries.model.model_broker import ModelFactory
     from strategies.programs import program_from_json
 
@@ -215,7 +215,7 @@ def _run(args: argparse.Namespace, factory: WireFactory, target: str, explanatio
     spark = None
     began = time.monotonic()
     if not args.inline:
-        from conformance.spark.engine import SparkUnavailable, spark_session
+        from conformance.campaign.engine import SparkUnavailable, spark_session
 
         try:
             spark = spark_session(args.master, app="kafka-conformance broker-differential")

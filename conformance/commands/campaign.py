@@ -7,7 +7,7 @@ Usage problems are CampaignErrors, which the CLI prints as one line with exit co
 Writes into --out: `campaign.json` (the plan), `rows/<task>.parquet` (as tasks finish), `matrix.md`,
 `matrix.html`, `matrix.png` (the implementations: brokers, codecs, clients), `mutants.md` and `mutants.html` (the
 kill table of the mutants it ran) and `tasks.md`. The exit code follows `kafka-conformance run`'s rule over the
-matrix (conformance.spark.aggregate.campaign_outcome): 1 when an implementation's cell (its suites' or its audit's
+matrix (conformance.campaign.aggregate.campaign_outcome): 1 when an implementation's cell (its suites' or its audit's
 rows) is FAIL or UNEXPECTED-PASS, when a graded mutant was not killed (the kill table's rule), when a task timed
 out or crashed, or when a cell regressed against --baseline (an earlier campaign's folder; the comparison goes
 to `matrix-diff.md`); else 0; 2 on bad input, 130 when stopped. The last line says why ("2 FAIL, 0 UNEXPECTED-PASS:
@@ -25,13 +25,13 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from conformance.campaign.tasks import ALL, CampaignError, CampaignTask, suite_paths, task_table
+from conformance.commands.kill_table import SURVIVED, WRONG_CLAUSE
 from conformance.commands.usage import add_master, add_quiet, output_directory
 from conformance.faults import MUTANTS
-from conformance.faults.kill_table import SURVIVED, WRONG_CLAUSE
 from conformance.plugin.launcher import LauncherError, SuitesRun, choose_expectations
 from conformance.plugin.launcher import suites_dir as _installed_suites
 from conformance.plugin.run_options import add_command_options
-from conformance.spark.tasks import ALL, CampaignError, CampaignTask, suite_paths, task_table
 from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     MutantForm,
@@ -45,7 +45,7 @@ from conformance.targets.registry import (
 from conformance.targets.target import SERVED_AT, ServedBy, mutant_name, served_mutant_name
 
 if TYPE_CHECKING:
-    from conformance.spark.aggregate import CampaignOutcome
+    from conformance.campaign.aggregate import CampaignOutcome
 
 
 def suites_dir(override: str | None) -> Path:
@@ -241,7 +241,7 @@ USAGE_ERRORS: tuple[type[Exception], ...] = (CampaignError,)
 
 
 def run(args: argparse.Namespace, out_stream: TextIO) -> int:
-    from conformance.spark.engine import SparkUnavailable, finished_tasks, rows_dir, run_campaign, spark_session
+    from conformance.campaign.engine import SparkUnavailable, finished_tasks, rows_dir, run_campaign, spark_session
 
     targets, machines, profiles = (
         [x.strip() for x in value.split(",") if x.strip()] for value in (args.targets, args.machines, args.profiles)
@@ -323,7 +323,7 @@ def run(args: argparse.Namespace, out_stream: TextIO) -> int:
 
 def check_baseline(path: str | None) -> Path | None:
     """--baseline: the folder of an earlier campaign (it holds rows/), or a CampaignError naming the fix."""
-    from conformance.spark.engine import rows_dir
+    from conformance.campaign.engine import rows_dir
 
     if path is None:
         return None
@@ -339,8 +339,8 @@ def check_baseline(path: str | None) -> Path | None:
 def write_baseline_diff(spark: object, out: Path, baseline: Path, campaign_id: str, log: TextIO) -> bool:
     """The matrix of the campaign in `out` against the one in `baseline`, into matrix-diff.md (reports.matrix_diff);
     the counts per column on `log`. Returns whether a cell regressed."""
-    from conformance.spark.aggregate import aggregate, implementation_matrix
-    from conformance.spark.engine import rows_dir
+    from conformance.campaign.aggregate import aggregate, implementation_matrix
+    from conformance.campaign.engine import rows_dir
     from reports.matrix_diff import DIFF_FILE, matrix_diff, to_markdown
 
     old = implementation_matrix(aggregate(spark, rows_dir(baseline)))
@@ -381,8 +381,10 @@ def audit_targets(
 ) -> None:
     """Audit mode for every (target, profile) on the driver (Spark computes the ground truth; the target is
     started here, as in `kafka-conformance audit`); its rows join the tasks' rows (suite "audit")."""
+    from conformance.campaign.engine import finished_tasks, write_rows
+    from conformance.campaign.tasks import profile_for
     from conformance.commands.audit import load_entries
-    from conformance.spark.audit_job import (
+    from conformance.oracles.audit_job import (
         AuditTask,
         Workload,
         audit_generated,
@@ -391,8 +393,6 @@ def audit_targets(
         crash_row,
         write_report,
     )
-    from conformance.spark.engine import finished_tasks, write_rows
-    from conformance.spark.tasks import profile_for
 
     done = finished_tasks(out) if resume else set()
     results = []
@@ -432,8 +432,8 @@ def write_outputs(
     """matrix.md/.html/.png (the implementations), mutants.md/.html (the kill table, when the campaign ran
     mutants), tasks.md and the Allure results, all from the rows on disk; returns the campaign's outcome, read from
     the same rows."""
-    from conformance.spark.aggregate import aggregate, campaign_outcome, implementation_matrix, kill_table
-    from conformance.spark.engine import rows_dir
+    from conformance.campaign.aggregate import aggregate, campaign_outcome, implementation_matrix, kill_table
+    from conformance.campaign.engine import rows_dir
     from reports.matrix import column_label, kill_html, kill_markdown, summary_counts, to_html, to_markdown, to_png
 
     everything = aggregate(spark, rows_dir(out))

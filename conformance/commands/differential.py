@@ -19,13 +19,19 @@ from typing import Any, TextIO
 
 from conformance.commands.usage import spark_master
 from conformance.jvm import KAFKA_CLIENTS_VERSION, JvmUnavailable
+from conformance.oracles.record_layer.cases import generate_case, parse_case_id
+from conformance.oracles.record_layer.explained import (
+    UNEXPLAINED,
+    ExplainedError,
+    Explanation,
+    classify,
+    load_explained,
+)
+from conformance.oracles.record_layer.job import Plan, run_inline, run_spark
+from conformance.oracles.record_layer.model_side import MODEL_FAULTS, model_named
+from conformance.oracles.record_layer.report import Summary, summarize, write_outputs
+from conformance.oracles.record_layer.reproduce import differences, reproducer, shrink
 from conformance.plugin.launcher import suites_dir
-from conformance.spark.oracle.cases import generate_case, parse_case_id
-from conformance.spark.oracle.explained import UNEXPLAINED, ExplainedError, Explanation, classify, load_explained
-from conformance.spark.oracle.job import Plan, run_inline, run_spark
-from conformance.spark.oracle.model_side import MODEL_FAULTS, model_named
-from conformance.spark.oracle.report import Summary, summarize, write_outputs
-from conformance.spark.oracle.reproduce import differences, reproducer, shrink
 
 EXIT_OK, EXIT_UNEXPLAINED = 0, 1
 EXPLAINED_FILE = "differential.json"

@@ -39,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
+    from conformance.commands.kill_table import KILLED, NOT_SERVED, KillResult, KillTable, default_jobs, run_kill_table
     from conformance.faults import MUTANTS
-    from conformance.faults.kill_table import KILLED, NOT_SERVED, KillResult, KillTable, default_jobs, run_kill_table
     from conformance.plugin.launcher import LauncherError, suites_dir
 
     if args.list:

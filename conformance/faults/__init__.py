@@ -3,7 +3,7 @@ suites fail on each.
 
 Each mutant is the reference model with ONE small, realistic deviation of the kind Kafka-compatible
 implementations (or Kafka itself, in some release) have shipped. It declares the clause IDs
-(models/clauses.py) whose checks must catch it; the kill table (conformance/faults/kill_table.py) runs the suites
+(models/clauses.py) whose checks must catch it; the kill table (conformance/commands/kill_table.py) runs the suites
 tagged with those clauses against it and fails if it survives.
 
 A mutant overrides one seam: a small method of the model named for the spec step it replaces (each cites

@@ -36,7 +36,7 @@ BROKERS = 3
 
 
 # The profiles a mutant may run under by default, newest first: the first in which all its declared
-# clauses apply is where its fault is observed with the most checks (conformance.spark.tasks.profile_for).
+# clauses apply is where its fault is observed with the most checks (conformance.campaign.tasks.profile_for).
 MAIN_PROFILES = ("kafka-4.0", "kafka-3.9", "kafka-2.8", "kafka-0.10")
 
 

@@ -5,7 +5,7 @@ plants them in four places, each with its own registry of this shape:
 - `MUTANTS` (conformance/faults/mutant.py): the model, a codec or the reference client with one step changed,
   run by the suites (`Mutant`, which adds the profiles it can be seeded into and whether only a reader sees it);
 - `CLIENT_FAULTS` (conformance/faults/client_faults.py): the faulty reference client of each client mutant;
-- `MODEL_FAULTS` (conformance/spark/oracle/model_side.py): the model with one seam changed, for the differential
+- `MODEL_FAULTS` (conformance/oracles/record_layer/model_side.py): the model with one seam changed, for the differential
   oracle against Apache Kafka's record layer;
 - `FAULTS` (tests/wirefaults/faults.py): one bug put into a real broker's answers by the wire-fault proxy.
 

@@ -130,6 +130,32 @@ def _record() -> CheckRecord:
     return record if record is not None else CheckRecord()
 
 
+Facts = Mapping[str, object] | None  # other values a check knows, by the names of observables.FACTS
+
+
+def departure(
+    clause_id: str, observable: Obs, observed: object, expected: object, context: str = "", facts: Facts = None
+) -> ClauseViolation | None:
+    """The violation `observed != expected` is under `clause_id` on `observable` (with the `facts` the comparison
+    knows), None where they are equal: the comparison of `check_equal` without recording it (audit mode judges its
+    own collection of them)."""
+    if observed == expected:
+        return None
+    return ClauseViolation(clause_id, observable, observed, expected, context, facts=facts)
+
+
+def unmet(
+    clause_id: str, observable: Obs, condition: bool, observed: object, context: str = "", *, expectation: str
+) -> ClauseViolation | None:
+    """The violation of `observed` not satisfying `condition` (`expectation` states it for a reader), None where it
+    holds: the comparison of `check_true` without recording it."""
+    if condition:
+        return None
+    return ClauseViolation(
+        clause_id, observable, observed, expectation, context, expectation="a value satisfying: " + expectation
+    )
+
+
 def check_equal(
     clause_id: str,
     observable: Obs,
@@ -145,13 +171,11 @@ def check_equal(
     whose next steps assume equality stops there. Any other violation raises `ClauseViolation`. `sent` (the
     producer's own value for the field) and `facts` are other values the check knows, by the names of
     conformance.judging.observables.FACTS: an expectation may say the observed value equals one of them."""
-    record = _record()
-    if observed == expected:
-        return record.passed(clause_id, observable)
     known = dict(facts or {})
     if sent is not NOT_GIVEN:
         known["sent"] = sent
-    return record.violated(ClauseViolation(clause_id, observable, observed, expected, context, facts=known))
+    violation = departure(clause_id, observable, observed, expected, context, known)
+    return _record().passed(clause_id, observable) if violation is None else _record().violated(violation)
 
 
 def check_true(
@@ -164,10 +188,5 @@ def check_true(
     expectation: str,
 ) -> bool:
     """Check that `condition` holds for `observed` (`expectation` states it for a reader); see check_equal."""
-    record = _record()
-    if condition:
-        return record.passed(clause_id, observable)
-    violation = ClauseViolation(
-        clause_id, observable, observed, expectation, context, expectation="a value satisfying: " + expectation
-    )
-    return record.violated(violation)
+    violation = unmet(clause_id, observable, condition, observed, context, expectation=expectation)
+    return _record().passed(clause_id, observable) if violation is None else _record().violated(violation)

@@ -1,6 +1,6 @@
 """Apache Kafka's own Java code (kafka-clients 3.9.1) in a JVM reached through py4j (Spark's driver JVM), for the
 Java codec, the Java clients, the managed Kafka's launcher build and the differential oracle: the ground floor that
-targets/, spark/ and the commands share.
+targets/, the campaign engine, the oracles and the commands share.
 
 Stable API (other modules and helpers build on it; change it only with them):
 

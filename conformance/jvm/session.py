@@ -1,6 +1,6 @@
 """One Spark session per process with kafka-clients.jar and the bridge on `spark.jars`, and py4j access to it.
 
-The conventions of the campaign engine (conformance/spark/engine.py) apply: PYSPARK_PYTHON is this
+The conventions of every Spark session of the suite apply (jvm/masters.py, `driver_builder`): PYSPARK_PYTHON is this
 interpreter, a master on loopback (local[N], spark://127.0.0.1:PORT) binds loopback only, no UI, no console
 progress bar, no task retries.
 """
@@ -8,15 +8,13 @@ progress bar, no task retries.
 from __future__ import annotations
 
 import atexit
-import os
 import subprocess
-import sys
 import threading
 from typing import Any
 
 from conformance.jvm.build import bridge_jar
 from conformance.jvm.locate import PYSPARK_MISSING, JvmUnavailable, java_tool, kafka_clients_jar
-from conformance.jvm.masters import on_loopback
+from conformance.jvm.masters import driver_builder
 
 BRIDGE_CLASS = "kts.bridge.RecordsBridge"
 # Spark SQL names of the bridge's UDFs (registered by `register_udfs`), each returning binary.
@@ -81,11 +79,6 @@ def spark_session(master: str = "local[2]", app: str = "kafka-conformance jvm") 
             return _session
         check_java()
         jars = [kafka_clients_jar(), bridge_jar()]
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        local = on_loopback(master)
-        if local:
-            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         try:
             from pyspark.sql import SparkSession
         except ImportError:
@@ -96,18 +89,8 @@ def spark_session(master: str = "local[2]", app: str = "kafka-conformance jvm") 
                 "conformance.jvm.spark_session()"
             )
         try:
-            builder = SparkSession.builder.master(master).appName(app)
-            if local:
-                builder = builder.config("spark.driver.host", "127.0.0.1")
-                builder = builder.config("spark.driver.bindAddress", "127.0.0.1")
-            session = (
-                builder.config("spark.jars", ",".join(str(j) for j in jars))
-                .config("spark.ui.enabled", "false")
-                .config("spark.ui.showConsoleProgress", "false")
-                .config("spark.python.worker.reuse", "true")
-                .config("spark.task.maxFailures", "1")
-                .getOrCreate()
-            )
+            builder = driver_builder(SparkSession, master, app)
+            session = builder.config("spark.jars", ",".join(str(j) for j in jars)).getOrCreate()
         except Exception as exc:  # Py4J and JVM start-up errors: one line, not a Java trace
             raise JvmUnavailable(f"Spark did not start with --master {master}: {str(exc).splitlines()[0]}") from None
         session.sparkContext.setLogLevel("ERROR")

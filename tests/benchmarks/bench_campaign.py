@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conformance.spark.engine import run_campaign, spark_session
-from conformance.spark.tasks import task_table
-from conformance.spark.worker import run_task
+from conformance.campaign.engine import run_campaign, spark_session
+from conformance.campaign.tasks import task_table
+from conformance.campaign.worker import run_task
 
 SUITES = Path(__file__).resolve().parents[2] / "suites"
 

@@ -210,7 +210,7 @@ class ManagedBroker:
     (default `free_loopback_port`). Use it as a context manager, or call `start()` and then
     `stop()`; both stop the whole process group, whatever happens. It is ready once `_probe` says so:
     an ApiVersions answer here; a subclass for another kind of process names its own (the Spark daemons
-    of conformance/spark/standalone.py: their web UI's JSON).
+    of conformance/campaign/standalone.py: their web UI's JSON).
     """
 
     def __init__(

@@ -24,7 +24,7 @@ import org.apache.kafka.common.utils.Utils;
 /**
  * Apache Kafka's record layer (kafka-clients) behind a compact binary interface, so that one call from Python
  * (py4j) or one Spark UDF does what would otherwise be hundreds of py4j round trips. The formats are described
- * in conformance/spark/jvm/compact.py, which encodes the requests and decodes the results; everything is big-endian,
+ * in conformance/targets/libraries/java/compact.py, which encodes the requests and decodes the results; everything is big-endian,
  * "bytes" is an int32 length (-1 = null) followed by the data, "text" is bytes holding UTF-8.
  *
  * No method throws: a refusal of Kafka's code (an exception) is returned as status 1 with the exception's class

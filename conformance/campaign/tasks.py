@@ -1,5 +1,5 @@
 """The campaign's task table: one task per (target, suite, profile, seed), each a picklable value that a
-Spark task turns into rows (`conformance.spark.worker`)."""
+Spark task turns into rows (`conformance.campaign.worker`)."""
 
 from __future__ import annotations
 

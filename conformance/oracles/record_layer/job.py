@@ -25,10 +25,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.spark.oracle.case_compare import Difference, compare_case
-from conformance.spark.oracle.cases import Case, generate_case
-from conformance.spark.oracle.explained import AGREE, Explanation, classify
-from conformance.spark.oracle.model_side import Model, ModelRefused, model_named
+from conformance.oracles.record_layer.case_compare import Difference, compare_case
+from conformance.oracles.record_layer.cases import Case, generate_case
+from conformance.oracles.record_layer.explained import AGREE, Explanation, classify
+from conformance.oracles.record_layer.model_side import Model, ModelRefused, model_named
 from conformance.targets.libraries.java.compact import (
     Conversion,
     decode_oracle_response,

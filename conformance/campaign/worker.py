@@ -7,7 +7,7 @@ there), Hypothesis runs with the task's seed (profile `dev`, random and without 
 its budget the whole process group is killed and the task is reported TIMEOUT; a child that dies is
 CRASHED; neither stops the campaign.
 
-Rows (one per clause, or one for a task that produced no verdicts): see `conformance.spark.rows.ROW_FIELDS`.
+Rows (one per clause, or one for a task that produced no verdicts): see `conformance.campaign.rows.ROW_FIELDS`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from conformance.campaign.tasks import CampaignTask, suite_paths
 from conformance.judging.results import RunResults, read_results
 from conformance.judging.verdicts import DEPARTS, TaskStatus
 from conformance.plugin.launcher import SuitesRun, pytest_command
-from conformance.spark.tasks import CampaignTask, suite_paths
 
 
 def run_task(task: CampaignTask, campaign_id: str, suites: str, expectations: dict[str, str]) -> list[dict[str, Any]]:

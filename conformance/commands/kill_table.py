@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from conformance.campaign.tasks import profile_for
 from conformance.judging.results import TestResult, read_results
 from conformance.judging.verdicts import KILLS, KillStatus, most_severe
 from conformance.plugin.launcher import CollectedTest, SuitesRun, collect, pytest_command
@@ -397,9 +398,7 @@ def _fmt(value: object) -> str:
 
 
 def mutant_profile(mutant: str, profile: str) -> str:
-    """The profile a mutant runs under (`conformance.spark.tasks.profile_for`, shared with campaigns)."""
-    from conformance.spark.tasks import profile_for
-
+    """The profile a mutant runs under (`conformance.campaign.tasks.profile_for`, shared with campaigns)."""
     return profile_for(mutant_name(mutant), profile)
 
 

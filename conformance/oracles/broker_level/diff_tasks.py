@@ -7,9 +7,9 @@ behind a prefix of its own, so tasks share one broker). Inside a task Hypothesis
 example database: rows are recorded for the programs it generates; when one has an unexplained difference,
 Hypothesis shrinks it (rows are not recorded for the shrinker's attempts, which re-run programs on fresh topics),
 the smallest failing program becomes a reproducer, and the task goes on with the next seed until it has run its
-programs. `run_tasks` runs tasks on Spark, one job per task, and writes each task's rows as Parquet as it finishes
-(`rows/<task>.parquet`) and its reproducers as JSON (`reproducers/<id>.json`); `run_inline` does the same in this
-process.
+programs. `run_spark` runs tasks on Spark, one job per task (the campaign's runner, conformance.campaign.runner),
+and writes each task's rows as Parquet as it finishes (`rows/<task>.parquet`) and its reproducers as JSON
+(`reproducers/<id>.json`); `run_inline` does the same in this process.
 """
 
 from __future__ import annotations
@@ -17,16 +17,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from conformance.spark.brokerdiff.execute import ClockLease, OpOutcome, run_program
-from conformance.spark.brokerdiff.op_explanations import UNEXPLAINED, UNSUPPORTED, Explanation, classify
+from conformance.campaign.runner import run_jobs
+from conformance.oracles.broker_level.execute import ClockLease, OpOutcome, run_program
+from conformance.oracles.broker_level.op_explanations import UNEXPLAINED, UNSUPPORTED, Explanation, classify
 from conformance.targets.kinds.implementation import producible_codecs, producible_magics
 from conformance.targets.libraries.model.model_broker import ModelFactory
 from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
@@ -252,36 +251,17 @@ def _spark_task(task: DiffTask) -> TaskResult:
 
 
 def run_spark(spark: Any, tasks: Sequence[DiffTask], out: Path, progress: Progress) -> list[TaskResult]:
-    """One Spark job per task (as the campaign engine runs its tasks), as many at once as the session has slots;
-    each task's rows are written when it finishes."""
-    context = spark.sparkContext
-    slots = max(1, int(context.defaultParallelism))
-    lock = threading.Lock()
+    """One Spark job per task on the campaign engine's runner, as many at once as the session has slots; each
+    task's rows are written when it finishes."""
     results: list[TaskResult] = []
 
-    def one(task: DiffTask) -> TaskResult:
-        context.setJobGroup(task.task_id, f"broker differential task {task.task_id}", interruptOnCancel=True)
-        found: TaskResult = context.parallelize([task], 1).map(_spark_task).collect()[0]
-        return found
+    def finished(task: DiffTask, result: TaskResult, seconds: float) -> None:
+        write_result(out, result)
+        results.append(result)
+        progress(result)
 
-    pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="brokerdiff")
-    futures: set[Future[TaskResult]] = {pool.submit(one, t) for t in tasks}
-    try:
-        while futures:
-            finished, futures = wait(futures, return_when=FIRST_COMPLETED)
-            for future in finished:
-                result = future.result()
-                write_result(out, result)
-                with lock:
-                    results.append(result)
-                    progress(result)
-    except KeyboardInterrupt:
-        for future in futures:
-            future.cancel()
-        context.cancelAllJobs()
-        raise
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    run_jobs(spark.sparkContext, tasks, _spark_task, finished, label="broker differential task",
+             thread_prefix="brokerdiff")  # fmt: skip
     return results
 
 

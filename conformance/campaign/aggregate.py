@@ -40,7 +40,7 @@ from conformance.targets.target import MODEL, REFERENCE, library_name, read_name
 from conformance.targets.target import short_name as _short_name
 from models.clauses import CLAUSES, Area, Clause, Level, get_clause
 
-# The row of a task that produced no verdict (conformance.spark.worker.run_task).
+# The row of a task that produced no verdict (conformance.campaign.worker.run_task).
 WHOLE_TASK = "*"
 _RANKED = tuple(v.value for v in PRECEDENCE)  # most severe first: a cell shows the worst verdict any seed gave
 _KILL_WORDS = frozenset(words(KILLS))
@@ -72,7 +72,7 @@ class Matrix:
     versions: dict[Column, str] = field(default_factory=dict)
 
 
-VERSION_FIELD = "implementation_version"  # the row field (conformance.spark.rows.ROW_FIELDS)
+VERSION_FIELD = "implementation_version"  # the row field (conformance.campaign.rows.ROW_FIELDS)
 
 
 def column_versions(said: Iterable[tuple[str, str, str | None]]) -> dict[Column, str]:

@@ -21,7 +21,7 @@ import dataclasses
 from enum import Enum
 from typing import Any
 
-from conformance.spark.oracle.case_compare import Difference
+from conformance.oracles.record_layer.case_compare import Difference
 
 SKIPPED_FIELDS = frozenset({"crc", "length", "records_count", "size"})
 MAX_DIFFERENCES = 12

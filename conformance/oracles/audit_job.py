@@ -19,7 +19,9 @@ For one partition of a topic on any implementation (a broker over the wire, the 
 A clause is KNOWN only where an expectations entry covers every violation under it (the same entries as
 the suites: clause, observable, matchers; an entry scoped to one suite test describes that test's scenario
 and does not apply here, an unscoped or `scope = "run"` one does), so a new departure never hides behind a
-known one of the same clause; any other disagreement is FAIL.
+known one of the same clause; any other disagreement is FAIL. The violations are built by the suites' comparisons
+(conformance.judging.checks: `departure`, `unmet`) and judged by the one judge (conformance.judging.judge, through
+`clause_verdict`), as a test of the clause alone would be.
 
 `populate` writes a workload built to make disagreements visible: out-of-order and repeated timestamps,
 the maximum shared inside one batch and again in a later batch, compressed batches, producer headers whose
@@ -45,8 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from conformance.judging.capabilities import Capability
-from conformance.judging.checks import ClauseViolation
-from conformance.judging.expectations import Expectation
+from conformance.judging.checks import ClauseViolation, departure, unmet
+from conformance.judging.expectations import Expectation, coverer
+from conformance.judging.judge import Evidence, judge
 from conformance.judging.observables import Obs
 from conformance.judging.verdicts import NOT_APPLICABLE_PREFIX, TaskStatus, Verdict
 from conformance.targets.kinds.implementation import Implementation, UnsupportedOperation
@@ -347,10 +350,39 @@ def ground_truth(spark: Any, records: Path, targets: Sequence[int]) -> Truth:
 # -------------------------------------------------------------------------------- asking and comparing
 
 
+# What the one judge (conformance.judging.judge) calls the evidence of an audit: it is no suite test.
+AUDIT_EVIDENCE = "audit"
+
+
 def covering(violation: ClauseViolation, entries: Sequence[Expectation]) -> Expectation | None:
-    """The first entry that covers `violation` in an audit, or None. The audit is no suite test: an entry
-    scoped to one test (without `scope = "run"`) describes that test's scenario and does not apply."""
-    return next((entry for entry in entries if entry.covers(violation, None)), None)
+    """The first entry that covers `violation` in an audit, or None (conformance.judging.expectations.coverer for
+    no test: an entry scoped to one suite test, without `scope = "run"`, describes that test's scenario and does not
+    apply)."""
+    found = coverer(tuple(entries), None)(violation)
+    return None if found is None else entries[found]
+
+
+def clause_verdict(
+    clause: str, violations: Sequence[ClauseViolation], entries: Sequence[Expectation], *, asked: bool, applies: bool
+) -> Verdict:
+    """The verdict of `clause` in an audit, by the one judge (conformance.judging.judge) as for a test of that clause
+    alone: FAIL where a violation no entry covers departs (whatever the clause's level: audit mode lets no SHOULD
+    through), KNOWN where entries cover every one, PASS where the clause was `asked` about and nothing departed,
+    else N/A where it does not apply to the profile and UNSUPPORTED."""
+    cover = coverer(tuple(entries), None)
+    covered: list[tuple[ClauseViolation, int]] = []
+    raised: list[ClauseViolation] = []
+    for violation in violations:
+        index = cover(violation)
+        if index is None:
+            raised.append(violation)
+        else:
+            covered.append((violation, index))
+    evidence = Evidence(
+        nodeid=AUDIT_EVIDENCE, clauses=(clause,), in_profile=frozenset({clause} if applies else ()),
+        held=frozenset({clause} if asked else ()), covered=tuple(covered), raised=tuple(raised),
+    )  # fmt: skip
+    return judge(evidence, tuple(entries)).verdicts[clause]
 
 
 @dataclass(frozen=True)
@@ -367,9 +399,8 @@ class Disagreement:
         return tuple(v.observable for v in self.violations)
 
     def verdict(self, entries: Sequence[Expectation]) -> Verdict:
-        """KNOWN where an entry covers each of its violations, else FAIL."""
-        known = all(covering(v, entries) is not None for v in self.violations)
-        return Verdict.KNOWN if known else Verdict.FAIL
+        """KNOWN where an entry covers each of its violations, else FAIL (`clause_verdict`)."""
+        return clause_verdict(self.clause, self.violations, entries, asked=True, applies=True)
 
     def as_dict(self, entries: Sequence[Expectation] = ()) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -446,20 +477,16 @@ class AuditResult:
         clause covered) / PASS / UNSUPPORTED / N/A. An expected failure that the audit does not see stays
         PASS here: the audit asks narrower questions than the suites, so its silence does not make an
         expectation stale."""
-        judged: dict[str, set[Verdict]] = {}
+        violations: dict[str, list[ClauseViolation]] = {}
         for d in self.disagreements:
-            judged.setdefault(d.clause, set()).add(d.verdict(self.expectations))
-        out: dict[str, Verdict] = {}
-        for clause in sorted(set(self.questions) | set(judged) | set(self.not_asked)):
-            if clause in judged:
-                out[clause] = Verdict.FAIL if Verdict.FAIL in judged[clause] else Verdict.KNOWN
-            elif self.questions.get(clause):
-                out[clause] = Verdict.PASS
-            elif self.not_asked.get(clause, "").startswith(NOT_APPLICABLE_PREFIX):
-                out[clause] = Verdict.NOT_APPLICABLE
-            else:
-                out[clause] = Verdict.UNSUPPORTED
-        return out
+            violations.setdefault(d.clause, []).extend(d.violations)
+        return {
+            clause: clause_verdict(
+                clause, violations.get(clause, ()), self.expectations, asked=bool(self.questions.get(clause)),
+                applies=not self.not_asked.get(clause, "").startswith(NOT_APPLICABLE_PREFIX),
+            )
+            for clause in sorted(set(self.questions) | set(violations) | set(self.not_asked))
+        }  # fmt: skip
 
     def flagged_targets(self) -> set[int]:
         return {int(d.question.rsplit(" ", 1)[1]) for d in self.disagreements if d.question.startswith("ListOffsets")}
@@ -565,12 +592,12 @@ class _Asker:
         """Whether `answer` has the value each observable must have (`wanted`); a disagreement otherwise."""
         asked = self.question(target)
         facts = log_facts(self.log)
-        violations = [
-            ClauseViolation(clause, obs, getattr(answer, _ANSWER_FIELD[obs]), value, asked,
-                            facts=facts if obs is Obs.LIST_OFFSETS_OFFSET else None)
+        departed = (
+            departure(clause, obs, getattr(answer, _ANSWER_FIELD[obs]), value, asked,
+                      facts=facts if obs is Obs.LIST_OFFSETS_OFFSET else None)
             for obs, value in wanted.items()
-            if getattr(answer, _ANSWER_FIELD[obs]) != value
-        ] + list(other)  # fmt: skip
+        )  # fmt: skip
+        violations = [v for v in departed if v is not None] + list(other)
         if violations:
             self.result.disagreements.append(
                 Disagreement(clause, asked, expected, _fmt(answer), _describe(self.log, offsets), tuple(violations))
@@ -656,10 +683,8 @@ def _ask_latest(asker: _Asker) -> None:
     # a bound, not a value, so it is checked as the suites' check_true is (observed, and the rule in words).
     newest_epoch = max((b.leader_epoch for b in log.batches), default=-1)
     epoch_rule = f"epoch >= {newest_epoch} (the newest batch's)"
-    epoch_wrong = [
-        ClauseViolation("LO.latest-is-high-watermark", Obs.LIST_OFFSETS_EPOCH, latest.leader_epoch, epoch_rule,
-                        asker.question(LATEST), expectation="a value satisfying: " + epoch_rule)
-    ] if asker.with_epoch and latest.leader_epoch < newest_epoch else []  # fmt: skip
+    epoch_wrong = unmet("LO.latest-is-high-watermark", Obs.LIST_OFFSETS_EPOCH, latest.leader_epoch >= newest_epoch,
+                        latest.leader_epoch, asker.question(LATEST), expectation=epoch_rule)  # fmt: skip
     wanted = {
         Obs.LIST_OFFSETS_ERROR: ErrorCode.NONE, Obs.LIST_OFFSETS_OFFSET: log.high_watermark,
         Obs.LIST_OFFSETS_TIMESTAMP: -1,
@@ -667,7 +692,7 @@ def _ask_latest(asker: _Asker) -> None:
     asker.compare("LO.latest-is-high-watermark", LATEST, latest, wanted,
                   f"offset {log.high_watermark} (the high watermark Fetch reported), timestamp -1"
                   + (f", {epoch_rule}" if asker.with_epoch else ""), [log.high_watermark - 1],
-                  epoch_wrong)  # fmt: skip
+                  [epoch_wrong] if asker.with_epoch and epoch_wrong is not None else [])  # fmt: skip
 
 
 def _ask_earliest(asker: _Asker) -> None:
@@ -713,9 +738,10 @@ def stored_max_disagreements(
             facts["sent"] = as_sent.max_timestamp  # FACTS "sent": what the producer wrote in this field
             shown = ", ".join(map(str, as_sent.timestamps))
             evidence += f"\nas sent: MaxTimestamp {as_sent.max_timestamp}, record timestamps {shown}"
-        violation = ClauseViolation(
-            "VAL.header-max-recomputed", Obs.BATCH_MAX_TIMESTAMP, stored, record_max, asked, facts=facts
-        )
+        violation = departure("VAL.header-max-recomputed", Obs.BATCH_MAX_TIMESTAMP, stored, record_max, asked,
+                              facts=facts)  # fmt: skip
+        if violation is None:  # Truth.wrong_batch_max holds only batches whose stored max differs
+            continue
         expected = f"stored max timestamp {record_max} (the largest record timestamp of a CreateTime batch)"
         out.append(
             Disagreement(
@@ -1000,7 +1026,7 @@ def audit_rows(
     results: Sequence[AuditResult], task: AuditTask, *, campaign_id: str, seed: int,
     implementation_version: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The audits of one target as campaign rows (conformance.spark.rows.ROW_FIELDS), one per clause
+    """The audits of one target as campaign rows (conformance.campaign.rows.ROW_FIELDS), one per clause
     and topic: the matrix and the Allure results show audits beside the Hypothesis tasks (suite "audit").
     A row's counterexample lists its disagreements, those no entry covers first, each with its observables.
     `implementation_version`: the version the audited implementation said it is."""

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.spark.oracle.case_compare import Difference
-from conformance.spark.oracle.explained import AGREE, EXPLAINED, UNEXPLAINED, ExplainedError, values_match
+from conformance.oracles.record_layer.case_compare import Difference
+from conformance.oracles.record_layer.explained import AGREE, EXPLAINED, UNEXPLAINED, ExplainedError, values_match
 
 CHECKS = frozenset({"produce", "fetch", "lookup", "alter"})
 UNSUPPORTED = "unsupported"  # the implementation could not do the operation: nothing compared

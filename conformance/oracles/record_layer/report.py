@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.spark.oracle.explained import AGREE, EXPLAINED, OUTCOMES, UNEXPLAINED, Explanation
+from conformance.oracles.record_layer.explained import AGREE, EXPLAINED, OUTCOMES, UNEXPLAINED, Explanation
 
 
 @dataclass

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from conformance.faults.seeded import FaultRegistry, SeededFault, UnknownFault
-from conformance.spark.oracle.cases import BUILT, IN_PLACE_LAT, OFFSET_ZERO_WRAPPER, V0_INNER
+from conformance.oracles.record_layer.cases import BUILT, IN_PLACE_LAT, OFFSET_ZERO_WRAPPER, V0_INNER
 from conformance.targets.kinds.codec_library import BatchRequest
 from conformance.targets.kinds.implementation import Kind
 from models.codec import decode_batches, encode_batches
@@ -44,6 +44,30 @@ class BatchView:
     max_timestamp: int
     offset_of_max_timestamp: int
     records: tuple[ConsumerRecord, ...]
+
+    @classmethod
+    def of(cls, batch: StoredHeader, offset_of_max_timestamp: int, records: tuple[ConsumerRecord, ...]) -> BatchView:
+        """The view of a batch either side read (the model's batch, Kafka's JavaBatch), with what each reader answers
+        in its own way: the offset of the max timestamp and the records."""
+        return cls(batch.magic, batch.codec, batch.timestamp_type, batch.base_offset, batch.last_offset,
+                   batch.max_timestamp, offset_of_max_timestamp, records)  # fmt: skip
+
+
+class StoredHeader(Protocol):
+    """The header fields both readers report alike (the model's batches and the bridge's JavaBatch)."""
+
+    @property
+    def magic(self) -> int: ...
+    @property
+    def codec(self) -> Codec: ...
+    @property
+    def timestamp_type(self) -> TimestampType: ...
+    @property
+    def base_offset(self) -> int: ...
+    @property
+    def last_offset(self) -> int: ...
+    @property
+    def max_timestamp(self) -> int: ...
 
 
 def _refusal(exc: Exception) -> ModelRefused:
@@ -84,7 +108,7 @@ class Model:
             return _refusal(exc)
 
     def stored(self, request: BatchRequest, form: str) -> tuple[AnyBatch, ...] | ModelRefused:
-        """The stored batches the readers and the down-conversion get (conformance.spark.oracle.cases: the
+        """The stored batches the readers and the down-conversion get (conformance.oracles.record_layer.cases: the
         builder's batches, a broker's in-place LogAppendTime wrapper, a librdkafka wrapper at offset 0, or a v1
         wrapper of v0 messages)."""
         if form == BUILT:
@@ -129,19 +153,7 @@ class Model:
 
     def view(self, batches: Sequence[AnyBatch]) -> tuple[BatchView, ...]:
         """The model's reading of stored batches (FMT-14 getters, CON-1 records)."""
-        return tuple(
-            BatchView(
-                magic=b.magic,
-                codec=b.codec,
-                timestamp_type=b.timestamp_type,
-                base_offset=b.base_offset,
-                last_offset=b.last_offset,
-                max_timestamp=b.max_timestamp,
-                offset_of_max_timestamp=b.offset_of_max_timestamp(),
-                records=b.records(),
-            )
-            for b in batches
-        )
+        return tuple(BatchView.of(b, b.offset_of_max_timestamp(), b.records()) for b in batches)
 
     def convert(
         self, batches: Sequence[AnyBatch], to_magic: int, first_offset: int

@@ -4,16 +4,16 @@ Spark's JVM), on generated batches of every magic, codec and timestamp type, com
 
 - cases.py: the generated cases (a pure function of seed, magic and index);
 - model_side.py: the model's side (and seeded model faults, to show the oracle can fail);
-- compare.py: the comparison, one named check per step;
+- case_compare.py: the comparison, one named check per step;
 - explained.py: the explained differences (suites/expectations/differential.json) and a case's outcome;
 - job.py: the Spark job (and the same work inline); report.py: the outputs; reproduce.py: replay, shrink;
-- command.py: `kafka-conformance differential`.
+- conformance/commands/differential.py: `kafka-conformance differential`.
 
 `check(request, stored=..., conversions=...)` runs one hand-written case (the reproducers in the report use it).
 """
 
 from __future__ import annotations
 
-from conformance.spark.oracle.reproduce import check
+from conformance.oracles.record_layer.reproduce import check
 
 __all__ = ["check"]

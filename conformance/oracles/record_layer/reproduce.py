@@ -3,7 +3,7 @@
 The bridge runs through py4j in the driver's JVM (conformance.jvm), so this needs the same Java and jar as
 the job but no Spark job. A reproducer is a snippet a reader can paste:
 
-    from conformance.spark.oracle import check
+    from conformance.oracles.record_layer import check
     ...
     print(check(BatchRequest(...), stored="built", conversions=((1, 0),)))
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from conformance.spark.oracle.case_compare import Difference, compare_case
-from conformance.spark.oracle.cases import BUILT, Case
-from conformance.spark.oracle.explained import UNEXPLAINED, Explanation, classify
-from conformance.spark.oracle.job import inline_answer
-from conformance.spark.oracle.model_side import Model, model_named
+from conformance.oracles.record_layer.case_compare import Difference, compare_case
+from conformance.oracles.record_layer.cases import BUILT, Case
+from conformance.oracles.record_layer.explained import UNEXPLAINED, Explanation, classify
+from conformance.oracles.record_layer.job import inline_answer
+from conformance.oracles.record_layer.model_side import Model, model_named
 from conformance.targets.kinds.codec_library import BatchRequest
 from conformance.targets.libraries.java.compact import decode_oracle_response
 from models.records import RecordSpec
@@ -125,7 +125,7 @@ def reproducer(case: Case, found: Sequence[Difference], model: Model) -> str:
     """The paste-able snippet for `case` and the differences it shows (against `model`, a seeded fault or not)."""
     fault = "" if type(model) is Model else f", model_fault={model.name!r}"
     lines = [
-        "from conformance.spark.oracle import check",
+        "from conformance.oracles.record_layer import check",
         "from conformance.targets.kinds.codec_library import BatchRequest",
         "from models.constants import Codec, TimestampType",
         "from models.records import Header, RecordSpec",

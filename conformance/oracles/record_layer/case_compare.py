@@ -24,10 +24,10 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from conformance.spark.oracle.cases import Case
-from conformance.spark.oracle.model_side import BatchView, Model, ModelRefused
+from conformance.oracles.record_layer.cases import Case
+from conformance.oracles.record_layer.model_side import BatchView, Model, ModelRefused
 from conformance.targets.libraries.java.compact import ConversionAnswer, JavaBatch, OracleAnswer, Refused
 from models.records import AnyBatch
 
@@ -86,19 +86,7 @@ class _Collector:
 
 
 def java_view(batches: Sequence[JavaBatch]) -> tuple[BatchView, ...]:
-    return tuple(
-        BatchView(
-            magic=b.magic,
-            codec=b.codec,
-            timestamp_type=b.timestamp_type,
-            base_offset=b.base_offset,
-            last_offset=b.last_offset,
-            max_timestamp=b.max_timestamp,
-            offset_of_max_timestamp=b.offset_of_max_timestamp,
-            records=b.records,
-        )
-        for b in batches
-    )
+    return tuple(BatchView.of(b, b.offset_of_max_timestamp, b.records) for b in batches)
 
 
 def _compare_reading(
@@ -108,17 +96,34 @@ def _compare_reading(
     kafka: tuple[JavaBatch, ...] | Refused | None,
 ) -> None:
     """The model's reading (or refusal) of some bytes against Kafka's reading (or refusal) of the same bytes."""
-    if kafka is None:
-        out.add("answer", "a reading", "no answer from the bridge")
+    both = _both_accepted(out, "a reading", seen, kafka)
+    if both is None:
         return
-    if isinstance(seen, ModelRefused) or isinstance(kafka, Refused):
-        if isinstance(seen, ModelRefused) != isinstance(kafka, Refused):
-            out.add("refused", _detail(seen), _detail(kafka))
-        return
-    for i, batch in enumerate(kafka):
+    seen, kafka_read = both
+    for i, batch in enumerate(kafka_read):
         if not batch.crc_valid:
             out.add(f"batch[{i}].crc_valid", True, False)
-    out.diff(model.view(seen), java_view(kafka), "batch")
+    out.diff(model.view(seen), java_view(kafka_read), "batch")
+
+
+_Ours = TypeVar("_Ours")
+_Theirs = TypeVar("_Theirs")
+
+
+def _both_accepted(
+    out: _Collector, what: str, ours: _Ours | ModelRefused, theirs: _Theirs | Refused | None
+) -> tuple[_Ours, _Theirs] | None:
+    """Both sides' results where neither refused (and the bridge answered), to be compared further; else None, with
+    the difference recorded in `out`: no answer from the bridge (`what` names the answer missing), or one side
+    refusing where the other did not (both refusing agree)."""
+    if theirs is None:
+        out.add("answer", what, "no answer from the bridge")
+        return None
+    if isinstance(ours, ModelRefused) or isinstance(theirs, Refused):
+        if isinstance(ours, ModelRefused) != isinstance(theirs, Refused):
+            out.add("refused", _detail(ours), _detail(theirs))
+        return None
+    return ours, theirs
 
 
 def _detail(value: object) -> str:
@@ -188,15 +193,10 @@ def _compare_conversion(
     conv: ConversionAnswer,
 ) -> None:
     """The model's down-conversion of the stored batch against Kafka's (RecordsUtil.downConvert) of its bytes."""
-    kafka = conv.converted
-    refusals = collector("convert.refusal", to_magic)
-    if kafka is None:
-        refusals.add("answer", "a conversion", "no answer from the bridge")
+    both = _both_accepted(collector("convert.refusal", to_magic), "a conversion", converted, conv.converted)
+    if both is None:
         return
-    if isinstance(converted, ModelRefused) or isinstance(kafka, Refused):
-        if isinstance(converted, ModelRefused) != isinstance(kafka, Refused):
-            refusals.add("refused", _detail(converted), _detail(kafka))
-        return
+    converted, kafka = both
     kafka_decoded = model.read(kafka)
     if isinstance(kafka_decoded, ModelRefused):
         collector("convert.read-kafka-bytes", to_magic).add("refused", kafka_decoded.detail, "accepted")

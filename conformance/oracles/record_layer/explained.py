@@ -8,7 +8,7 @@ A JSON file (default: the installed suites' `expectations/differential.json`):
       "explained": [
         {
           "id": "short-stable-name",
-          "check": "build.batch",                  # a check of conformance.spark.oracle.case_compare
+          "check": "build.batch",                  # a check of conformance.oracles.record_layer.case_compare
           "fields": ["batch.records_.attributes"], # the field paths without indices (Difference.field)
           "when": {"magic": [1], "codec": ["gzip", "lz4"], "timestamp_type": ["log-append-time"],
                    "to_magic": [0], "records": [0], "stored": ["built"]},  # optional scope, every key optional
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.spark.oracle.case_compare import Difference
-from conformance.spark.oracle.cases import Case
+from conformance.oracles.record_layer.case_compare import Difference
+from conformance.oracles.record_layer.cases import Case
 
 CHECKS = frozenset(
     {

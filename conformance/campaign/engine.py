@@ -1,7 +1,8 @@
 """Running a campaign on Spark: each task of the table is one Spark job of one Spark task, so
 `local[2]` runs two at a time and a cluster as many as it has cores, unchanged. The driver submits the
 jobs from a small thread pool and writes each task's rows to `rows/<task_id>.parquet` the moment its job
-returns, so a crash or Ctrl-C loses no finished task and `--resume` skips them.
+returns, so a crash or Ctrl-C loses no finished task and `--resume` skips them (that runner, for any picklable task,
+is `conformance.campaign.runner.run_jobs`; the broker-level differential runs its tasks on it too).
 
 Spark's toolchain facts apply: PYSPARK_PYTHON is set to this interpreter before the session
 starts, the function shipped to workers lives in this importable package, and Hypothesis runs without an
@@ -13,19 +14,18 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from conformance.campaign.rows import ROW_FIELDS
+from conformance.campaign.runner import run_jobs
+from conformance.campaign.tasks import CampaignTask
+from conformance.campaign.worker import run_task
 from conformance.judging.verdicts import TaskStatus
-from conformance.jvm.masters import on_loopback
-from conformance.spark.rows import ROW_FIELDS
-from conformance.spark.tasks import CampaignTask
-from conformance.spark.worker import run_task
+from conformance.jvm.masters import driver_builder
 
 
 class SparkUnavailable(RuntimeError):
@@ -61,14 +61,9 @@ def finished_tasks(out: Path) -> set[str]:
 
 
 def spark_session(master: str, app: str = "kafka-conformance campaign") -> Any:
-    """A Spark session for `master`, or SparkUnavailable naming the fix (PySpark, Java)."""
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    local = on_loopback(master)
-    if local:
-        # A laptop campaign (local[N], or a standalone cluster on loopback) talks to nothing but loopback (Spark
-        # would otherwise bind the host's address, and executors would reach the driver there).
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    """A Spark session for `master` (conformance.jvm.masters.driver_builder: a laptop campaign, local[N] or a
+    standalone cluster on loopback, talks to nothing but loopback), or SparkUnavailable naming the fix (PySpark,
+    Java)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -78,16 +73,7 @@ def spark_session(master: str, app: str = "kafka-conformance campaign") -> Any:
     if not (os.environ.get("JAVA_HOME") or _on_path("java")):
         raise SparkUnavailable("Spark needs Java 17 or newer: install a JDK or set JAVA_HOME")
     try:
-        builder = SparkSession.builder.master(master).appName(app)
-        if local:
-            builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-        return (
-            builder.config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")  # our own progress lines instead
-            .config("spark.python.worker.reuse", "true")
-            .config("spark.task.maxFailures", "1")  # a task that fails is a row, never retried into a second run
-            .getOrCreate()
-        )
+        return driver_builder(SparkSession, master, app).getOrCreate()
     except Exception as exc:  # Py4J and JVM start-up errors: one line, not a Java trace
         raise SparkUnavailable(f"Spark did not start with --master {master}: {str(exc).splitlines()[0]}") from None
 
@@ -154,45 +140,29 @@ def run_campaign(
         log.flush()
     context = spark.sparkContext
     context.setLogLevel("ERROR")
-    slots = max(1, int(context.defaultParallelism))
     job = functools.partial(
         _spark_task, campaign_id=campaign_id, suites=str(suites.resolve()), expectations=dict(expectations or {})
     )
-    lock = threading.Lock()
 
-    def one(task: CampaignTask) -> tuple[CampaignTask, list[dict[str, Any]], float]:
-        began = time.monotonic()
-        context.setJobGroup(task.task_id, f"campaign task {task.task_id}", interruptOnCancel=True)
-        rows = context.parallelize([task], 1).flatMap(job).collect()
-        return task, rows, time.monotonic() - began
+    def finished(task: CampaignTask, rows: list[dict[str, Any]], seconds: float) -> None:
+        write_rows(out, task, rows)
+        status = rows[0]["status"] if rows else TaskStatus.CRASHED
+        progress.done += 1
+        progress.examples += int(rows[0].get("task_examples") or 0) if rows else 0
+        if status != TaskStatus.OK:
+            progress.failed_tasks.append(task.task_id)
+        log.write(progress.line(task, status, seconds) + "\n")
+        log.flush()
 
-    pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix="campaign")
-    futures: set[Future[tuple[CampaignTask, list[dict[str, Any]], float]]] = {pool.submit(one, t) for t in pending}
     try:
-        while futures:
-            finished, futures = wait(futures, return_when=FIRST_COMPLETED)
-            for future in finished:
-                task, rows, seconds = future.result()
-                write_rows(out, task, rows)
-                status = rows[0]["status"] if rows else TaskStatus.CRASHED
-                with lock:
-                    progress.done += 1
-                    progress.examples += int(rows[0].get("task_examples") or 0) if rows else 0
-                    if status != TaskStatus.OK:
-                        progress.failed_tasks.append(task.task_id)
-                    log.write(progress.line(task, status, seconds) + "\n")
-                    log.flush()
+        run_jobs(context, pending, job, finished, label="campaign task", thread_prefix="campaign")
     except KeyboardInterrupt:
-        for future in futures:
-            future.cancel()
-        context.cancelAllJobs()
         log.write(
             f"interrupted: {progress.done + progress.skipped} of {len(tasks)} task(s) finished and kept in "
             f"{rows_dir(out)}; run again with --resume to complete the campaign\n"
         )
         raise
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
         if own:
             spark.stop()
     return progress

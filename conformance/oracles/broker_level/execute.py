@@ -1,5 +1,5 @@
 """One program against an implementation and the reference model, operation by operation, every answer compared
-field by field (conformance.spark.brokerdiff.answer_diff).
+field by field (conformance.oracles.broker_level.answer_diff).
 
 The implementation must let the suite set its broker clock (CLOCK_CONTROL: Apache Kafka on the suite's clock, the
 reference broker): before each operation both sides are set to the program's `now` (Program.clock_at), so a
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.spark.brokerdiff.answer_diff import compare
-from conformance.spark.oracle.case_compare import Difference
+from conformance.oracles.broker_level.answer_diff import compare
+from conformance.oracles.record_layer.case_compare import Difference
 from conformance.targets.kinds.implementation import Implementation, UnsupportedOperation
 from conformance.targets.libraries.model.model_broker import ModelImplementation
 from models.cluster import ProduceResponse

@@ -1,2 +1,0 @@
-"""The Spark campaign engine: a table of tasks (target x suite x profile x seed) executed in Spark
-tasks, rows written as Parquet as tasks finish, and the conformance matrix aggregated with Spark SQL."""
