@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from conformance.campaign.runner import run_jobs
 from conformance.oracles.broker_level.execute import ClockLease, OpOutcome, run_program
 from conformance.oracles.broker_level.op_explanations import UNEXPLAINED, UNSUPPORTED, Explanation, classify
+from conformance.plugin.hypothesis_profiles import same_examples_for_every_target
 from conformance.targets.kinds.implementation import producible_codecs, producible_magics
 from conformance.targets.libraries.model.model_broker import ModelFactory
 from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
@@ -97,6 +98,10 @@ def run_task(task: DiffTask) -> TaskResult:
 
     from strategies.records import combinations
 
+    # A seed's programs must not depend on which of the project's modules happen to be loaded (Hypothesis draws
+    # from the constants of the local modules it finds loaded): a module moved or imported elsewhere would
+    # otherwise change every task's programs, and a run's reproducers would not replay in another process.
+    same_examples_for_every_target()
     began = time.monotonic()
     result = TaskResult(task.task_id, [], [])
     factory = dataclasses.replace(task.factory, topic_prefix=f"kts-bd-{task.run_id}-{task.task_id}-")
