@@ -33,8 +33,8 @@ The faults register themselves into the targets on import (conformance.targets.k
 registry, the openers of the model and the codecs and the client targets find a mutant there, so the targets never
 import the faults; whoever names a mutant imports this package first.
 
-Everything is picklable by reference: `MutantFactory` holds names only, `Mutant.build` is a
-module-level function.
+Everything is picklable by reference: `MutantFactory` holds names only, and `Mutant.build` is a frozen value (a
+broker mutant's `ModelBuild`, a codec mutant's `CodecBuild`) or a module-level function.
 """
 
 from conformance.faults import (
