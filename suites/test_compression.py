@@ -41,13 +41,9 @@ from .helpers import (
     Twin,
     accepted_timestamps,
     batch_header,
-    check_fetch,
     check_list_offsets,
-    check_produce,
     lifted_after,
     list_offsets_versions,
-    newest_fetch,
-    produce_version_for,
     producible_codecs,
     producible_magics,
     sent_batches,
@@ -102,10 +98,7 @@ def test_createtime_storage(suite: Suite, data: Draws) -> None:
     ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
     magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
-    check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies", context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
 
     def record_clause(stored: AnyBatch) -> str:
         if stored.magic == MAGIC_V0:
@@ -114,15 +107,9 @@ def test_createtime_storage(suite: Suite, data: Draws) -> None:
             return "CMP.inplace-createtime-untouched"
         return "CMP.rebuild-createtime-copies"
 
-    check_fetch(
-        got,
-        want,
-        config=config,
-        profile=suite.profile,
-        stored_clause="CMP.topic-codec-recompresses",
-        record_clause=record_clause,
-        context=context,
-    )
+    twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="CMP.rebuild-createtime-copies",
+                          stored_clause="CMP.topic-codec-recompresses", record_clause=record_clause,
+                          context=context)  # fmt: skip
 
 
 @pytest.mark.clause(
@@ -151,15 +138,12 @@ def test_log_append_time_storage(suite: Suite, data: Draws) -> None:
     now = twin.leader_clock(topic)
     ts = accepted_timestamps(now, config, suite.profile)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
-    check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(
-        got,
-        want,
-        config=config,
+    got, want = twin.produce_and_read(
+        topic,
+        sent,
         profile=suite.profile,
+        error_clause="VAL.lat-topic-skips-range-check",
         stored_clause="CMP.topic-codec-recompresses",
         record_clause=lambda b: "CMP.lat-every-record-reads-now",
         context=context,
@@ -218,17 +202,14 @@ def test_log_append_time_v1_storage(suite: Suite, data: Draws) -> None:
         sent: dict[int, tuple[AnyBatch, ...]] = {}
         for codec in sends:
             batch = data.draw(sent_batches(twin, around(now, -3_600_000, -1), magics=(MAGIC_V1,), codecs=(codec,)))
-            version = produce_version_for(MAGIC_V1, suite.profile)
-            observed, expected = twin.produce(topic, batch, produce_version=version)
             context = f"compression.type={compression}, v1 format, sent codec {codec!r}"
-            check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check",
-                          context=context)  # fmt: skip
+            _, expected = twin.produce_checked(topic, batch, profile=suite.profile,
+                                               error_clause="VAL.lat-topic-skips-range-check", context=context)
             sent[expected.base_offset] = batch
-        got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
         context = f"compression.type={compression}, v1 format"
-        check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CMP.topic-codec-recompresses",
-                    record_clause=lambda b: _v1_message_clause(b) or "CMP.lat-every-record-reads-now",
-                    header_clause=_v1_message_clause, context=context)  # fmt: skip
+        got, want = twin.read_back(topic, profile=suite.profile, stored_clause="CMP.topic-codec-recompresses",
+                                   record_clause=lambda b: _v1_message_clause(b) or "CMP.lat-every-record-reads-now",
+                                   header_clause=_v1_message_clause, context=context)  # fmt: skip
         if twin.has(Capability.LIST_OFFSETS) and want.batches:
             # LO-2 with CON-1: a broker answering a lookup reads its stored v1 records as a consumer does, so the
             # record found at the first stamp carries the stamp, not the producer's time.
@@ -270,14 +251,6 @@ def test_uncompressed_into_compressed_topic(suite: Suite, data: Draws) -> None:
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m in (MAGIC_V1, MAGIC_V2))
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=(Codec.NONE,), min_records=2))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
-    check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies")
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(
-        got,
-        want,
-        config=config,
-        profile=suite.profile,
-        stored_clause="CMP.topic-codec-recompresses",
-        record_clause=lambda b: "CMP.rebuild-createtime-copies",
-    )
+    twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="CMP.rebuild-createtime-copies",
+                          stored_clause="CMP.topic-codec-recompresses",
+                          record_clause=lambda b: "CMP.rebuild-createtime-copies")  # fmt: skip

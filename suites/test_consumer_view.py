@@ -27,11 +27,7 @@ from strategies.timestamps import around
 from .helpers import (
     Suite,
     accepted_timestamps,
-    check_fetch,
-    check_produce,
     lifted_after,
-    newest_fetch,
-    produce_version_for,
     producible_codecs,
     producible_magics,
     sent_batches,
@@ -74,12 +70,8 @@ def test_consumer_view(suite: Suite, data: Draws) -> None:
     ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
         sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=producible_codecs(suite.impl.capabilities)))
-        observed, expected = twin.produce(
-            topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile)
-        )
-        check_produce(observed, expected, config=config, error_clause="CON.v2-createtime-base-plus-delta")
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(got, want, config=config, profile=suite.profile, context=f"topic {config}")
+        twin.produce_checked(topic, sent, profile=suite.profile, error_clause="CON.v2-createtime-base-plus-delta")
+    twin.read_back(topic, profile=suite.profile, context=f"topic {config}")
 
 
 @pytest.mark.clause("CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-createtime-inner")
@@ -110,7 +102,5 @@ def test_v1_wrapper_view(suite: Suite, data: Draws) -> None:
         codec = data.draw(st.sampled_from(codecs), label="codec")
         specs = [RecordSpec(t, b"w%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)]
         sent = build_legacy(specs, magic=MAGIC_V1, codec=codec)
-        observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(MAGIC_V1, suite.profile))
-        check_produce(observed, expected, config=config, error_clause="CON.v1-wrapper-createtime-inner")
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(got, want, config=config, profile=suite.profile, context=f"topic {config}")
+        twin.produce_checked(topic, sent, profile=suite.profile, error_clause="CON.v1-wrapper-createtime-inner")
+    twin.read_back(topic, profile=suite.profile, context=f"topic {config}")

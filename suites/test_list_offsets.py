@@ -34,10 +34,8 @@ from .helpers import (
     Twin,
     bounds,
     check_list_offsets,
-    check_produce,
     lifted_after,
     list_offsets_versions,
-    produce_version_for,
     producible_codecs,
     producible_magics,
     sent_batches,
@@ -113,9 +111,7 @@ def _build_log(
             magic, codec = data.draw(st.sampled_from(combinations(magics, codecs)), label="magic, codec")
             specs = [RecordSpec(t, b"k%d-%d" % (index, i), b"v" * 8) for i, t in enumerate(stamps)]
             request = build_batches(specs, magic=magic, codec=codec)
-        version = produce_version_for(request[0].magic, profile)
-        observed, expected = twin.produce(topic, request, produce_version=version)
-        check_produce(observed, expected, config=config, error_clause="LO.first-ge-target")
+        twin.produce_checked(topic, request, profile=profile, error_clause="LO.first-ge-target")
         per_request.append([r.timestamp for b in request for r in b.records()])
         sent.extend(per_request[-1])
         if twin.clock_control and timestamp_type is TimestampType.LOG_APPEND_TIME and data.draw(
@@ -257,8 +253,7 @@ def test_max_timestamp_inside_batch(suite: Suite, data: Draws) -> None:
     for index, request_stamps in enumerate(requests):
         specs = [RecordSpec(t, b"max%d-%d" % (index, i), b"v") for i, t in enumerate(request_stamps)]
         request = build_batches(specs, magic=magic, codec=codec)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
-        check_produce(observed, expected, config=twin.configs[topic], error_clause="CMP.append-max-timestamp")
+        twin.produce_checked(topic, request, profile=suite.profile, error_clause="CMP.append-max-timestamp")
     _check_max_timestamp(twin, topic, suite.profile, timestamp_type)
 
 

@@ -34,11 +34,9 @@ from .helpers import (
     Twin,
     check_list_offsets,
     check_list_offsets_under,
-    check_produce,
     lifted_after,
     list_offsets_versions,
     newest_fetch,
-    produce_version_for,
     producible_magics,
     segment_clause,
     suite_settings,
@@ -62,8 +60,7 @@ def _produce_stamps(
     """One uncompressed batch of `magic` holding `stamps`, produced and compared (its error under `clause`)."""
     specs = [RecordSpec(t, f"{key}-{i}".encode(), b"v" * 16) for i, t in enumerate(stamps)]
     request = build_batches(specs, magic=magic)
-    observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
-    check_produce(observed, expected, config=twin.configs[topic], error_clause=clause)
+    twin.produce_checked(topic, request, profile=profile, error_clause=clause)
 
 
 def _small_log(twin: Twin, data: Draws, profile: Profile, prefix: str) -> tuple[str, list[int]]:

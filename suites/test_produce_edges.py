@@ -41,11 +41,7 @@ from .helpers import (
     Suite,
     Twin,
     bounds,
-    check_fetch,
-    check_produce,
     lifted_after,
-    newest_fetch,
-    produce_version_for,
     producible_codecs,
     producible_magics,
     suite_settings,
@@ -56,12 +52,9 @@ HOUR = 3_600_000
 
 
 def _produce(twin: Twin, topic: str, profile: Profile, sent: Sequence[AnyBatch], clause: str, context: str) -> None:
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
-    check_produce(observed, expected, config=twin.configs[topic], error_clause=clause, context=context)
+    _, expected = twin.produce_checked(topic, sent, profile=profile, error_clause=clause, context=context)
     if expected.error is ErrorCode.NONE:
-        got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-        check_fetch(got, want, config=twin.configs[topic], profile=profile, stored_clause=clause,
-                    record_clause=lambda b: clause, context=context)
+        twin.read_back(topic, profile=profile, stored_clause=clause, record_clause=lambda b: clause, context=context)
 
 
 # ------------------------------------------------------------------------------------ VAL-4/5 Long.MIN_VALUE
@@ -278,5 +271,5 @@ def test_zstd_below_v2(suite: Suite, data: Draws) -> None:
     )
     zstd = (wrapper.message.attributes & ~CODEC_MASK) | Codec.ZSTD.value
     sent = replace(wrapper, message=replace(wrapper.message, attributes=zstd))
-    observed, expected = twin.produce(topic, (sent,), produce_version=LEGACY_PRODUCE_VERSION)
-    check_produce(observed, expected, config=config, error_clause="FMT.zstd-requires-v2", context=f"magic {magic}")
+    twin.produce_checked(topic, (sent,), profile=suite.profile, error_clause="FMT.zstd-requires-v2",
+                         context=f"magic {magic}", produce_version=LEGACY_PRODUCE_VERSION)

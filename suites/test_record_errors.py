@@ -181,8 +181,7 @@ def test_out_of_range_message_fields(suite: Suite, data: Draws) -> None:
     for index in range(data.draw(st.integers(1, 3), label="accepted batches first")):
         stamps = data.draw(st.lists(good, min_size=1, max_size=3), label="accepted timestamps")
         accepted = build_v2([RecordSpec(t, b"a%d" % index, b"v") for t in stamps])
-        observed, expected = twin.produce(topic, [accepted], produce_version=v2_produce_version(suite.profile))
-        check_produce(observed, expected, config=config, error_clause="VAL.error-offset-from-request")
+        twin.produce_checked(topic, [accepted], profile=suite.profile, error_clause="VAL.error-offset-from-request")
     flags = data.draw(st.lists(st.booleans(), min_size=1, max_size=6), label="in range per record")
     if all(flags):
         flags[-1] = False

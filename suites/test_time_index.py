@@ -34,11 +34,9 @@ from .helpers import (
     Suite,
     Twin,
     check_list_offsets,
-    check_produce,
     lifted_after,
     list_offsets_versions,
     newest_fetch,
-    produce_version_for,
     producible_codecs,
     producible_magics,
     suite_settings,
@@ -83,8 +81,7 @@ def test_lookup_across_segments(suite: Suite, data: Draws) -> None:
     magic = data.draw(st.sampled_from(magics), label="magic")
     for i, t in enumerate(sent):
         request = build_batches([RecordSpec(t, str(i).encode(), b"v" * 20)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
-        check_produce(observed, expected, config=config, error_clause="IDX.segment-search-first-ge")
+        twin.produce_checked(topic, request, profile=suite.profile, error_clause="IDX.segment-search-first-ge")
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     segments = len(log.segments)
     unordered = any(b < a for a, b in itertools.pairwise(sent))
@@ -141,8 +138,8 @@ def test_append_max_feeds_segment_search(suite: Suite, data: Draws) -> None:
         codec = data.draw(st.sampled_from(codecs), label="codec")
         request = build_batches([RecordSpec(t, b"%d-%d" % (i, j), b"v" * 20) for j, t in enumerate(stamps)],
                                 magic=magic, codec=codec)  # fmt: skip
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
-        check_produce(observed, expected, config=config, error_clause="CMP.append-max-timestamp")
+        _, expected = twin.produce_checked(topic, request, profile=suite.profile,
+                                           error_clause="CMP.append-max-timestamp")
         lat = timestamp_type is TimestampType.LOG_APPEND_TIME
         maxima.append(expected.log_append_time if lat else max(stamps))
         if twin.clock_control:
@@ -221,8 +218,7 @@ def test_retention(suite: Suite, data: Draws) -> None:
         ages.sort()
     for i, age in enumerate(ages):
         request = build_batches([RecordSpec(now + age, str(i).encode(), b"v" * 40)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
-        check_produce(observed, expected, config=config, error_clause="IDX.retention-by-largest-timestamp")
+        twin.produce_checked(topic, request, profile=suite.profile, error_clause="IDX.retention-by-largest-timestamp")
     # Time passes by about the retention period: exactly at it and one past (the test is strict, IDX-10),
     # by hours, or anything in between; every broker's clock moves together.
     advances = st.one_of(st.sampled_from((retention, retention + 1, 2 * HOUR, 3 * HOUR)), st.integers(0, 3 * HOUR))
@@ -276,8 +272,7 @@ def test_retention_frontier_inside_a_segment(suite: Suite, data: Draws) -> None:
     for i, gap in enumerate(gaps):
         stamp += gap
         request = build_batches([RecordSpec(stamp, str(i).encode(), b"v" * 40)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
-        check_produce(observed, expected, config=config, error_clause="IDX.retention-by-largest-timestamp")
+        twin.produce_checked(topic, request, profile=suite.profile, error_clause="IDX.retention-by-largest-timestamp")
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     spanning = [s for s in log.segments if len(s.batches) >= 2 and s.batches[0].max_timestamp < s.largest_timestamp()]
     segment = data.draw(st.sampled_from(spanning), label="segment the frontier falls in")
@@ -324,8 +319,7 @@ def test_retention_stops_at_the_first_young_segment(suite: Suite, data: Draws) -
     stamps = [now] * young + [now - 3 * retention - i for i in range(old)]
     for i, stamp in enumerate(stamps):
         request = build_batches([RecordSpec(stamp, str(i).encode(), b"v" * 40)], magic=magic)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
-        check_produce(observed, expected, config=config, error_clause="IDX.retention-prefix-rule")
+        twin.produce_checked(topic, request, profile=suite.profile, error_clause="IDX.retention-prefix-rule")
     advance = data.draw(st.integers(1, retention), label="clock advance")
     for broker in twin.brokers():
         twin.set_clock(broker, twin.clock(broker) + advance)

@@ -29,10 +29,8 @@ from .helpers import (
     Suite,
     Twin,
     check_list_offsets,
-    check_produce,
     lifted_after,
     list_offsets_versions,
-    produce_version_for,
     producible_magics,
     suite_settings,
     unique_topic,
@@ -60,9 +58,8 @@ def _fill(twin: Twin, data: Draws, profile: Profile, config: TopicConfig, lo: in
     for index in range(data.draw(st.integers(4, 30), label="batches")):
         request = data.draw(st.lists(stamps, min_size=1, max_size=3), label="timestamps")
         specs = [RecordSpec(t, f"{index}-{i}".encode(), b"v" * 20) for i, t in enumerate(request)]
-        observed, expected = twin.produce(topic, build_batches(specs, magic=magic),
-                                          produce_version=produce_version_for(magic, profile))
-        check_produce(observed, expected, config=config, error_clause="IDX.segment-search-first-ge")
+        twin.produce_checked(topic, build_batches(specs, magic=magic), profile=profile,
+                             error_clause="IDX.segment-search-first-ge")
         sent.extend(request)
     return topic, sent
 

@@ -34,7 +34,6 @@ from .helpers import (
     Twin,
     accepted_timestamps,
     bounds,
-    check_fetch,
     check_produce,
     lifted_after,
     newest_fetch,
@@ -144,9 +143,8 @@ def test_range_check(suite: Suite, data: Draws) -> None:
             )
     else:
         check_produce(observed, expected, config=config, error_clause=clause, context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     stored = "VAL.whole-batch-rejected" if expected.error is not ErrorCode.NONE else clause
-    check_fetch(got, want, config=config, profile=suite.profile, stored_clause=stored, context=context)
+    twin.read_back(topic, profile=suite.profile, stored_clause=stored, context=context)
 
 
 @pytest.mark.clause("VAL.no-timestamp-exempt", "VAL.no-timestamp-range-checked")
@@ -160,11 +158,9 @@ def test_no_timestamp(suite: Suite, data: Draws) -> None:
     topic = unique_topic("no-ts")
     twin.create_topic(topic, config)
     sent = data.draw(sent_batches(twin, st.just(-1), magics=magics, codecs=producible_codecs(suite.impl.capabilities)))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     clause = "VAL.no-timestamp-exempt" if suite.profile.exempt_no_timestamp else "VAL.no-timestamp-range-checked"
-    check_produce(
-        observed, expected, config=config, error_clause=clause, context=f"bounds={bounds(config, suite.profile)}"
-    )
+    twin.produce_checked(topic, sent, profile=suite.profile, error_clause=clause,
+                         context=f"bounds={bounds(config, suite.profile)}")
 
 
 @pytest.mark.clause("VAL.lat-topic-skips-range-check", "VAL.lat-response-time", "CMP.lat-every-record-reads-now")
@@ -183,11 +179,9 @@ def test_lat_topic_accepts_any_timestamp(suite: Suite, data: Draws) -> None:
     ts = timestamps(now, before=before, after=after, boundary=True)
     magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"now={now} sent={_sent_timestamps(sent)}"
-    check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(got, want, config=config, profile=suite.profile, context=context)
+    twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="VAL.lat-topic-skips-range-check",
+                          context=context)
 
 
 @pytest.mark.clause(
@@ -223,7 +217,6 @@ def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
             kinds=(Invalidity.PRODUCER_LOG_APPEND_TIME,),
         )
     )
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     if lat_topic:
         clause = "VAL.lat-flag-rejected-on-lat-topic"
     elif suite.profile.lat_flag_check is LogAppendTimeFlagCheck.ALWAYS:
@@ -231,7 +224,7 @@ def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
     else:
         clause = "VAL.lat-flag-accepted-on-createtime"
     context = f"now={now} sent={_sent_timestamps(sent)}"
-    check_produce(observed, expected, config=config, error_clause=clause, context=context)
+    observed, expected = twin.produce_checked(topic, sent, profile=suite.profile, error_clause=clause, context=context)
     if expected.record_errors:
         text = "VAL.lat-flag-error-text"
         check_equal(
@@ -241,16 +234,9 @@ def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
             [(e.message or "")[:39] for e in expected.record_errors],
             context,
         )
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(
-        got,
-        want,
-        config=config,
-        profile=suite.profile,
-        stored_clause=clause,
-        record_clause=lambda b: "VAL.lat-flag-stored-as-createtime" if b.magic == MAGIC_V2 else clause,
-        context=context,
-    )
+    twin.read_back(topic, profile=suite.profile, stored_clause=clause,
+                   record_clause=lambda b: "VAL.lat-flag-stored-as-createtime" if b.magic == MAGIC_V2 else clause,
+                   context=context)
 
 
 @pytest.mark.clause("VAL.after-default-one-hour")
@@ -268,14 +254,8 @@ def test_after_default_one_hour(
     twin.create_topic(topic, config)
     now = twin.leader_clock(topic)
     sent = build_batches([RecordSpec(now + offset, b"k", b"v")], magic=MAGIC_V2)
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(MAGIC_V2, profile))
-    check_produce(
-        observed,
-        expected,
-        config=config,
-        error_clause="VAL.after-default-one-hour",
-        context=f"now={now} ts=now{offset:+d}",
-    )
+    twin.produce_checked(topic, sent, profile=profile, error_clause="VAL.after-default-one-hour",
+                         context=f"now={now} ts=now{offset:+d}")
 
 
 @pytest.mark.clause("VAL.header-max-recomputed", "VAL.createtime-response-minus-one")
@@ -301,15 +281,6 @@ def test_header_max_recomputed(suite: Suite, data: Draws) -> None:
         pytest.skip("UNSUPPORTED: no way to send a wrong header max (needs magic 2, or v1 with compression)")
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(invalid_batches(ts, magics=magics, codecs=codecs, kinds=kinds))
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
-    check_produce(observed, expected, config=config, error_clause="VAL.header-max-recomputed")
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(
-        got,
-        want,
-        config=config,
-        profile=suite.profile,
-        stored_clause="VAL.header-max-recomputed",
-        record_clause=lambda b: "VAL.header-max-recomputed",
-        sent=twin.sent.get(topic),
-    )
+    twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="VAL.header-max-recomputed",
+                          stored_clause="VAL.header-max-recomputed",
+                          record_clause=lambda b: "VAL.header-max-recomputed", as_sent=True)

@@ -34,9 +34,7 @@ from .helpers import (
     Suite,
     Twin,
     bounds,
-    check_fetch,
     check_produce,
-    newest_fetch,
     produce_version_for,
     producible_codecs,
     producible_magics,
@@ -111,10 +109,7 @@ def test_bound_probes(suite: Suite, data: Draws) -> None:
         twin, topic, config, ((ts, "VAL.range-inclusive-bounds") for ts in probes),
         magic=magic, codec=codec, context=context,
     )
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(
-        got, want, config=config, profile=suite.profile, stored_clause="VAL.range-inclusive-bounds", context=context
-    )
+    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.range-inclusive-bounds", context=context)
 
 
 @st.composite
@@ -159,10 +154,7 @@ def test_sides_are_independent(suite: Suite, data: Draws) -> None:
         codec=codec,
         context=context,
     )
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(
-        got, want, config=config, profile=suite.profile, stored_clause="VAL.range-before-after", context=context
-    )
+    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.range-before-after", context=context)
 
 
 _UNSET_OR_MAX = st.sampled_from((None, LONG_MAX))
@@ -203,15 +195,7 @@ def test_fallback_to_difference(suite: Suite, data: Draws) -> None:
     exact = [(now + s * (difference + d), "VAL.range-inclusive-bounds") for s in signs for d in (0, 1)]
     context = f"now={now} config=(difference={difference}, before={config.before_max_ms}, after={config.after_max_ms})"
     _produce_each(twin, topic, config, far + exact, magic=magic, codec=codec, context=context)
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(
-        got,
-        want,
-        config=config,
-        profile=suite.profile,
-        stored_clause="VAL.bounds-fallback-to-difference",
-        context=context,
-    )
+    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.bounds-fallback-to-difference", context=context)
 
 
 def _refuses(create: object, topic: str, config: TopicConfig) -> bool:
@@ -319,20 +303,13 @@ def test_whole_batch_rejected(suite: Suite, data: Draws) -> None:
         position = data.draw(st.integers(0, len(good)), label="position of the bad record")
         mixed = [*good[:position], bad, *good[position:]]
         context = f"magic={magic} codec={codec.name} now={now} bounds=({before}, {after}) sent={mixed}"
-        version = produce_version_for(magic, suite.profile)
         # An accepted batch first, so that "no offsets consumed" is visible past offset 0.
         sent = build_batches([RecordSpec(ts, b"k", b"v") for ts in good], magic=magic, codec=codec)
-        observed, expected = twin.produce(topic, sent, produce_version=version)
-        check_produce(
-            observed, expected, config=config, error_clause=_rule_clause(config, suite.profile), context=context
-        )
+        twin.produce_checked(topic, sent, profile=suite.profile, error_clause=_rule_clause(config, suite.profile),
+                             context=context)
         _produce_each(
             twin, topic, config, [(bad, _rule_clause(config, suite.profile))], magic=magic, codec=codec, context=context
         )
         sent = build_batches([RecordSpec(ts, b"k", b"v") for ts in mixed], magic=magic, codec=codec)
-        observed, expected = twin.produce(topic, sent, produce_version=version)
-        check_produce(observed, expected, config=config, error_clause="VAL.whole-batch-rejected", context=context)
-        got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-        check_fetch(
-            got, want, config=config, profile=suite.profile, stored_clause="VAL.whole-batch-rejected", context=context
-        )
+        twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="VAL.whole-batch-rejected",
+                              stored_clause="VAL.whole-batch-rejected", context=context)

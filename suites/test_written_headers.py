@@ -26,10 +26,8 @@ from strategies.timestamps import around
 from .helpers import (
     Suite,
     check_fetch,
-    check_produce,
     lifted_after,
     newest_fetch,
-    produce_version_for,
     producible_codecs,
     producible_magics,
     suite_settings,
@@ -100,8 +98,7 @@ def test_broker_built_v1_wrappers(suite: Suite, data: Draws) -> None:
         # Uncompressed when stored as v1 (the broker compresses); compressed v2 to be down-converted.
         request = build_batches([RecordSpec(t, b"w%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)],
                                 magic=magic, codec=Codec.NONE if stored_v1 else codec)
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
-        check_produce(observed, expected, config=config, error_clause=WRAPPER)
+        twin.produce_checked(topic, request, profile=suite.profile, error_clause=WRAPPER)
     fetch_version = (
         newest_fetch(suite.profile) if stored_v1 else data.draw(st.sampled_from((2, 3)), label="fetch version")
     )
@@ -143,8 +140,7 @@ def test_rebuilt_batch_base_is_first_record(suite: Suite, data: Draws) -> None:
         request = build_batches(
             [RecordSpec(t, b"b%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)], magic=MAGIC_V2, codec=producer
         )
-        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(MAGIC_V2, suite.profile))
-        check_produce(observed, expected, config=config, error_clause=BASE)
+        twin.produce_checked(topic, request, profile=suite.profile, error_clause=BASE)
     got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     context = f"producer {producer.name}, topic {topic_codec.name}"
     for obs, exp in zip(got.batches, want.batches, strict=False):
