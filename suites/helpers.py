@@ -262,6 +262,13 @@ class Twin:
         self.ref.create_topic(topic, config)
         self.configs[topic] = config
 
+    def new_topic(self, prefix: str, config: TopicConfig) -> tuple[str, int]:
+        """A topic of `config` under a name no earlier example used (`unique_topic`), created on both sides, and its
+        leader's `now` (`leader_clock`): where most examples start."""
+        topic = unique_topic(prefix)
+        self.create_topic(topic, config)
+        return topic, self.leader_clock(topic)
+
     def alter_config(self, topic: str, config: TopicConfig) -> None:
         self.impl.alter_config(topic, config)
         config = self._in_force(topic, config)

@@ -48,7 +48,6 @@ from .helpers import (
     producible_magics,
     sent_batches,
     suite_settings,
-    unique_topic,
 )
 
 
@@ -92,9 +91,7 @@ def test_createtime_storage(suite: Suite, data: Draws) -> None:
         st.sampled_from(_topic_compression(suite.impl.capabilities, suite.profile)), label="compression"
     )
     config = _unbounded(twin, TimestampType.CREATE_TIME, compression, suite.profile)
-    topic = unique_topic("cmp-ct")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("cmp-ct", config)
     ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
     magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
@@ -133,9 +130,7 @@ def test_log_append_time_storage(suite: Suite, data: Draws) -> None:
     # budget reaches (v0/v1 sets are up-converted here, a rebuild).
     magics = tuple(sorted(producible_magics(twin, suite.profile), reverse=True))
     codecs = producible_codecs(suite.impl.capabilities)
-    topic = unique_topic("cmp-lat")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("cmp-lat", config)
     ts = accepted_timestamps(now, config, suite.profile)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
@@ -196,9 +191,7 @@ def test_log_append_time_v1_storage(suite: Suite, data: Draws) -> None:
                      after_max_ms=lifted_after(twin, suite.profile))  # fmt: skip
     for compression, sends in (("producer", (Codec.NONE, compressed)), (own.name.lower(), (Codec.NONE,))):
         config = replace(v1, compression_type=compression)
-        topic = unique_topic("cmp-lat-v1")
-        twin.create_topic(topic, config)
-        now = twin.leader_clock(topic)
+        topic, now = twin.new_topic("cmp-lat-v1", config)
         sent: dict[int, tuple[AnyBatch, ...]] = {}
         for codec in sends:
             batch = data.draw(sent_batches(twin, around(now, -3_600_000, -1), magics=(MAGIC_V1,), codecs=(codec,)))
@@ -245,9 +238,7 @@ def test_uncompressed_into_compressed_topic(suite: Suite, data: Draws) -> None:
     codec = data.draw(st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)), label="codec")
     twin = suite.twin()
     config = _unbounded(twin, TimestampType.CREATE_TIME, codec.name.lower(), suite.profile)
-    topic = unique_topic("cmp-recompress")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("cmp-recompress", config)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m in (MAGIC_V1, MAGIC_V2))
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=(Codec.NONE,), min_records=2))

@@ -32,7 +32,6 @@ from .helpers import (
     producible_magics,
     sent_batches,
     suite_settings,
-    unique_topic,
 )
 
 CON_CLAUSES = (
@@ -64,9 +63,7 @@ def test_consumer_view(suite: Suite, data: Draws) -> None:
     fmt = data.draw(st.sampled_from(tuple(stored)), label="format magic")
     after = lifted_after(twin, suite.profile)
     config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt, after_max_ms=after)
-    topic = unique_topic("con")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("con", config)
     ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
         sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=producible_codecs(suite.impl.capabilities)))
@@ -92,9 +89,7 @@ def test_v1_wrapper_view(suite: Suite, data: Draws) -> None:
         types.append(TimestampType.LOG_APPEND_TIME)
     timestamp_type = data.draw(st.sampled_from(types), label="topic type")
     config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=MAGIC_V1)
-    topic = unique_topic("wrapper")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("wrapper", config)
     producible = producible_codecs(suite.impl.capabilities)
     codecs = [c for c in codecs_for_magic(MAGIC_V1) if c in producible and c is not Codec.NONE]
     for index in range(data.draw(st.integers(1, 3), label="wrappers")):

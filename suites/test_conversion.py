@@ -30,7 +30,6 @@ from .helpers import (
     producible_magics,
     sent_batches,
     suite_settings,
-    unique_topic,
     v2_produce_version,
 )
 
@@ -63,9 +62,7 @@ def test_up_conversion(suite: Suite, data: Draws) -> None:
         message_format_magic=fmt,
         after_max_ms=lifted_after(twin, suite.profile),
     )
-    topic = unique_topic("up")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("up", config)
     legacy = tuple(m for m in producible_magics(twin, suite.profile) if m < MAGIC_V2)
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(sent_batches(twin, ts, magics=legacy, codecs=producible_codecs(suite.impl.capabilities)))
@@ -111,9 +108,7 @@ def test_down_conversion(suite: Suite, data: Draws) -> None:
         after_max_ms=lifted_after(twin, suite.profile),
         downconversion_enable=enable,
     )
-    topic = unique_topic("down")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("down", config)
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     codecs = producible_codecs(suite.impl.capabilities)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
@@ -151,9 +146,7 @@ def test_legacy_requests_refused(suite: Suite, data: Draws) -> None:
     converted."""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic = unique_topic("refused")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("refused", config)
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     codecs = tuple(c for c in producible_codecs(suite.impl.capabilities) if c is not Codec.ZSTD)
     legacy = data.draw(sent_batches(twin, ts, magics=(MAGIC_V0, MAGIC_V1), codecs=codecs))
@@ -179,9 +172,7 @@ def test_zstd_not_down_converted(suite: Suite, data: Draws) -> None:
     down-conversion, KIP-283). (test_down_conversion meets zstd only now and then.)"""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic = unique_topic("zstd-down")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("zstd-down", config)
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     others = tuple(c for c in producible_codecs(suite.impl.capabilities) if c is not Codec.ZSTD)
     for _ in range(data.draw(st.integers(0, 2), label="batches before the zstd one")):

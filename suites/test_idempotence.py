@@ -30,7 +30,6 @@ from .helpers import (
     bounds,
     lifted_after,
     suite_settings,
-    unique_topic,
     v2_produce_version,
 )
 
@@ -67,9 +66,7 @@ def test_duplicate_answers_cached_max(suite: Suite, data: Draws) -> None:
                                            else [])
     config = TopicConfig(timestamp_type=data.draw(st.sampled_from(types), label="topic type"),
                          after_max_ms=lifted_after(twin, suite.profile))
-    topic = unique_topic("duplicate")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("duplicate", config)
     stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=4), label="timestamps")
     batch = _idempotent(data, stamps, "dup")
     twin.produce_checked(topic, [batch], profile=suite.profile, error_clause="VAL.duplicate-returns-cached-max",
@@ -102,9 +99,7 @@ def test_retry_validated_before_dedup(suite: Suite, data: Draws) -> None:
         config = TopicConfig(difference_max_ms=bound)
     else:
         pytest.skip("UNSUPPORTED: no past bound can be set on this target (no KIP-937 or difference config)")
-    topic = unique_topic("dedup")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("dedup", config)
     before, _ = bounds(config, suite.profile)
     stamps = data.draw(st.lists(around(now - before, MARGIN_MS, 2 * MARGIN_MS), min_size=1, max_size=3),
                        label="timestamps near the past bound")
@@ -133,9 +128,7 @@ def test_idempotent_needs_format_v2(suite: Suite, data: Draws) -> None:
         pytest.skip("N/A: message.format.version is ignored from 3.0 (KIP-724): every topic stores v2")
     twin = suite.twin()
     config = TopicConfig(message_format_magic=data.draw(st.sampled_from((MAGIC_V1, MAGIC_V0)), label="format"))
-    topic = unique_topic("idempotent-old-format")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("idempotent-old-format", config)
     batch = _idempotent(data, data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=3), label="ts"), "old")
     twin.produce_checked(topic, [batch], profile=suite.profile, error_clause="VAL.idempotent-needs-v2",
                          context=f"format v{config.message_format_magic}", as_drawn=True)

@@ -40,7 +40,6 @@ from .helpers import (
     producible_magics,
     sent_batches,
     suite_settings,
-    unique_topic,
 )
 
 HOUR = 3_600_000
@@ -88,9 +87,7 @@ def _build_log(
     )
     if retained:
         config = replace(config, retention_ms=HOUR)
-    topic = unique_topic("lo")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("lo", config)
     # Within an hour of now, phases two hours out; a quarter of the after-bound where the topic keeps a
     # finite one (4.0's 1 h default on a target that cannot lift it), so every request is accepted.
     _, after_bound = bounds(config, profile)

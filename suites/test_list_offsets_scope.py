@@ -68,9 +68,7 @@ def _small_log(twin: Twin, data: Draws, profile: Profile, prefix: str) -> tuple[
     timestamps within an hour of now, ties included; the sent timestamps."""
     config = TopicConfig(after_max_ms=lifted_after(twin, profile), segment_bytes=data.draw(
         st.sampled_from((256, 1024, 1 << 30)), label="segment.bytes"))
-    topic = unique_topic(prefix)
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic(prefix, config)
     magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)),
                       label="magic")
     sent: list[int] = []
@@ -244,9 +242,7 @@ def test_lookup_after_retention(suite: Suite, data: Draws) -> None:
         retention_ms=retention,
         segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
     )
-    topic = unique_topic("from-start")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("from-start", config)
     magic = producible_magics(twin, suite.profile)[-1]
     # Old records first (some of them deleted by the tick below), then records young enough to stay; the
     # young ones repeat old timestamps now and then, so a target matches on both sides of the log start.

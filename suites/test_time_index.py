@@ -40,7 +40,6 @@ from .helpers import (
     producible_codecs,
     producible_magics,
     suite_settings,
-    unique_topic,
 )
 
 HOUR = 3_600_000
@@ -67,9 +66,7 @@ def test_lookup_across_segments(suite: Suite, data: Draws) -> None:
     config = _config(
         twin, suite.profile, segment_bytes=data.draw(st.sampled_from((200, 400, 1000))), index_interval_bytes=1
     )
-    topic = unique_topic("idx")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("idx", config)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m != MAGIC_V0)
     # The default margin keeps every value clear of the one-hour bounds: a wall-clock broker's `now` is known only
     # within a bracket (and the adapter's clock tolerance), and this test is about the index, not the bounds.
@@ -124,9 +121,7 @@ def test_append_max_feeds_segment_search(suite: Suite, data: Draws) -> None:
     segment_bytes = data.draw(st.sampled_from((300, 600)), label="segment.bytes")
     config = _config(twin, suite.profile, segment_bytes=segment_bytes, index_interval_bytes=1)
     config = replace(config, timestamp_type=timestamp_type)
-    topic = unique_topic("append-max")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("append-max", config)
     magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, suite.profile) if m != MAGIC_V0)),
                       label="magic")  # fmt: skip
     codecs = tuple(c for c in producible_codecs(suite.impl.capabilities) if magic == MAGIC_V2 or c is not Codec.ZSTD)
@@ -207,9 +202,7 @@ def test_retention(suite: Suite, data: Draws) -> None:
     # falls inside it (old first batch, recent last one; IDX-10).
     segment_bytes = data.draw(st.sampled_from((300, 600, 1000)), label="segment.bytes")
     config = _config(twin, suite.profile, segment_bytes=segment_bytes, retention_ms=retention)
-    topic = unique_topic("retention")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("retention", config)
     magic = producible_magics(twin, suite.profile)[-1]
     ages = data.draw(st.lists(st.integers(-3 * HOUR, HOUR), min_size=1, max_size=20), label="ages")
     if data.draw(st.booleans(), label="backfill in order"):
@@ -262,9 +255,7 @@ def test_retention_frontier_inside_a_segment(suite: Suite, data: Draws) -> None:
         segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
         retention_ms=retention,
     )
-    topic = unique_topic("frontier")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("frontier", config)
     magic = producible_magics(twin, suite.profile)[-1]
     count = data.draw(st.integers(6, 16), label="records")
     gaps = data.draw(st.lists(st.integers(1, retention // 4), min_size=count, max_size=count), label="gaps")
@@ -310,9 +301,7 @@ def test_retention_stops_at_the_first_young_segment(suite: Suite, data: Draws) -
         segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
         retention_ms=retention,
     )
-    topic = unique_topic("prefix")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("prefix", config)
     magic = producible_magics(twin, suite.profile)[-1]
     young = data.draw(st.integers(2, 6), label="young records")
     old = data.draw(st.integers(4, 12), label="old records")

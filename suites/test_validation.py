@@ -105,9 +105,7 @@ def test_range_check(suite: Suite, data: Draws) -> None:
     data, twin = suite.start(data)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
     config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
-    topic = unique_topic("range")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("range", config)
     before, after = bounds(config, suite.profile)
     # Exact bound probes need the broker's `now` exactly: only where the suite sets the clock.
     ts = timestamps(now, before=before, after=after, boundary=twin.clock_control, specials=False)
@@ -172,9 +170,7 @@ def test_lat_topic_accepts_any_timestamp(suite: Suite, data: Draws) -> None:
     log_append_time = the leader's now (VAL-12); every stored record reads it (CMP-3/4)."""
     data, twin = suite.start(data)
     config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.LOG_APPEND_TIME,), bounded=True))
-    topic = unique_topic("lat")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("lat", config)
     before, after = bounds(config, suite.profile)
     ts = timestamps(now, before=before, after=after, boundary=True)
     magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
@@ -203,9 +199,7 @@ def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
         lat_topic = False
     kind = TimestampType.LOG_APPEND_TIME if lat_topic else TimestampType.CREATE_TIME
     config = data.draw(topic_configs(suite.profile, timestamp_types=(kind,), bounded=True))
-    topic = unique_topic("lat-flag")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("lat-flag", config)
     before, after = bounds(config, suite.profile)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
     ts = timestamps(now, before=before, after=after, specials=False, mistakes=False)
@@ -250,9 +244,7 @@ def test_after_default_one_hour(
     """VAL-6/KIP-1030: with default configs a record more than 1 h ahead is rejected, any past one accepted."""
     twin = Twin(impl, reference_factory)
     config = TopicConfig()
-    topic = unique_topic("after-default")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("after-default", config)
     sent = build_batches([RecordSpec(now + offset, b"k", b"v")], magic=MAGIC_V2)
     twin.produce_checked(topic, sent, profile=profile, error_clause="VAL.after-default-one-hour",
                          context=f"now={now} ts=now{offset:+d}")
@@ -266,9 +258,7 @@ def test_header_max_recomputed(suite: Suite, data: Draws) -> None:
     max of the record timestamps on a CreateTime topic without bounds."""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic = unique_topic("header-max")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("header-max", config)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
     codecs = producible_codecs(suite.impl.capabilities)
     kinds = tuple(

@@ -100,9 +100,7 @@ def test_bound_probes(suite: Suite, data: Draws) -> None:
     magic, codec = _shape(twin, suite.profile, data)
     # Finite (never Long.MAX_VALUE) values, so 3.6-3.9 use them without falling back (VAL-6).
     config = TopicConfig(before_max_ms=before, after_max_ms=after)
-    topic = unique_topic("bound-probe")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("bound-probe", config)
     probes = dict.fromkeys((now - before, now - before - 1, now + after, now + after + 1))
     context = f"now={now} bounds=({before}, {after})"
     _produce_each(
@@ -135,9 +133,7 @@ def test_sides_are_independent(suite: Suite, data: Draws) -> None:
     twin = suite.twin()
     magic, codec = _shape(twin, suite.profile, data)
     config = TopicConfig(before_max_ms=before, after_max_ms=after)
-    topic = unique_topic("sides")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("sides", config)
     narrow = min(before, after)
     wide = max(before, after)
     # Strictly between the narrow and the wide distance, on the narrow side: rejected by VAL-4.
@@ -184,9 +180,7 @@ def test_fallback_to_difference(suite: Suite, data: Draws) -> None:
     difference = config.difference_max_ms
     twin = suite.twin()
     magic, codec = _shape(twin, suite.profile, data)
-    topic = unique_topic("fallback")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("fallback", config)
     signs = [s for s, side in ((-1, config.before_max_ms), (1, config.after_max_ms)) if side in (None, LONG_MAX)]
     beyond = data.draw(st.integers(2, DAY_MS), label="distance past the difference")
     within = data.draw(st.integers(0, difference), label="distance within the difference")
@@ -289,9 +283,7 @@ def test_whole_batch_rejected(suite: Suite, data: Draws) -> None:
     for magic, codecs in shapes:
         codec = data.draw(st.sampled_from(codecs), label=f"codec for magic {magic}")
         config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
-        topic = unique_topic("whole-batch")
-        twin.create_topic(topic, config)
-        now = twin.leader_clock(topic)
+        topic, now = twin.new_topic("whole-batch", config)
         before, after = bounds(config, suite.profile)
         ordinary = timestamps(now, before=before, after=after, specials=False, mistakes=False)
         good = data.draw(st.lists(ordinary, min_size=1, max_size=6), label="in-range timestamps")

@@ -31,7 +31,6 @@ from .helpers import (
     producible_codecs,
     producible_magics,
     suite_settings,
-    unique_topic,
 )
 
 HOUR = 3_600_000
@@ -88,9 +87,7 @@ def test_broker_built_v1_wrappers(suite: Suite, data: Draws) -> None:
         message_format_magic=MAGIC_V1 if stored_v1 else MAGIC_V2,
         compression_type=_codec_name(codec) if stored_v1 else "producer",
     )
-    topic = unique_topic("wrappers")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("wrappers", config)
     magics = producible_magics(twin, suite.profile) if stored_v1 else (MAGIC_V2,)
     for index in range(data.draw(st.integers(1, 3), label="requests")):
         stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=4), label="timestamps")
@@ -131,9 +128,7 @@ def test_rebuilt_batch_base_is_first_record(suite: Suite, data: Draws) -> None:
         st.permutations(codecs).map(lambda c: (c[0], c[1])), label="producer, topic codec"
     )
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile), compression_type=_codec_name(topic_codec))
-    topic = unique_topic("rebuilt-base")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("rebuilt-base", config)
     for index in range(data.draw(st.integers(1, 3), label="requests")):
         # Not in order: the first record is rarely the smallest.
         stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=2, max_size=5, unique=True), label="timestamps")
