@@ -140,7 +140,9 @@ def test_consumer_codecs(suite: Suite, data: Draws) -> None:
             for codec in (c for c in codecs_for_magic(fmt) if c in producible and c is not Codec.NONE):
                 config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt,
                                      after_max_ms=lifted_after(twin, suite.profile))
-                topic, now = twin.new_topic("client-codec", config)
+                topic = unique_topic("client-codec")
+                twin.create_topic(topic, config)
+                now = twin.leader_clock(topic)
                 ts = around(now, -3_600_000, -1)
                 broker = BrokerChecks()
                 for label, written in (("uncompressed", Codec.NONE), ("compressed", codec)):
@@ -172,7 +174,9 @@ def test_v1_wrappers(suite: Suite, data: Draws) -> None:
         types.append(TimestampType.LOG_APPEND_TIME)
     config = TopicConfig(timestamp_type=data.draw(st.sampled_from(types), label="topic type"),
                          message_format_magic=MAGIC_V1)
-    topic, now = twin.new_topic("client-wrapper", config)
+    topic = unique_topic("client-wrapper")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     codecs = [c for c in codecs_for_magic(MAGIC_V1) if c in producible_codecs(suite.impl.capabilities)
               and c is not Codec.NONE]
     broker = BrokerChecks()

@@ -28,7 +28,7 @@ from .client_helpers import (
     compare_stored,
     raw_fetch,
 )
-from .helpers import Suite, bounds, producible_codecs, suite_settings
+from .helpers import Suite, bounds, producible_codecs, suite_settings, unique_topic
 
 HOUR = 3_600_000
 DAY = 24 * HOUR
@@ -50,7 +50,9 @@ def test_record_metadata(suite: Suite, data: Draws) -> None:
     if twin.has(Capability.LOG_APPEND_TIME):
         types.append(TimestampType.LOG_APPEND_TIME)
     config = TopicConfig(timestamp_type=data.draw(st.sampled_from(types), label="topic type"))
-    topic, now = twin.new_topic("client-metadata", config)
+    topic = unique_topic("client-metadata")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     codecs = [c for c in producible_codecs(suite.impl.capabilities) if c in client.library.codecs]
     codec = data.draw(st.sampled_from(codecs), label="codec")
     stamps = data.draw(st.lists(st.none() | around(now, -DAY, HOUR // 2), min_size=1, max_size=4), label="timestamps")
@@ -89,7 +91,9 @@ def test_rejected_batch_failures(suite: Suite, data: Draws) -> None:
         pytest.skip("UNSUPPORTED: the broker sets no timestamp bound on a topic (KIP-937 or difference config)")
     before, after = bounds(config, suite.profile)
     assert LONG_MAX not in (before, after)
-    topic, now = twin.new_topic("client-failures", config)
+    topic = unique_topic("client-failures")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     inside = around(now, -before + MARGIN_MS, min(after, HOUR // 2) - MARGIN_MS)
     outside = around(now - before, -DAY, -MARGIN_MS) | around(now + after, MARGIN_MS, HOUR)
     stamps = data.draw(st.lists(st.tuples(st.booleans(), inside, outside), min_size=1, max_size=4), label="records")

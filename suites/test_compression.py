@@ -41,13 +41,18 @@ from .helpers import (
     Twin,
     accepted_timestamps,
     batch_header,
+    check_fetch,
     check_list_offsets,
+    check_produce,
     lifted_after,
     list_offsets_versions,
+    newest_fetch,
+    produce_version_for,
     producible_codecs,
     producible_magics,
     sent_batches,
     suite_settings,
+    unique_topic,
 )
 
 
@@ -91,11 +96,16 @@ def test_createtime_storage(suite: Suite, data: Draws) -> None:
         st.sampled_from(_topic_compression(suite.impl.capabilities, suite.profile)), label="compression"
     )
     config = _unbounded(twin, TimestampType.CREATE_TIME, compression, suite.profile)
-    topic, now = twin.new_topic("cmp-ct", config)
+    topic = unique_topic("cmp-ct")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
     magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
+    check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
 
     def record_clause(stored: AnyBatch) -> str:
         if stored.magic == MAGIC_V0:
@@ -104,9 +114,15 @@ def test_createtime_storage(suite: Suite, data: Draws) -> None:
             return "CMP.inplace-createtime-untouched"
         return "CMP.rebuild-createtime-copies"
 
-    twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="CMP.rebuild-createtime-copies",
-                          stored_clause="CMP.topic-codec-recompresses", record_clause=record_clause,
-                          context=context)  # fmt: skip
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="CMP.topic-codec-recompresses",
+        record_clause=record_clause,
+        context=context,
+    )
 
 
 @pytest.mark.clause(
@@ -130,15 +146,20 @@ def test_log_append_time_storage(suite: Suite, data: Draws) -> None:
     # budget reaches (v0/v1 sets are up-converted here, a rebuild).
     magics = tuple(sorted(producible_magics(twin, suite.profile), reverse=True))
     codecs = producible_codecs(suite.impl.capabilities)
-    topic, now = twin.new_topic("cmp-lat", config)
+    topic = unique_topic("cmp-lat")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     ts = accepted_timestamps(now, config, suite.profile)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"compression.type={compression} sent magic {sent[0].magic} codec {sent[0].codec!r}"
-    got, want = twin.produce_and_read(
-        topic,
-        sent,
+    check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got,
+        want,
+        config=config,
         profile=suite.profile,
-        error_clause="VAL.lat-topic-skips-range-check",
         stored_clause="CMP.topic-codec-recompresses",
         record_clause=lambda b: "CMP.lat-every-record-reads-now",
         context=context,
@@ -191,18 +212,23 @@ def test_log_append_time_v1_storage(suite: Suite, data: Draws) -> None:
                      after_max_ms=lifted_after(twin, suite.profile))  # fmt: skip
     for compression, sends in (("producer", (Codec.NONE, compressed)), (own.name.lower(), (Codec.NONE,))):
         config = replace(v1, compression_type=compression)
-        topic, now = twin.new_topic("cmp-lat-v1", config)
+        topic = unique_topic("cmp-lat-v1")
+        twin.create_topic(topic, config)
+        now = twin.leader_clock(topic)
         sent: dict[int, tuple[AnyBatch, ...]] = {}
         for codec in sends:
             batch = data.draw(sent_batches(twin, around(now, -3_600_000, -1), magics=(MAGIC_V1,), codecs=(codec,)))
+            version = produce_version_for(MAGIC_V1, suite.profile)
+            observed, expected = twin.produce(topic, batch, produce_version=version)
             context = f"compression.type={compression}, v1 format, sent codec {codec!r}"
-            _, expected = twin.produce_checked(topic, batch, profile=suite.profile,
-                                               error_clause="VAL.lat-topic-skips-range-check", context=context)
+            check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check",
+                          context=context)  # fmt: skip
             sent[expected.base_offset] = batch
+        got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
         context = f"compression.type={compression}, v1 format"
-        got, want = twin.read_back(topic, profile=suite.profile, stored_clause="CMP.topic-codec-recompresses",
-                                   record_clause=lambda b: _v1_message_clause(b) or "CMP.lat-every-record-reads-now",
-                                   header_clause=_v1_message_clause, context=context)  # fmt: skip
+        check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CMP.topic-codec-recompresses",
+                    record_clause=lambda b: _v1_message_clause(b) or "CMP.lat-every-record-reads-now",
+                    header_clause=_v1_message_clause, context=context)  # fmt: skip
         if twin.has(Capability.LIST_OFFSETS) and want.batches:
             # LO-2 with CON-1: a broker answering a lookup reads its stored v1 records as a consumer does, so the
             # record found at the first stamp carries the stamp, not the producer's time.
@@ -238,10 +264,20 @@ def test_uncompressed_into_compressed_topic(suite: Suite, data: Draws) -> None:
     codec = data.draw(st.sampled_from((Codec.GZIP, Codec.SNAPPY, Codec.LZ4)), label="codec")
     twin = suite.twin()
     config = _unbounded(twin, TimestampType.CREATE_TIME, codec.name.lower(), suite.profile)
-    topic, now = twin.new_topic("cmp-recompress", config)
+    topic = unique_topic("cmp-recompress")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m in (MAGIC_V1, MAGIC_V2))
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=(Codec.NONE,), min_records=2))
-    twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="CMP.rebuild-createtime-copies",
-                          stored_clause="CMP.topic-codec-recompresses",
-                          record_clause=lambda b: "CMP.rebuild-createtime-copies")  # fmt: skip
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
+    check_produce(observed, expected, config=config, error_clause="CMP.rebuild-createtime-copies")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="CMP.topic-codec-recompresses",
+        record_clause=lambda b: "CMP.rebuild-createtime-copies",
+    )

@@ -27,11 +27,16 @@ from strategies.timestamps import around
 from .helpers import (
     Suite,
     accepted_timestamps,
+    check_fetch,
+    check_produce,
     lifted_after,
+    newest_fetch,
+    produce_version_for,
     producible_codecs,
     producible_magics,
     sent_batches,
     suite_settings,
+    unique_topic,
 )
 
 CON_CLAUSES = (
@@ -63,12 +68,18 @@ def test_consumer_view(suite: Suite, data: Draws) -> None:
     fmt = data.draw(st.sampled_from(tuple(stored)), label="format magic")
     after = lifted_after(twin, suite.profile)
     config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt, after_max_ms=after)
-    topic, now = twin.new_topic("con", config)
+    topic = unique_topic("con")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
         sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=producible_codecs(suite.impl.capabilities)))
-        twin.produce_checked(topic, sent, profile=suite.profile, error_clause="CON.v2-createtime-base-plus-delta")
-    twin.read_back(topic, profile=suite.profile, context=f"topic {config}")
+        observed, expected = twin.produce(
+            topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile)
+        )
+        check_produce(observed, expected, config=config, error_clause="CON.v2-createtime-base-plus-delta")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, context=f"topic {config}")
 
 
 @pytest.mark.clause("CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-createtime-inner")
@@ -89,7 +100,9 @@ def test_v1_wrapper_view(suite: Suite, data: Draws) -> None:
         types.append(TimestampType.LOG_APPEND_TIME)
     timestamp_type = data.draw(st.sampled_from(types), label="topic type")
     config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=MAGIC_V1)
-    topic, now = twin.new_topic("wrapper", config)
+    topic = unique_topic("wrapper")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     producible = producible_codecs(suite.impl.capabilities)
     codecs = [c for c in codecs_for_magic(MAGIC_V1) if c in producible and c is not Codec.NONE]
     for index in range(data.draw(st.integers(1, 3), label="wrappers")):
@@ -97,5 +110,7 @@ def test_v1_wrapper_view(suite: Suite, data: Draws) -> None:
         codec = data.draw(st.sampled_from(codecs), label="codec")
         specs = [RecordSpec(t, b"w%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)]
         sent = build_legacy(specs, magic=MAGIC_V1, codec=codec)
-        twin.produce_checked(topic, sent, profile=suite.profile, error_clause="CON.v1-wrapper-createtime-inner")
-    twin.read_back(topic, profile=suite.profile, context=f"topic {config}")
+        observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(MAGIC_V1, suite.profile))
+        check_produce(observed, expected, config=config, error_clause="CON.v1-wrapper-createtime-inner")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, context=f"topic {config}")

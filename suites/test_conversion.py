@@ -24,12 +24,16 @@ from .helpers import (
     LEGACY_PRODUCE_VERSION,
     Suite,
     accepted_timestamps,
+    check_fetch,
+    check_produce,
     lifted_after,
+    newest_fetch,
     produce_version_for,
     producible_codecs,
     producible_magics,
     sent_batches,
     suite_settings,
+    unique_topic,
     v2_produce_version,
 )
 
@@ -62,12 +66,15 @@ def test_up_conversion(suite: Suite, data: Draws) -> None:
         message_format_magic=fmt,
         after_max_ms=lifted_after(twin, suite.profile),
     )
-    topic, now = twin.new_topic("up", config)
+    topic = unique_topic("up")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     legacy = tuple(m for m in producible_magics(twin, suite.profile) if m < MAGIC_V2)
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(sent_batches(twin, ts, magics=legacy, codecs=producible_codecs(suite.impl.capabilities)))
-    twin.produce_checked(topic, sent, profile=suite.profile, error_clause="CNV.legacy-produce-any-magic",
-                         produce_version=produce_version)
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version)
+    check_produce(observed, expected, config=config, error_clause="CNV.legacy-produce-any-magic")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
 
     def record_clause(stored: AnyBatch) -> str:
         source = sent[0].magic
@@ -77,8 +84,8 @@ def test_up_conversion(suite: Suite, data: Draws) -> None:
             return "CNV.up-convert-v0-lat" if lat else "CNV.up-convert-v0-createtime"
         return "CNV.up-convert-v1-v2-preserves"
 
-    twin.read_back(topic, profile=suite.profile, stored_clause="CNV.stored-magic", record_clause=record_clause,
-                   context=f"format v{fmt}, sent v{sent[0].magic}")
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CNV.stored-magic",
+                record_clause=record_clause, context=f"format v{fmt}, sent v{sent[0].magic}")
 
 
 @pytest.mark.clause(
@@ -108,15 +115,20 @@ def test_down_conversion(suite: Suite, data: Draws) -> None:
         after_max_ms=lifted_after(twin, suite.profile),
         downconversion_enable=enable,
     )
-    topic, now = twin.new_topic("down", config)
+    topic = unique_topic("down")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     codecs = producible_codecs(suite.impl.capabilities)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
         sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=codecs))
-        twin.produce_checked(topic, sent, profile=suite.profile, error_clause="CNV.stored-magic")
+        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(suite.profile))
+        check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
     # What was stored first, under the append clauses (CMP/VAL/CON), so that a fault in the stored batches
     # is not blamed on the conversion; then the converted view, whose headers the converter writes (CNV-5).
-    twin.read_back(topic, profile=suite.profile, context="as stored")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, context="as stored")
+    got, want = twin.fetch(topic, fetch_version=fetch_version)
     if not enable:
         stored = "CNV.down-conversion-disabled"
     elif any(b.codec is Codec.ZSTD for b in twin.ref.cluster.leader_log(topic).batches()):  # type: ignore[attr-defined]
@@ -132,8 +144,8 @@ def test_down_conversion(suite: Suite, data: Draws) -> None:
     def header_clause(served: AnyBatch) -> str | None:
         return record_clause(served) if served.magic < MAGIC_V2 else None
 
-    twin.read_back(topic, profile=suite.profile, fetch_version=fetch_version, stored_clause=stored,
-                   record_clause=record_clause, header_clause=header_clause, context=f"fetch v{fetch_version}")
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause=stored, record_clause=record_clause,
+                header_clause=header_clause, context=f"fetch v{fetch_version}")
 
 
 @pytest.mark.clause("CNV.no-conversion", "VAL.produce-v3-one-v2-batch", "VAL.rejection-response-fields")
@@ -146,19 +158,21 @@ def test_legacy_requests_refused(suite: Suite, data: Draws) -> None:
     converted."""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic, now = twin.new_topic("refused", config)
+    topic = unique_topic("refused")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     codecs = tuple(c for c in producible_codecs(suite.impl.capabilities) if c is not Codec.ZSTD)
     legacy = data.draw(sent_batches(twin, ts, magics=(MAGIC_V0, MAGIC_V1), codecs=codecs))
-    twin.produce_checked(topic, legacy, profile=suite.profile, error_clause="VAL.produce-v3-one-v2-batch",
-                         produce_version=v2_produce_version(suite.profile))
+    observed, expected = twin.produce(topic, legacy, produce_version=v2_produce_version(suite.profile))
+    check_produce(observed, expected, config=config, error_clause="VAL.produce-v3-one-v2-batch")
     if not suite.profile.down_conversion:
-        twin.produce_checked(topic, legacy, profile=suite.profile, error_clause="CNV.no-conversion",
-                             produce_version=LEGACY_PRODUCE_VERSION)
+        observed, expected = twin.produce(topic, legacy, produce_version=LEGACY_PRODUCE_VERSION)
+        check_produce(observed, expected, config=config, error_clause="CNV.no-conversion")
         good = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=codecs))
         twin.produce(topic, good, produce_version=produce_version_for(MAGIC_V2, suite.profile))
-        twin.read_back(topic, profile=suite.profile, fetch_version=data.draw(st.integers(0, 3), label="fetch version"),
-                       stored_clause="CNV.no-conversion")
+        got, want = twin.fetch(topic, fetch_version=data.draw(st.integers(0, 3), label="fetch version"))
+        check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CNV.no-conversion")
 
 
 @pytest.mark.clause("CNV.down-convert-zstd-unsupported")
@@ -172,14 +186,19 @@ def test_zstd_not_down_converted(suite: Suite, data: Draws) -> None:
     down-conversion, KIP-283). (test_down_conversion meets zstd only now and then.)"""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic, now = twin.new_topic("zstd-down", config)
+    topic = unique_topic("zstd-down")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     others = tuple(c for c in producible_codecs(suite.impl.capabilities) if c is not Codec.ZSTD)
     for _ in range(data.draw(st.integers(0, 2), label="batches before the zstd one")):
         sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=others))
-        twin.produce_checked(topic, sent, profile=suite.profile, error_clause="CNV.stored-magic")
+        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(suite.profile))
+        check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
     sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=(Codec.ZSTD,)))
-    twin.produce_checked(topic, sent, profile=suite.profile, error_clause="CNV.stored-magic")
+    observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(suite.profile))
+    check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
     fetch_version = data.draw(st.sampled_from((3, 2, 1, 0)), label="fetch version")
-    twin.read_back(topic, profile=suite.profile, fetch_version=fetch_version,
-                   stored_clause="CNV.down-convert-zstd-unsupported", context=f"fetch v{fetch_version}")
+    got, want = twin.fetch(topic, fetch_version=fetch_version)
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause="CNV.down-convert-zstd-unsupported",
+                context=f"fetch v{fetch_version}")

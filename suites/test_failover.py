@@ -31,10 +31,12 @@ from .helpers import (
     Suite,
     Twin,
     accepted_timestamps,
+    check_fetch,
     check_list_offsets,
     check_produce,
     lifted_after,
     list_offsets_versions,
+    newest_fetch,
     produce_version_for,
     producible_codecs,
     producible_magics,
@@ -93,19 +95,30 @@ def test_failover_keeps_records(suite: Suite, data: Draws) -> None:
         # Before the move, the log and the lookups against the model under their own clauses (CON/CMP/VAL,
         # LO-2/LO-6): a fault of the leader's append or of the lookup itself is named there, so a difference
         # that first shows after the move is the move's (REP-1: the new leader serves its replica's copy).
-        answers = _compare(twin, topic, suite.profile, sent, replication=False, where=f"before move to {move.broker}")
+        answers = _compare(
+            twin, topic, config, suite.profile, sent, replication=False, where=f"before move to {move.broker}"
+        )
         if twin.clock_control:
             twin.set_clock(move.broker, twin.clock(move.broker) + move.clock_skew_ms)
         twin.elect_leader(topic, move.broker)
         moved = True
         check_equal("REP.follower-no-restamp", Obs.LEADER, suite.impl.leader(topic, 0), twin.leader(topic))
-        _compare(twin, topic, suite.profile, sent, replication=True, where=f"after move to {move.broker}",
-                 before=answers)
+        _compare(
+            twin,
+            topic,
+            config,
+            suite.profile,
+            sent,
+            replication=True,
+            where=f"after move to {move.broker}",
+            before=answers,
+        )
 
 
 def _compare(
     twin: Twin,
     topic: str,
+    config: TopicConfig,
     profile: Profile,
     sent: list[int],
     *,
@@ -117,12 +130,20 @@ def _compare(
     (`replication`), otherwise under the clauses of the append and the lookup. An answer after the move that
     is the one the old leader gave (`before`) did not change with the move: a difference from the model there
     is the lookup's own (LO-2/LO-6), judged under its clause. Returns the observed answers by target."""
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
     if replication:
-        twin.read_back(topic, profile=profile, stored_clause="REP.follower-no-restamp",
-                       record_clause=lambda b: "REP.follower-no-restamp",
-                       header_clause=lambda b: "REP.follower-no-restamp", context=where)
+        check_fetch(
+            got,
+            want,
+            config=config,
+            profile=profile,
+            stored_clause="REP.follower-no-restamp",
+            record_clause=lambda b: "REP.follower-no-restamp",
+            header_clause=lambda b: "REP.follower-no-restamp",
+            context=where,
+        )
     else:
-        twin.read_back(topic, profile=profile, context=where)
+        check_fetch(got, want, config=config, profile=profile, context=where)
     observed_answers: dict[int, object] = {}
     if not twin.has(Capability.LIST_OFFSETS):
         return observed_answers

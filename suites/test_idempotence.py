@@ -28,8 +28,12 @@ from strategies.timestamps import around
 from .helpers import (
     Suite,
     bounds,
+    check_fetch,
+    check_produce,
     lifted_after,
+    newest_fetch,
     suite_settings,
+    unique_topic,
     v2_produce_version,
 )
 
@@ -66,21 +70,25 @@ def test_duplicate_answers_cached_max(suite: Suite, data: Draws) -> None:
                                            else [])
     config = TopicConfig(timestamp_type=data.draw(st.sampled_from(types), label="topic type"),
                          after_max_ms=lifted_after(twin, suite.profile))
-    topic, now = twin.new_topic("duplicate", config)
+    topic = unique_topic("duplicate")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=4), label="timestamps")
     batch = _idempotent(data, stamps, "dup")
-    twin.produce_checked(topic, [batch], profile=suite.profile, error_clause="VAL.duplicate-returns-cached-max",
-                         as_drawn=True)
+    observed, expected = twin.produce(topic, [batch], produce_version=v2_produce_version(suite.profile), as_drawn=True)
+    check_produce(observed, expected, config=config, error_clause="VAL.duplicate-returns-cached-max")
     for index in range(data.draw(st.integers(0, 2), label="other batches in between")):
         other = build_v2([RecordSpec(data.draw(around(now, -HOUR, 0), label="timestamp"), b"o%d" % index, b"v")])
-        twin.produce_checked(topic, [other], profile=suite.profile, error_clause="VAL.duplicate-returns-cached-max")
+        observed, expected = twin.produce(topic, [other], produce_version=v2_produce_version(suite.profile))
+        check_produce(observed, expected, config=config, error_clause="VAL.duplicate-returns-cached-max")
     if twin.clock_control:
         leader = twin.leader(topic)
         twin.set_clock(leader, twin.clock(leader) + data.draw(st.integers(1, 60_000), label="clock step"))
     observed, expected = twin.produce(topic, [batch], produce_version=v2_produce_version(suite.profile), as_drawn=True)
     _check_answer("VAL.duplicate-returns-cached-max", observed, expected, f"retry of {stamps}, {config.timestamp_type}")
-    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.duplicate-returns-cached-max",
-                   context="after the retry")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause="VAL.duplicate-returns-cached-max",
+                context="after the retry")
 
 
 @pytest.mark.clause("VAL.validation-before-dedup")
@@ -99,21 +107,24 @@ def test_retry_validated_before_dedup(suite: Suite, data: Draws) -> None:
         config = TopicConfig(difference_max_ms=bound)
     else:
         pytest.skip("UNSUPPORTED: no past bound can be set on this target (no KIP-937 or difference config)")
-    topic, now = twin.new_topic("dedup", config)
+    topic = unique_topic("dedup")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     before, _ = bounds(config, suite.profile)
     stamps = data.draw(st.lists(around(now - before, MARGIN_MS, 2 * MARGIN_MS), min_size=1, max_size=3),
                        label="timestamps near the past bound")
     batch = _idempotent(data, stamps, "retry")
-    twin.produce_checked(topic, [batch], profile=suite.profile, error_clause="VAL.validation-before-dedup",
-                         as_drawn=True)
+    observed, expected = twin.produce(topic, [batch], produce_version=v2_produce_version(suite.profile), as_drawn=True)
+    check_produce(observed, expected, config=config, error_clause="VAL.validation-before-dedup")
     leader = twin.leader(topic)
     # Far enough that the first record is out of range, or not: both answers are compared.
     twin.set_clock(leader, twin.clock(leader) + data.draw(st.sampled_from((3 * MARGIN_MS, MARGIN_MS // 2)),
                                                           label="clock step before the retry"))
     observed, expected = twin.produce(topic, [batch], produce_version=v2_produce_version(suite.profile), as_drawn=True)
     _check_answer("VAL.validation-before-dedup", observed, expected, f"retry of {stamps}, now {twin.clock(leader)}")
-    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.validation-before-dedup",
-                   context="after the retry")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause="VAL.validation-before-dedup",
+                context="after the retry")
 
 
 @pytest.mark.clause("VAL.idempotent-needs-v2")
@@ -128,9 +139,13 @@ def test_idempotent_needs_format_v2(suite: Suite, data: Draws) -> None:
         pytest.skip("N/A: message.format.version is ignored from 3.0 (KIP-724): every topic stores v2")
     twin = suite.twin()
     config = TopicConfig(message_format_magic=data.draw(st.sampled_from((MAGIC_V1, MAGIC_V0)), label="format"))
-    topic, now = twin.new_topic("idempotent-old-format", config)
+    topic = unique_topic("idempotent-old-format")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     batch = _idempotent(data, data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=3), label="ts"), "old")
-    twin.produce_checked(topic, [batch], profile=suite.profile, error_clause="VAL.idempotent-needs-v2",
-                         context=f"format v{config.message_format_magic}", as_drawn=True)
-    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.idempotent-needs-v2")
+    observed, expected = twin.produce(topic, [batch], produce_version=v2_produce_version(suite.profile), as_drawn=True)
+    check_produce(observed, expected, config=config, error_clause="VAL.idempotent-needs-v2",
+                  context=f"format v{config.message_format_magic}")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause="VAL.idempotent-needs-v2")
 

@@ -242,7 +242,9 @@ def test_lookup_after_retention(suite: Suite, data: Draws) -> None:
         retention_ms=retention,
         segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
     )
-    topic, now = twin.new_topic("from-start", config)
+    topic = unique_topic("from-start")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magic = producible_magics(twin, suite.profile)[-1]
     # Old records first (some of them deleted by the tick below), then records young enough to stay; the
     # young ones repeat old timestamps now and then, so a target matches on both sides of the log start.

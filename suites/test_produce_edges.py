@@ -41,6 +41,7 @@ from .helpers import (
     Suite,
     Twin,
     bounds,
+    check_produce,
     lifted_after,
     producible_codecs,
     producible_magics,
@@ -81,7 +82,9 @@ def test_long_min_timestamp(suite: Suite, data: Draws) -> None:
         if not twin.clock_control:
             pytest.skip("UNSUPPORTED: ts = now + Long.MIN_VALUE needs the broker's exact clock (clock-control)")
         config = TopicConfig(difference_max_ms=bound) if twin.has(Capability.DIFFERENCE_CONFIG) else TopicConfig()
-    topic, now = twin.new_topic("long-min", config)
+    topic = unique_topic("long-min")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)),
                       label="magic")
     # One record per batch: in a v2 batch the delta between such a timestamp and any other overflows.
@@ -110,7 +113,9 @@ def test_timestamp_below_minus_one(suite: Suite, data: Draws) -> None:
     rebuild = bool(others) and data.draw(st.booleans(), label="topic codec differs")
     compression = (others[0].name.lower() if others[0] is not Codec.NONE else "uncompressed") if rebuild else "producer"
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile), compression_type=compression)
-    topic, now = twin.new_topic("below-minus-one", config)
+    topic = unique_topic("below-minus-one")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     # Bounds that do not move with a wall clock's `now` (Hypothesis replays an example with the same draws); down to
     # -2^41 ms (about 70 years before 1970) the deltas to the other records fit in a varlong (Long.MIN_VALUE is
     # test_long_min_timestamp's).
@@ -141,7 +146,9 @@ def test_v2_crc_coverage(suite: Suite, data: Draws) -> None:
     CORRUPT_MESSAGE; it does not cover the partition leader epoch, so a changed epoch is accepted."""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic, now = twin.new_topic("v2-crc", config)
+    topic = unique_topic("v2-crc")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=3), label="timestamps")
     batch = build_v2([RecordSpec(t, b"k%d" % i, b"v") for i, t in enumerate(stamps)])
     crc = v2_crc(batch)
@@ -172,7 +179,9 @@ def test_v2_records_count_disagrees_with_records(suite: Suite, data: Draws) -> N
     remaining in file" when more do (DefaultRecordBatch.RecordIterator.next). The CRC covers the lying count."""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic, now = twin.new_topic("records-count", config)
+    topic = unique_topic("records-count")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     codecs = tuple(
         c for c in producible_codecs(suite.impl.capabilities) if c is not Codec.ZSTD or twin.has(Capability.ZSTD)
     )
@@ -222,7 +231,9 @@ def test_corrupt_inner_message(suite: Suite, data: Draws) -> None:
     whole set with CORRUPT_MESSAGE (2) at once, without record_errors."""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic, now = twin.new_topic("inner-crc", config)
+    topic = unique_topic("inner-crc")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=4), label="timestamps")
     codec = data.draw(
         st.sampled_from([c for c in producible_codecs(suite.impl.capabilities) if c not in (Codec.NONE, Codec.ZSTD)]),
@@ -251,7 +262,9 @@ def test_zstd_below_v2(suite: Suite, data: Draws) -> None:
     data, twin = suite.start(data)
     ts_type = data.draw(st.sampled_from([TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME]), label="topic type")
     config = TopicConfig(timestamp_type=ts_type, after_max_ms=lifted_after(twin, suite.profile))
-    topic, now = twin.new_topic("zstd-legacy", config)
+    topic = unique_topic("zstd-legacy")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magic = data.draw(st.sampled_from([MAGIC_V0, MAGIC_V1]), label="magic")
     stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=3), label="timestamps")
     (wrapper,) = build_legacy(
@@ -259,5 +272,5 @@ def test_zstd_below_v2(suite: Suite, data: Draws) -> None:
     )
     zstd = (wrapper.message.attributes & ~CODEC_MASK) | Codec.ZSTD.value
     sent = replace(wrapper, message=replace(wrapper.message, attributes=zstd))
-    twin.produce_checked(topic, (sent,), profile=suite.profile, error_clause="FMT.zstd-requires-v2",
-                         context=f"magic {magic}", produce_version=LEGACY_PRODUCE_VERSION)
+    observed, expected = twin.produce(topic, (sent,), produce_version=LEGACY_PRODUCE_VERSION)
+    check_produce(observed, expected, config=config, error_clause="FMT.zstd-requires-v2", context=f"magic {magic}")

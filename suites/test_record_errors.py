@@ -36,6 +36,7 @@ from .helpers import (
     bounds,
     check_produce,
     suite_settings,
+    unique_topic,
     v2_produce_version,
 )
 
@@ -113,7 +114,9 @@ def test_key_and_timestamp_errors(suite: Suite, data: Draws) -> None:
     config = _bounded_config(twin, suite.profile, data, compacted=True)
     if config is None:
         pytest.skip("UNSUPPORTED: no timestamp bound can be set on this target (no KIP-937 or difference config)")
-    topic, now = twin.new_topic("key-errors", config)
+    topic = unique_topic("key-errors")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     before, after = bounds(config, suite.profile)
     good, bad = _in_range(now, before, after), _out_of_range(now, before, after)
     records = data.draw(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=6),
@@ -170,13 +173,16 @@ def test_out_of_range_message_fields(suite: Suite, data: Draws) -> None:
         config = TopicConfig(difference_max_ms=bound)  # one symmetric bound: nothing wraps (VAL-5)
     else:
         pytest.skip("UNSUPPORTED: no timestamp bound can be set on this target (no KIP-937 or difference config)")
-    topic, now = twin.new_topic("error-fields", config)
+    topic = unique_topic("error-fields")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     before, after = bounds(config, suite.profile)
     good, bad = _in_range(now, before, after), _out_of_range(now, before, after)
     for index in range(data.draw(st.integers(1, 3), label="accepted batches first")):
         stamps = data.draw(st.lists(good, min_size=1, max_size=3), label="accepted timestamps")
         accepted = build_v2([RecordSpec(t, b"a%d" % index, b"v") for t in stamps])
-        twin.produce_checked(topic, [accepted], profile=suite.profile, error_clause="VAL.error-offset-from-request")
+        observed, expected = twin.produce(topic, [accepted], produce_version=v2_produce_version(suite.profile))
+        check_produce(observed, expected, config=config, error_clause="VAL.error-offset-from-request")
     flags = data.draw(st.lists(st.booleans(), min_size=1, max_size=6), label="in range per record")
     if all(flags):
         flags[-1] = False

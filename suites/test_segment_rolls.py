@@ -35,8 +35,10 @@ from models.records import RecordSpec, build_batches
 
 from .helpers import (
     Suite,
+    check_produce,
     lifted_after,
     newest_fetch,
+    produce_version_for,
     producible_magics,
     suite_settings,
     unique_topic,
@@ -112,7 +114,8 @@ def test_segment_boundaries_through_retention(suite: Suite, data: Draws, scenari
         untimed = scenario == "no timestamps" or (scenario == "untimed after a timestamp" and index > 0)
         stamp = -1 if untimed else moment
         request = build_batches([RecordSpec(stamp, b"k%d" % index, b"v" * 10)], magic=magic)
-        twin.produce_checked(topic, request, profile=suite.profile, error_clause=clause)
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
+        check_produce(observed, expected, config=config, error_clause=clause)
     # The frontier falls just after one record's moment (or exactly at it): that record and every one before
     # it are old enough; the segment holding the next one is kept, and every segment after it. A segment
     # without timestamps is dated by its file's mtime, the clock at its last append (IDX-6): the same moments.

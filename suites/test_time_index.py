@@ -34,12 +34,15 @@ from .helpers import (
     Suite,
     Twin,
     check_list_offsets,
+    check_produce,
     lifted_after,
     list_offsets_versions,
     newest_fetch,
+    produce_version_for,
     producible_codecs,
     producible_magics,
     suite_settings,
+    unique_topic,
 )
 
 HOUR = 3_600_000
@@ -66,7 +69,9 @@ def test_lookup_across_segments(suite: Suite, data: Draws) -> None:
     config = _config(
         twin, suite.profile, segment_bytes=data.draw(st.sampled_from((200, 400, 1000))), index_interval_bytes=1
     )
-    topic, now = twin.new_topic("idx", config)
+    topic = unique_topic("idx")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m != MAGIC_V0)
     # The default margin keeps every value clear of the one-hour bounds: a wall-clock broker's `now` is known only
     # within a bracket (and the adapter's clock tolerance), and this test is about the index, not the bounds.
@@ -78,7 +83,8 @@ def test_lookup_across_segments(suite: Suite, data: Draws) -> None:
     magic = data.draw(st.sampled_from(magics), label="magic")
     for i, t in enumerate(sent):
         request = build_batches([RecordSpec(t, str(i).encode(), b"v" * 20)], magic=magic)
-        twin.produce_checked(topic, request, profile=suite.profile, error_clause="IDX.segment-search-first-ge")
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
+        check_produce(observed, expected, config=config, error_clause="IDX.segment-search-first-ge")
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     segments = len(log.segments)
     unordered = any(b < a for a, b in itertools.pairwise(sent))
@@ -121,7 +127,9 @@ def test_append_max_feeds_segment_search(suite: Suite, data: Draws) -> None:
     segment_bytes = data.draw(st.sampled_from((300, 600)), label="segment.bytes")
     config = _config(twin, suite.profile, segment_bytes=segment_bytes, index_interval_bytes=1)
     config = replace(config, timestamp_type=timestamp_type)
-    topic, now = twin.new_topic("append-max", config)
+    topic = unique_topic("append-max")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, suite.profile) if m != MAGIC_V0)),
                       label="magic")  # fmt: skip
     codecs = tuple(c for c in producible_codecs(suite.impl.capabilities) if magic == MAGIC_V2 or c is not Codec.ZSTD)
@@ -133,8 +141,8 @@ def test_append_max_feeds_segment_search(suite: Suite, data: Draws) -> None:
         codec = data.draw(st.sampled_from(codecs), label="codec")
         request = build_batches([RecordSpec(t, b"%d-%d" % (i, j), b"v" * 20) for j, t in enumerate(stamps)],
                                 magic=magic, codec=codec)  # fmt: skip
-        _, expected = twin.produce_checked(topic, request, profile=suite.profile,
-                                           error_clause="CMP.append-max-timestamp")
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
+        check_produce(observed, expected, config=config, error_clause="CMP.append-max-timestamp")
         lat = timestamp_type is TimestampType.LOG_APPEND_TIME
         maxima.append(expected.log_append_time if lat else max(stamps))
         if twin.clock_control:
@@ -202,7 +210,9 @@ def test_retention(suite: Suite, data: Draws) -> None:
     # falls inside it (old first batch, recent last one; IDX-10).
     segment_bytes = data.draw(st.sampled_from((300, 600, 1000)), label="segment.bytes")
     config = _config(twin, suite.profile, segment_bytes=segment_bytes, retention_ms=retention)
-    topic, now = twin.new_topic("retention", config)
+    topic = unique_topic("retention")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magic = producible_magics(twin, suite.profile)[-1]
     ages = data.draw(st.lists(st.integers(-3 * HOUR, HOUR), min_size=1, max_size=20), label="ages")
     if data.draw(st.booleans(), label="backfill in order"):
@@ -211,7 +221,8 @@ def test_retention(suite: Suite, data: Draws) -> None:
         ages.sort()
     for i, age in enumerate(ages):
         request = build_batches([RecordSpec(now + age, str(i).encode(), b"v" * 40)], magic=magic)
-        twin.produce_checked(topic, request, profile=suite.profile, error_clause="IDX.retention-by-largest-timestamp")
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
+        check_produce(observed, expected, config=config, error_clause="IDX.retention-by-largest-timestamp")
     # Time passes by about the retention period: exactly at it and one past (the test is strict, IDX-10),
     # by hours, or anything in between; every broker's clock moves together.
     advances = st.one_of(st.sampled_from((retention, retention + 1, 2 * HOUR, 3 * HOUR)), st.integers(0, 3 * HOUR))
@@ -255,7 +266,9 @@ def test_retention_frontier_inside_a_segment(suite: Suite, data: Draws) -> None:
         segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
         retention_ms=retention,
     )
-    topic, now = twin.new_topic("frontier", config)
+    topic = unique_topic("frontier")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magic = producible_magics(twin, suite.profile)[-1]
     count = data.draw(st.integers(6, 16), label="records")
     gaps = data.draw(st.lists(st.integers(1, retention // 4), min_size=count, max_size=count), label="gaps")
@@ -263,7 +276,8 @@ def test_retention_frontier_inside_a_segment(suite: Suite, data: Draws) -> None:
     for i, gap in enumerate(gaps):
         stamp += gap
         request = build_batches([RecordSpec(stamp, str(i).encode(), b"v" * 40)], magic=magic)
-        twin.produce_checked(topic, request, profile=suite.profile, error_clause="IDX.retention-by-largest-timestamp")
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
+        check_produce(observed, expected, config=config, error_clause="IDX.retention-by-largest-timestamp")
     log = twin.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
     spanning = [s for s in log.segments if len(s.batches) >= 2 and s.batches[0].max_timestamp < s.largest_timestamp()]
     segment = data.draw(st.sampled_from(spanning), label="segment the frontier falls in")
@@ -301,14 +315,17 @@ def test_retention_stops_at_the_first_young_segment(suite: Suite, data: Draws) -
         segment_bytes=data.draw(st.sampled_from((300, 600)), label="segment.bytes"),
         retention_ms=retention,
     )
-    topic, now = twin.new_topic("prefix", config)
+    topic = unique_topic("prefix")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magic = producible_magics(twin, suite.profile)[-1]
     young = data.draw(st.integers(2, 6), label="young records")
     old = data.draw(st.integers(4, 12), label="old records")
     stamps = [now] * young + [now - 3 * retention - i for i in range(old)]
     for i, stamp in enumerate(stamps):
         request = build_batches([RecordSpec(stamp, str(i).encode(), b"v" * 40)], magic=magic)
-        twin.produce_checked(topic, request, profile=suite.profile, error_clause="IDX.retention-prefix-rule")
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
+        check_produce(observed, expected, config=config, error_clause="IDX.retention-prefix-rule")
     advance = data.draw(st.integers(1, retention), label="clock advance")
     for broker in twin.brokers():
         twin.set_clock(broker, twin.clock(broker) + advance)

@@ -33,7 +33,6 @@ from .helpers import (
     list_offsets_versions,
     producible_magics,
     suite_settings,
-    unique_topic,
 )
 
 HOUR = 3_600_000
@@ -49,9 +48,8 @@ def _fill(twin: Twin, data: Draws, profile: Profile, config: TopicConfig, lo: in
           prefix: str) -> tuple[str, list[int]]:
     """A topic of `config` and 4..30 small uncompressed batches (one to three records each) stamped within
     [now + lo, now + hi]."""
-    topic = unique_topic(prefix)
-    twin.create_topic(topic, config)
-    stamps = around(twin.leader_clock(topic), lo, hi)
+    topic, now = twin.new_topic(prefix, config)
+    stamps = around(now, lo, hi)
     magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)),
                       label="magic")
     sent: list[int] = []

@@ -34,6 +34,7 @@ from .helpers import (
     Twin,
     accepted_timestamps,
     bounds,
+    check_fetch,
     check_produce,
     lifted_after,
     newest_fetch,
@@ -105,7 +106,9 @@ def test_range_check(suite: Suite, data: Draws) -> None:
     data, twin = suite.start(data)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
     config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
-    topic, now = twin.new_topic("range", config)
+    topic = unique_topic("range")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     before, after = bounds(config, suite.profile)
     # Exact bound probes need the broker's `now` exactly: only where the suite sets the clock.
     ts = timestamps(now, before=before, after=after, boundary=twin.clock_control, specials=False)
@@ -141,8 +144,9 @@ def test_range_check(suite: Suite, data: Draws) -> None:
             )
     else:
         check_produce(observed, expected, config=config, error_clause=clause, context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     stored = "VAL.whole-batch-rejected" if expected.error is not ErrorCode.NONE else clause
-    twin.read_back(topic, profile=suite.profile, stored_clause=stored, context=context)
+    check_fetch(got, want, config=config, profile=suite.profile, stored_clause=stored, context=context)
 
 
 @pytest.mark.clause("VAL.no-timestamp-exempt", "VAL.no-timestamp-range-checked")
@@ -156,9 +160,11 @@ def test_no_timestamp(suite: Suite, data: Draws) -> None:
     topic = unique_topic("no-ts")
     twin.create_topic(topic, config)
     sent = data.draw(sent_batches(twin, st.just(-1), magics=magics, codecs=producible_codecs(suite.impl.capabilities)))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     clause = "VAL.no-timestamp-exempt" if suite.profile.exempt_no_timestamp else "VAL.no-timestamp-range-checked"
-    twin.produce_checked(topic, sent, profile=suite.profile, error_clause=clause,
-                         context=f"bounds={bounds(config, suite.profile)}")
+    check_produce(
+        observed, expected, config=config, error_clause=clause, context=f"bounds={bounds(config, suite.profile)}"
+    )
 
 
 @pytest.mark.clause("VAL.lat-topic-skips-range-check", "VAL.lat-response-time", "CMP.lat-every-record-reads-now")
@@ -170,14 +176,18 @@ def test_lat_topic_accepts_any_timestamp(suite: Suite, data: Draws) -> None:
     log_append_time = the leader's now (VAL-12); every stored record reads it (CMP-3/4)."""
     data, twin = suite.start(data)
     config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.LOG_APPEND_TIME,), bounded=True))
-    topic, now = twin.new_topic("lat", config)
+    topic = unique_topic("lat")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     before, after = bounds(config, suite.profile)
     ts = timestamps(now, before=before, after=after, boundary=True)
     magics, codecs = producible_magics(twin, suite.profile), producible_codecs(suite.impl.capabilities)
     sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     context = f"now={now} sent={_sent_timestamps(sent)}"
-    twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="VAL.lat-topic-skips-range-check",
-                          context=context)
+    check_produce(observed, expected, config=config, error_clause="VAL.lat-topic-skips-range-check", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(got, want, config=config, profile=suite.profile, context=context)
 
 
 @pytest.mark.clause(
@@ -199,7 +209,9 @@ def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
         lat_topic = False
     kind = TimestampType.LOG_APPEND_TIME if lat_topic else TimestampType.CREATE_TIME
     config = data.draw(topic_configs(suite.profile, timestamp_types=(kind,), bounded=True))
-    topic, now = twin.new_topic("lat-flag", config)
+    topic = unique_topic("lat-flag")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     before, after = bounds(config, suite.profile)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
     ts = timestamps(now, before=before, after=after, specials=False, mistakes=False)
@@ -211,6 +223,7 @@ def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
             kinds=(Invalidity.PRODUCER_LOG_APPEND_TIME,),
         )
     )
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
     if lat_topic:
         clause = "VAL.lat-flag-rejected-on-lat-topic"
     elif suite.profile.lat_flag_check is LogAppendTimeFlagCheck.ALWAYS:
@@ -218,7 +231,7 @@ def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
     else:
         clause = "VAL.lat-flag-accepted-on-createtime"
     context = f"now={now} sent={_sent_timestamps(sent)}"
-    observed, expected = twin.produce_checked(topic, sent, profile=suite.profile, error_clause=clause, context=context)
+    check_produce(observed, expected, config=config, error_clause=clause, context=context)
     if expected.record_errors:
         text = "VAL.lat-flag-error-text"
         check_equal(
@@ -228,9 +241,16 @@ def test_producer_set_lat_flag(suite: Suite, data: Draws) -> None:
             [(e.message or "")[:39] for e in expected.record_errors],
             context,
         )
-    twin.read_back(topic, profile=suite.profile, stored_clause=clause,
-                   record_clause=lambda b: "VAL.lat-flag-stored-as-createtime" if b.magic == MAGIC_V2 else clause,
-                   context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause=clause,
+        record_clause=lambda b: "VAL.lat-flag-stored-as-createtime" if b.magic == MAGIC_V2 else clause,
+        context=context,
+    )
 
 
 @pytest.mark.clause("VAL.after-default-one-hour")
@@ -258,7 +278,9 @@ def test_header_max_recomputed(suite: Suite, data: Draws) -> None:
     max of the record timestamps on a CreateTime topic without bounds."""
     data, twin = suite.start(data)
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile))
-    topic, now = twin.new_topic("header-max", config)
+    topic = unique_topic("header-max")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magics = tuple(m for m in producible_magics(twin, suite.profile) if m >= MAGIC_V1)
     codecs = producible_codecs(suite.impl.capabilities)
     kinds = tuple(
@@ -271,6 +293,15 @@ def test_header_max_recomputed(suite: Suite, data: Draws) -> None:
         pytest.skip("UNSUPPORTED: no way to send a wrong header max (needs magic 2, or v1 with compression)")
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     sent = data.draw(invalid_batches(ts, magics=magics, codecs=codecs, kinds=kinds))
-    twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="VAL.header-max-recomputed",
-                          stored_clause="VAL.header-max-recomputed",
-                          record_clause=lambda b: "VAL.header-max-recomputed", as_sent=True)
+    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile))
+    check_produce(observed, expected, config=config, error_clause="VAL.header-max-recomputed")
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="VAL.header-max-recomputed",
+        record_clause=lambda b: "VAL.header-max-recomputed",
+        sent=twin.sent.get(topic),
+    )

@@ -34,7 +34,9 @@ from .helpers import (
     Suite,
     Twin,
     bounds,
+    check_fetch,
     check_produce,
+    newest_fetch,
     produce_version_for,
     producible_codecs,
     producible_magics,
@@ -100,14 +102,19 @@ def test_bound_probes(suite: Suite, data: Draws) -> None:
     magic, codec = _shape(twin, suite.profile, data)
     # Finite (never Long.MAX_VALUE) values, so 3.6-3.9 use them without falling back (VAL-6).
     config = TopicConfig(before_max_ms=before, after_max_ms=after)
-    topic, now = twin.new_topic("bound-probe", config)
+    topic = unique_topic("bound-probe")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     probes = dict.fromkeys((now - before, now - before - 1, now + after, now + after + 1))
     context = f"now={now} bounds=({before}, {after})"
     _produce_each(
         twin, topic, config, ((ts, "VAL.range-inclusive-bounds") for ts in probes),
         magic=magic, codec=codec, context=context,
     )
-    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.range-inclusive-bounds", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got, want, config=config, profile=suite.profile, stored_clause="VAL.range-inclusive-bounds", context=context
+    )
 
 
 @st.composite
@@ -133,7 +140,9 @@ def test_sides_are_independent(suite: Suite, data: Draws) -> None:
     twin = suite.twin()
     magic, codec = _shape(twin, suite.profile, data)
     config = TopicConfig(before_max_ms=before, after_max_ms=after)
-    topic, now = twin.new_topic("sides", config)
+    topic = unique_topic("sides")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     narrow = min(before, after)
     wide = max(before, after)
     # Strictly between the narrow and the wide distance, on the narrow side: rejected by VAL-4.
@@ -150,7 +159,10 @@ def test_sides_are_independent(suite: Suite, data: Draws) -> None:
         codec=codec,
         context=context,
     )
-    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.range-before-after", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got, want, config=config, profile=suite.profile, stored_clause="VAL.range-before-after", context=context
+    )
 
 
 _UNSET_OR_MAX = st.sampled_from((None, LONG_MAX))
@@ -180,7 +192,9 @@ def test_fallback_to_difference(suite: Suite, data: Draws) -> None:
     difference = config.difference_max_ms
     twin = suite.twin()
     magic, codec = _shape(twin, suite.profile, data)
-    topic, now = twin.new_topic("fallback", config)
+    topic = unique_topic("fallback")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     signs = [s for s, side in ((-1, config.before_max_ms), (1, config.after_max_ms)) if side in (None, LONG_MAX)]
     beyond = data.draw(st.integers(2, DAY_MS), label="distance past the difference")
     within = data.draw(st.integers(0, difference), label="distance within the difference")
@@ -189,7 +203,15 @@ def test_fallback_to_difference(suite: Suite, data: Draws) -> None:
     exact = [(now + s * (difference + d), "VAL.range-inclusive-bounds") for s in signs for d in (0, 1)]
     context = f"now={now} config=(difference={difference}, before={config.before_max_ms}, after={config.after_max_ms})"
     _produce_each(twin, topic, config, far + exact, magic=magic, codec=codec, context=context)
-    twin.read_back(topic, profile=suite.profile, stored_clause="VAL.bounds-fallback-to-difference", context=context)
+    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+    check_fetch(
+        got,
+        want,
+        config=config,
+        profile=suite.profile,
+        stored_clause="VAL.bounds-fallback-to-difference",
+        context=context,
+    )
 
 
 def _refuses(create: object, topic: str, config: TopicConfig) -> bool:
@@ -283,7 +305,9 @@ def test_whole_batch_rejected(suite: Suite, data: Draws) -> None:
     for magic, codecs in shapes:
         codec = data.draw(st.sampled_from(codecs), label=f"codec for magic {magic}")
         config = data.draw(topic_configs(suite.profile, timestamp_types=(TimestampType.CREATE_TIME,), bounded=True))
-        topic, now = twin.new_topic("whole-batch", config)
+        topic = unique_topic("whole-batch")
+        twin.create_topic(topic, config)
+        now = twin.leader_clock(topic)
         before, after = bounds(config, suite.profile)
         ordinary = timestamps(now, before=before, after=after, specials=False, mistakes=False)
         good = data.draw(st.lists(ordinary, min_size=1, max_size=6), label="in-range timestamps")
@@ -295,13 +319,20 @@ def test_whole_batch_rejected(suite: Suite, data: Draws) -> None:
         position = data.draw(st.integers(0, len(good)), label="position of the bad record")
         mixed = [*good[:position], bad, *good[position:]]
         context = f"magic={magic} codec={codec.name} now={now} bounds=({before}, {after}) sent={mixed}"
+        version = produce_version_for(magic, suite.profile)
         # An accepted batch first, so that "no offsets consumed" is visible past offset 0.
         sent = build_batches([RecordSpec(ts, b"k", b"v") for ts in good], magic=magic, codec=codec)
-        twin.produce_checked(topic, sent, profile=suite.profile, error_clause=_rule_clause(config, suite.profile),
-                             context=context)
+        observed, expected = twin.produce(topic, sent, produce_version=version)
+        check_produce(
+            observed, expected, config=config, error_clause=_rule_clause(config, suite.profile), context=context
+        )
         _produce_each(
             twin, topic, config, [(bad, _rule_clause(config, suite.profile))], magic=magic, codec=codec, context=context
         )
         sent = build_batches([RecordSpec(ts, b"k", b"v") for ts in mixed], magic=magic, codec=codec)
-        twin.produce_and_read(topic, sent, profile=suite.profile, error_clause="VAL.whole-batch-rejected",
-                              stored_clause="VAL.whole-batch-rejected", context=context)
+        observed, expected = twin.produce(topic, sent, produce_version=version)
+        check_produce(observed, expected, config=config, error_clause="VAL.whole-batch-rejected", context=context)
+        got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+        check_fetch(
+            got, want, config=config, profile=suite.profile, stored_clause="VAL.whole-batch-rejected", context=context
+        )

@@ -26,11 +26,14 @@ from strategies.timestamps import around
 from .helpers import (
     Suite,
     check_fetch,
+    check_produce,
     lifted_after,
     newest_fetch,
+    produce_version_for,
     producible_codecs,
     producible_magics,
     suite_settings,
+    unique_topic,
 )
 
 HOUR = 3_600_000
@@ -87,7 +90,9 @@ def test_broker_built_v1_wrappers(suite: Suite, data: Draws) -> None:
         message_format_magic=MAGIC_V1 if stored_v1 else MAGIC_V2,
         compression_type=_codec_name(codec) if stored_v1 else "producer",
     )
-    topic, now = twin.new_topic("wrappers", config)
+    topic = unique_topic("wrappers")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     magics = producible_magics(twin, suite.profile) if stored_v1 else (MAGIC_V2,)
     for index in range(data.draw(st.integers(1, 3), label="requests")):
         stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=1, max_size=4), label="timestamps")
@@ -95,7 +100,8 @@ def test_broker_built_v1_wrappers(suite: Suite, data: Draws) -> None:
         # Uncompressed when stored as v1 (the broker compresses); compressed v2 to be down-converted.
         request = build_batches([RecordSpec(t, b"w%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)],
                                 magic=magic, codec=Codec.NONE if stored_v1 else codec)
-        twin.produce_checked(topic, request, profile=suite.profile, error_clause=WRAPPER)
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, suite.profile))
+        check_produce(observed, expected, config=config, error_clause=WRAPPER)
     fetch_version = (
         newest_fetch(suite.profile) if stored_v1 else data.draw(st.sampled_from((2, 3)), label="fetch version")
     )
@@ -128,14 +134,17 @@ def test_rebuilt_batch_base_is_first_record(suite: Suite, data: Draws) -> None:
         st.permutations(codecs).map(lambda c: (c[0], c[1])), label="producer, topic codec"
     )
     config = TopicConfig(after_max_ms=lifted_after(twin, suite.profile), compression_type=_codec_name(topic_codec))
-    topic, now = twin.new_topic("rebuilt-base", config)
+    topic = unique_topic("rebuilt-base")
+    twin.create_topic(topic, config)
+    now = twin.leader_clock(topic)
     for index in range(data.draw(st.integers(1, 3), label="requests")):
         # Not in order: the first record is rarely the smallest.
         stamps = data.draw(st.lists(around(now, -HOUR, 0), min_size=2, max_size=5, unique=True), label="timestamps")
         request = build_batches(
             [RecordSpec(t, b"b%d-%d" % (index, i), b"v") for i, t in enumerate(stamps)], magic=MAGIC_V2, codec=producer
         )
-        twin.produce_checked(topic, request, profile=suite.profile, error_clause=BASE)
+        observed, expected = twin.produce(topic, request, produce_version=produce_version_for(MAGIC_V2, suite.profile))
+        check_produce(observed, expected, config=config, error_clause=BASE)
     got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
     context = f"producer {producer.name}, topic {topic_codec.name}"
     for obs, exp in zip(got.batches, want.batches, strict=False):
