@@ -410,6 +410,10 @@ class Twin:
         self.ref.close()
 
     # -- steps: an operation with the checks that always follow it
+    #
+    # A derandomized run seeds each @given test from the text of the test function itself (Hypothesis'
+    # function_digest), so moving a test body onto these steps gives that test other examples, however faithful
+    # the rewrite; the helpers such tests call can use them freely.
 
     def produce_checked(
         self,
