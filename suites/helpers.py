@@ -258,6 +258,13 @@ class Twin:
         self.ref.create_topic(topic, config)
         self.configs[topic] = config
 
+    def new_topic(self, prefix: str, config: TopicConfig) -> tuple[str, int]:
+        """A topic of `config` under a name no earlier example used (`unique_topic`), created on both sides, and its
+        leader's `now` (`leader_clock`): where most examples start."""
+        topic = unique_topic(prefix)
+        self.create_topic(topic, config)
+        return topic, self.leader_clock(topic)
+
     def alter_config(self, topic: str, config: TopicConfig) -> None:
         self.impl.alter_config(topic, config)
         config = self._in_force(topic, config)
@@ -397,6 +404,75 @@ class Twin:
 
     def close(self) -> None:
         self.ref.close()
+
+    # -- steps: an operation with the checks that always follow it
+    #
+    # A derandomized run seeds each @given test from the text of the test function itself (Hypothesis'
+    # function_digest), so moving a test body onto these steps gives that test other examples, however faithful
+    # the rewrite; the helpers such tests call can use them freely.
+
+    def produce_checked(
+        self,
+        topic: str,
+        batches: Sequence[AnyBatch],
+        *,
+        profile: Profile,
+        error_clause: str,
+        context: str = "",
+        produce_version: int | None = None,
+        as_drawn: bool = False,
+    ) -> tuple[ProduceResponse, ProduceResponse]:
+        """`produce` followed by `check_produce` against the topic's config: `batches` at `produce_version`, by default
+        the version for their magic under `profile` (`produce_version_for`), the answers compared under
+        `error_clause`. `profile` is the one the test judges by (the suite's), passed in as the test would pass it to
+        `produce_version_for` itself. Returns both answers for the checks a test adds."""
+        if produce_version is None:
+            produce_version = produce_version_for(batches[0].magic, profile)
+        observed, expected = self.produce(topic, batches, produce_version=produce_version, as_drawn=as_drawn)
+        check_produce(observed, expected, config=self.configs[topic], error_clause=error_clause, context=context)
+        return observed, expected
+
+    def read_back(
+        self,
+        topic: str,
+        *,
+        profile: Profile,
+        fetch_version: int | None = None,
+        stored_clause: str = "CNV.stored-magic",
+        record_clause: Callable[[AnyBatch], str] | None = None,
+        header_clause: Callable[[AnyBatch], str | None] | None = None,
+        as_sent: bool = False,
+        context: str = "",
+    ) -> tuple[FetchResponse, FetchResponse]:
+        """`fetch` from the log start followed by `check_fetch` against the topic's config: at `fetch_version`, by
+        default the newest `profile` serves (`newest_fetch`), compared under the clauses given (`check_fetch`'s,
+        `record_clause` by default the CON-1 table); `as_sent` gives the checks the producer's own header values
+        (`sent`). Returns both answers for the checks a test adds."""
+        if fetch_version is None:
+            fetch_version = newest_fetch(profile)
+        got, want = self.fetch(topic, fetch_version=fetch_version)
+        check_fetch(got, want, config=self.configs[topic], profile=profile, stored_clause=stored_clause,
+                    record_clause=record_clause or consumer_view_clause, header_clause=header_clause,
+                    sent=self.sent.get(topic) if as_sent else None, context=context)  # fmt: skip
+        return got, want
+
+    def produce_and_read(
+        self,
+        topic: str,
+        batches: Sequence[AnyBatch],
+        *,
+        profile: Profile,
+        error_clause: str,
+        stored_clause: str = "CNV.stored-magic",
+        record_clause: Callable[[AnyBatch], str] | None = None,
+        as_sent: bool = False,
+        context: str = "",
+    ) -> tuple[FetchResponse, FetchResponse]:
+        """One produce read back: `produce_checked`, then `read_back` at the newest fetch version, both under the
+        same `context` (what a storage test does with one request). Returns the fetch answers."""
+        self.produce_checked(topic, batches, profile=profile, error_clause=error_clause, context=context)
+        return self.read_back(topic, profile=profile, stored_clause=stored_clause, record_clause=record_clause,
+                              as_sent=as_sent, context=context)  # fmt: skip
 
 
 _RANGE_IN_TEXT = re.compile(r"The timestamp should be within \[(-?\d+), (-?\d+)\]?$")

@@ -34,7 +34,7 @@ from .client_helpers import (
     compare_stored,
     raw_fetch,
 )
-from .helpers import Suite, Twin, check_produce, producible_codecs, suite_settings, unique_topic, v2_produce_version
+from .helpers import Suite, Twin, check_produce, producible_codecs, suite_settings, v2_produce_version
 
 HOUR = 3_600_000
 DAY = 24 * HOUR
@@ -53,9 +53,7 @@ def _stored_topic(
     if twin.has(Capability.LOG_APPEND_TIME):
         types.append(TimestampType.LOG_APPEND_TIME)
     config = TopicConfig(timestamp_type=data.draw(st.sampled_from(types), label="topic type"))
-    topic = unique_topic(prefix)
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic(prefix, config)
     codecs = producible_codecs(suite.impl.capabilities)
     written: list[int] = []
     for index in range(data.draw(st.integers(1, 3), label="batches")):

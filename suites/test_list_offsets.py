@@ -42,7 +42,6 @@ from .helpers import (
     producible_magics,
     sent_batches,
     suite_settings,
-    unique_topic,
 )
 
 HOUR = 3_600_000
@@ -90,9 +89,7 @@ def _build_log(
     )
     if retained:
         config = replace(config, retention_ms=HOUR)
-    topic = unique_topic("lo")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("lo", config)
     # Within an hour of now, phases two hours out; a quarter of the after-bound where the topic keeps a
     # finite one (4.0's 1 h default on a target that cannot lift it), so every request is accepted.
     _, after_bound = bounds(config, profile)
@@ -113,9 +110,7 @@ def _build_log(
             magic, codec = data.draw(st.sampled_from(combinations(magics, codecs)), label="magic, codec")
             specs = [RecordSpec(t, b"k%d-%d" % (index, i), b"v" * 8) for i, t in enumerate(stamps)]
             request = build_batches(specs, magic=magic, codec=codec)
-        version = produce_version_for(request[0].magic, profile)
-        observed, expected = twin.produce(topic, request, produce_version=version)
-        check_produce(observed, expected, config=config, error_clause="LO.first-ge-target")
+        twin.produce_checked(topic, request, profile=profile, error_clause="LO.first-ge-target")
         per_request.append([r.timestamp for b in request for r in b.records()])
         sent.extend(per_request[-1])
         if twin.clock_control and timestamp_type is TimestampType.LOG_APPEND_TIME and data.draw(

@@ -34,11 +34,9 @@ from .helpers import (
     Twin,
     check_list_offsets,
     check_list_offsets_under,
-    check_produce,
     lifted_after,
     list_offsets_versions,
     newest_fetch,
-    produce_version_for,
     producible_magics,
     segment_clause,
     suite_settings,
@@ -62,8 +60,7 @@ def _produce_stamps(
     """One uncompressed batch of `magic` holding `stamps`, produced and compared (its error under `clause`)."""
     specs = [RecordSpec(t, f"{key}-{i}".encode(), b"v" * 16) for i, t in enumerate(stamps)]
     request = build_batches(specs, magic=magic)
-    observed, expected = twin.produce(topic, request, produce_version=produce_version_for(magic, profile))
-    check_produce(observed, expected, config=twin.configs[topic], error_clause=clause)
+    twin.produce_checked(topic, request, profile=profile, error_clause=clause)
 
 
 def _small_log(twin: Twin, data: Draws, profile: Profile, prefix: str) -> tuple[str, list[int]]:
@@ -71,9 +68,7 @@ def _small_log(twin: Twin, data: Draws, profile: Profile, prefix: str) -> tuple[
     timestamps within an hour of now, ties included; the sent timestamps."""
     config = TopicConfig(after_max_ms=lifted_after(twin, profile), segment_bytes=data.draw(
         st.sampled_from((256, 1024, 1 << 30)), label="segment.bytes"))
-    topic = unique_topic(prefix)
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic(prefix, config)
     magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)),
                       label="magic")
     sent: list[int] = []

@@ -41,11 +41,8 @@ from .helpers import (
     Suite,
     Twin,
     bounds,
-    check_fetch,
     check_produce,
     lifted_after,
-    newest_fetch,
-    produce_version_for,
     producible_codecs,
     producible_magics,
     suite_settings,
@@ -56,12 +53,9 @@ HOUR = 3_600_000
 
 
 def _produce(twin: Twin, topic: str, profile: Profile, sent: Sequence[AnyBatch], clause: str, context: str) -> None:
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(sent[0].magic, profile))
-    check_produce(observed, expected, config=twin.configs[topic], error_clause=clause, context=context)
+    _, expected = twin.produce_checked(topic, sent, profile=profile, error_clause=clause, context=context)
     if expected.error is ErrorCode.NONE:
-        got, want = twin.fetch(topic, fetch_version=newest_fetch(profile))
-        check_fetch(got, want, config=twin.configs[topic], profile=profile, stored_clause=clause,
-                    record_clause=lambda b: clause, context=context)
+        twin.read_back(topic, profile=profile, stored_clause=clause, record_clause=lambda b: clause, context=context)
 
 
 # ------------------------------------------------------------------------------------ VAL-4/5 Long.MIN_VALUE

@@ -29,13 +29,10 @@ from .helpers import (
     Suite,
     Twin,
     check_list_offsets,
-    check_produce,
     lifted_after,
     list_offsets_versions,
-    produce_version_for,
     producible_magics,
     suite_settings,
-    unique_topic,
 )
 
 HOUR = 3_600_000
@@ -51,18 +48,16 @@ def _fill(twin: Twin, data: Draws, profile: Profile, config: TopicConfig, lo: in
           prefix: str) -> tuple[str, list[int]]:
     """A topic of `config` and 4..30 small uncompressed batches (one to three records each) stamped within
     [now + lo, now + hi]."""
-    topic = unique_topic(prefix)
-    twin.create_topic(topic, config)
-    stamps = around(twin.leader_clock(topic), lo, hi)
+    topic, now = twin.new_topic(prefix, config)
+    stamps = around(now, lo, hi)
     magic = data.draw(st.sampled_from(tuple(m for m in producible_magics(twin, profile) if m >= MAGIC_V1)),
                       label="magic")
     sent: list[int] = []
     for index in range(data.draw(st.integers(4, 30), label="batches")):
         request = data.draw(st.lists(stamps, min_size=1, max_size=3), label="timestamps")
         specs = [RecordSpec(t, f"{index}-{i}".encode(), b"v" * 20) for i, t in enumerate(request)]
-        observed, expected = twin.produce(topic, build_batches(specs, magic=magic),
-                                          produce_version=produce_version_for(magic, profile))
-        check_produce(observed, expected, config=config, error_clause="IDX.segment-search-first-ge")
+        twin.produce_checked(topic, build_batches(specs, magic=magic), profile=profile,
+                             error_clause="IDX.segment-search-first-ge")
         sent.extend(request)
     return topic, sent
 

@@ -265,18 +265,10 @@ def test_after_default_one_hour(
     """VAL-6/KIP-1030: with default configs a record more than 1 h ahead is rejected, any past one accepted."""
     twin = Twin(impl, reference_factory)
     config = TopicConfig()
-    topic = unique_topic("after-default")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
+    topic, now = twin.new_topic("after-default", config)
     sent = build_batches([RecordSpec(now + offset, b"k", b"v")], magic=MAGIC_V2)
-    observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(MAGIC_V2, profile))
-    check_produce(
-        observed,
-        expected,
-        config=config,
-        error_clause="VAL.after-default-one-hour",
-        context=f"now={now} ts=now{offset:+d}",
-    )
+    twin.produce_checked(topic, sent, profile=profile, error_clause="VAL.after-default-one-hour",
+                         context=f"now={now} ts=now{offset:+d}")
 
 
 @pytest.mark.clause("VAL.header-max-recomputed", "VAL.createtime-response-minus-one")
