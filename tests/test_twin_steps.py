@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import pytest
 
 from conformance.judging.checks import CheckRecord, ClauseViolation, recording
-from conformance.targets.model import ModelFactory, ModelImplementation
+from conformance.targets.libraries.model.model_broker import ModelFactory, ModelImplementation
 from models.cluster import FetchResponse, ProduceResponse
 from models.config import TopicConfig
 from models.constants import MAGIC_V1, MAGIC_V2, Codec, TimestampType
