@@ -105,7 +105,6 @@ __all__ = [
     "REFERENCE",
     "REFERENCE_MUTANT",
     "TARGETS",
-    "TARGETS_HELP",
     "MutantForm",
     "Target",
     "TargetError",
@@ -511,9 +510,6 @@ def targets_help(where: Callable[[TargetSpec], bool] | None = None) -> str:
     rows = tuple(s for s in table() if where is None or where(s))
     forms = _forms(rows)
     return _one_of([s.name for s in rows] + forms) + (f" ({MUTANTS_LISTED})" if forms else "")
-
-
-TARGETS_HELP = targets_help()
 
 
 def name_syntax() -> str:

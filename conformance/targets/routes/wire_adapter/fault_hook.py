@@ -13,12 +13,10 @@ timeout fails the operation with its output, never a hang. Only with `--allow-di
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
-from typing import Any
 
 from conformance.errors import TargetError
 
@@ -27,30 +25,6 @@ HOOK_TIMEOUT = 120.0
 
 class FaultHookError(RuntimeError):
     """The fault hook could not run or reported failure; the message names the command and its output."""
-
-
-def fault_options() -> list[tuple[str, dict[str, Any]]]:
-    """The `--fault-hook` and `--allow-disruptive` options, for the CLI's argparse and the pytest plugin
-    alike (both take these keyword arguments); defaults read from the environment at call time."""
-    return [
-        (
-            "--fault-hook",
-            {
-                "default": os.environ.get("KTS_FAULT_HOOK"),
-                "help": "--target broker: a command that moves a partition leader on your cluster, run as "
-                "CMD move-leader TOPIC PARTITION BROKER_ID; needs --allow-disruptive (env KTS_FAULT_HOOK)",
-            },
-        ),
-        (
-            "--allow-disruptive",
-            {
-                "action": "store_true",
-                "default": os.environ.get("KTS_ALLOW_DISRUPTIVE", "") not in ("", "0", "false"),
-                "help": "allow faults that disturb the cluster: leader moves through --fault-hook "
-                "(env KTS_ALLOW_DISRUPTIVE=1)",
-            },
-        ),
-    ]
 
 
 def check_fault_options(target: str, fault_hook: str | None, allow_disruptive: bool) -> None:
