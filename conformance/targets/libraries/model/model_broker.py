@@ -60,10 +60,15 @@ class ModelImplementation(DelegatingImplementation):
 
     def __init__(self, cluster: Cluster, *, name: str = "model") -> None:
         self.cluster = cluster
-        self.operations = cluster
         self.name = name
         self.profile: Profile = cluster.profile
         self.capabilities: frozenset[Capability] = profile_capabilities(cluster.profile)
+
+    @property
+    def operations(self) -> Cluster:  # type: ignore[override]
+        """The cluster, read at each call: whoever swaps `cluster` (serve's WithBrokers, a mutant's build) swaps
+        the operations with it."""
+        return self.cluster
 
     def brokers(self) -> tuple[int, ...]:
         return tuple(sorted(self.cluster.brokers))
