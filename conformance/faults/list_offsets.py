@@ -19,25 +19,6 @@ from models.profiles import Profile, UnknownSpecialTarget
 from models.records import AnyBatch, ConsumerRecord
 
 
-class _ListOffsetsImpl(MutantImplementation):
-    """Post-processes ListOffsets answers with `mutate`; the leader log is at hand for the fault."""
-
-    def list_offsets(
-        self,
-        topic: str,
-        partition: int,
-        target: int,
-        *,
-        version: int,
-        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
-    ) -> ListOffsetsAnswer:
-        answer = super().list_offsets(topic, partition, target, version=version, isolation=isolation)
-        return self.mutate(self.cluster.leader_log(topic, partition), target, version, answer)
-
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        return answer
-
-
 def _visible_records(log: PartitionLog) -> list[tuple[ConsumerRecord, AnyBatch]]:
     return [
         (r, b)
@@ -51,12 +32,11 @@ def _found(answer: ListOffsetsAnswer) -> bool:
     return answer.error is ErrorCode.NONE and answer.offset >= 0
 
 
-class _LastMatchImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target < 0 or not _found(answer):
-            return answer
-        ties = [r.offset for r, _ in _visible_records(log) if r.timestamp == answer.timestamp]
-        return replace(answer, offset=max(ties, default=answer.offset))
+def _last_match(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target < 0 or not _found(answer):
+        return answer
+    ties = [r.offset for r, _ in _visible_records(log) if r.timestamp == answer.timestamp]
+    return replace(answer, offset=max(ties, default=answer.offset))
 
 
 _model_mutant(
@@ -64,20 +44,19 @@ _model_mutant(
     "A timestamp lookup answers the last of several records sharing the first matching timestamp "
     "instead of the first (an upper-bound instead of lower-bound binary search).",
     ("LO.first-ge-target",),
-    answers=_LastMatchImpl,
+    offsets=_last_match,
 )
 
 
-class _ClosestImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target < 0 or not _found(answer):
-            return answer
-        candidates = [(r.timestamp, r.offset, b) for r, b in _visible_records(log) if r.timestamp >= target]
-        if not candidates:
-            return answer
-        ts, offset, batch = min(candidates, key=lambda c: (c[0], c[1]))
-        epoch = batch.partition_leader_epoch if version >= 4 else NO_PARTITION_LEADER_EPOCH
-        return replace(answer, offset=offset, timestamp=ts, leader_epoch=max(epoch, NO_PARTITION_LEADER_EPOCH))
+def _closest_timestamp(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target < 0 or not _found(answer):
+        return answer
+    candidates = [(r.timestamp, r.offset, b) for r, b in _visible_records(log) if r.timestamp >= target]
+    if not candidates:
+        return answer
+    ts, offset, batch = min(candidates, key=lambda c: (c[0], c[1]))
+    epoch = batch.partition_leader_epoch if version >= 4 else NO_PARTITION_LEADER_EPOCH
+    return replace(answer, offset=offset, timestamp=ts, leader_epoch=max(epoch, NO_PARTITION_LEADER_EPOCH))
 
 
 _model_mutant(
@@ -85,18 +64,17 @@ _model_mutant(
     "A timestamp lookup answers the record with the timestamp closest above the target (smallest "
     "timestamp >= target) instead of the smallest offset with timestamp >= target.",
     ("LO.first-ge-target",),
-    answers=_ClosestImpl,
+    offsets=_closest_timestamp,
 )
 
 
-class _BatchFirstOffsetImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target < 0 or not _found(answer):
-            return answer
-        for batch in log.batches():
-            if batch.base_offset <= answer.offset <= batch.last_offset:
-                return replace(answer, offset=max(batch.base_offset, log.log_start_offset))
+def _batch_first_offset(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target < 0 or not _found(answer):
         return answer
+    for batch in log.batches():
+        if batch.base_offset <= answer.offset <= batch.last_offset:
+            return replace(answer, offset=max(batch.base_offset, log.log_start_offset))
+    return answer
 
 
 _model_mutant(
@@ -104,15 +82,14 @@ _model_mutant(
     "A timestamp lookup answers the first offset of the batch holding the match instead of the "
     "matching record's own offset (a batch-granular search).",
     ("LO.first-ge-target", "IDX.segment-search-first-ge"),
-    answers=_BatchFirstOffsetImpl,
+    offsets=_batch_first_offset,
 )
 
 
-class _NotFoundLeoImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target >= 0 and answer.error is ErrorCode.NONE and answer.offset == -1:
-            return replace(answer, offset=log.high_watermark)
-        return answer
+def _not_found_leo(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target >= 0 and answer.error is ErrorCode.NONE and answer.offset == -1:
+        return replace(answer, offset=log.high_watermark)
+    return answer
 
 
 _model_mutant(
@@ -120,18 +97,17 @@ _model_mutant(
     "A timestamp lookup with no record at or after the target answers the log end offset instead of -1 "
     "(the pre-KIP-79 'latest' convention).",
     ("LO.not-found-minus-one",),
-    answers=_NotFoundLeoImpl,
+    offsets=_not_found_leo,
 )
 
 
-class _MaxTsBatchLastImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
-            return answer
-        for batch in log.batches():
-            if batch.base_offset <= answer.offset <= batch.last_offset:
-                return replace(answer, offset=batch.last_offset)
+def _max_ts_batch_last(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
         return answer
+    for batch in log.batches():
+        if batch.base_offset <= answer.offset <= batch.last_offset:
+            return replace(answer, offset=batch.last_offset)
+    return answer
 
 
 _model_mutant(
@@ -140,19 +116,18 @@ _model_mutant(
     "instead of the record's. On a LogAppendTime topic that is also not the batch's first record "
     "(LO.max-timestamp-lat-batch-first-record).",
     ("LO.max-timestamp-first-record", "LO.max-timestamp-lat-batch-first-record"),
-    answers=_MaxTsBatchLastImpl,
+    offsets=_max_ts_batch_last,
 )
 
 
-class _MaxTsLastRecordImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
-            return answer
-        for batch in log.batches():
-            if batch.base_offset <= answer.offset <= batch.last_offset:
-                ties = [r.offset for r in batch.records() if r.timestamp == answer.timestamp]
-                return replace(answer, offset=max(ties))
+def _max_ts_last_record(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
         return answer
+    for batch in log.batches():
+        if batch.base_offset <= answer.offset <= batch.last_offset:
+            ties = [r.offset for r in batch.records() if r.timestamp == answer.timestamp]
+            return replace(answer, offset=max(ties))
+    return answer
 
 
 _model_mutant(
@@ -161,35 +136,33 @@ _model_mutant(
     "(a `>=` scan). Every record of a LogAppendTime batch holds the max, so there it answers the batch's "
     "last record (LO.max-timestamp-lat-batch-first-record).",
     ("LO.max-timestamp-first-record", "LO.max-timestamp-lat-batch-first-record"),
-    answers=_MaxTsLastRecordImpl,
+    offsets=_max_ts_last_record,
 )
 
 
-class _EarliestZeroImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target in (SpecialTarget.EARLIEST, SpecialTarget.EARLIEST_LOCAL) and _found(answer):
-            return replace(answer, offset=0)
-        return answer
+def _earliest_zero(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target in (SpecialTarget.EARLIEST, SpecialTarget.EARLIEST_LOCAL) and _found(answer):
+        return replace(answer, offset=0)
+    return answer
 
 
 _model_mutant(
     "earliest-returns-zero",
     "EARLIEST (-2) answers offset 0 instead of the log start offset once retention has deleted segments.",
     ("LO.earliest-is-log-start",),
-    answers=_EarliestZeroImpl,
+    offsets=_earliest_zero,
 )
 
 
-class _EpochMissingImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        return replace(answer, leader_epoch=NO_PARTITION_LEADER_EPOCH)
+def _epoch_missing(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    return replace(answer, leader_epoch=NO_PARTITION_LEADER_EPOCH)
 
 
 _model_mutant(
     "epoch-missing",
     "ListOffsets v4+ answers carry leader epoch -1 (KIP-320 field never filled).",
     ("LO.epoch-of-found-batch", "LO.latest-is-high-watermark"),
-    answers=_EpochMissingImpl,
+    offsets=_epoch_missing,
 )
 
 
@@ -219,16 +192,10 @@ _model_mutant(
 
 
 class _NoStableOffsetImpl(MutantImplementation):
-    def list_offsets(
-        self,
-        topic: str,
-        partition: int,
-        target: int,
-        *,
-        version: int,
-        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    def lookup(
+        self, topic: str, partition: int, target: int, version: int, isolation: IsolationLevel
     ) -> ListOffsetsAnswer:
-        answer = super().list_offsets(topic, partition, target, version=version, isolation=isolation)
+        answer = super().lookup(topic, partition, target, version, isolation)
         capped = target >= 0 or target in (SpecialTarget.LATEST, SpecialTarget.MAX_TIMESTAMP)
         if isolation is IsolationLevel.READ_COMMITTED and capped and answer.error is ErrorCode.NONE:
             return NOT_FOUND
@@ -244,11 +211,10 @@ _model_mutant(
 )
 
 
-class _MaxTsLogEndImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target == SpecialTarget.MAX_TIMESTAMP and answer.error is ErrorCode.NONE and answer.offset == -1:
-            return replace(answer, offset=log.log_end_offset)
-        return answer
+def _max_ts_log_end(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target == SpecialTarget.MAX_TIMESTAMP and answer.error is ErrorCode.NONE and answer.offset == -1:
+        return replace(answer, offset=log.log_end_offset)
+    return answer
 
 
 _model_mutant(
@@ -256,7 +222,7 @@ _model_mutant(
     "MAX_TIMESTAMP on a log without a timestamped record answers the log end offset (= the high watermark) "
     "with timestamp -1 instead of -1/-1: an offset no consumer can read (LO-3, LO-6).",
     ("LO.max-timestamp-capped", "LO.max-timestamp-empty"),
-    answers=_MaxTsLogEndImpl,
+    offsets=_max_ts_log_end,
 )
 
 
@@ -309,11 +275,10 @@ _model_mutant(
 )
 
 
-class _OldFormatSearchedImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if answer.error is ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT:
-            return NOT_FOUND
-        return answer
+def _old_format_searched(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if answer.error is ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT:
+        return NOT_FOUND
+    return answer
 
 
 _model_mutant(
@@ -321,22 +286,16 @@ _model_mutant(
     "A timestamp lookup on a topic stored in format v0 searches (and finds nothing) instead of failing with "
     "UNSUPPORTED_FOR_MESSAGE_FORMAT (43), so a consumer cannot tell 'no timestamps' from 'no match'.",
     ("LO.unsupported-for-message-format",),
-    answers=_OldFormatSearchedImpl,
+    offsets=_old_format_searched,
 )
 
 
 class _V0SearchImpl(MutantImplementation):
-    def list_offsets(
-        self,
-        topic: str,
-        partition: int,
-        target: int,
-        *,
-        version: int,
-        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    def lookup(
+        self, topic: str, partition: int, target: int, version: int, isolation: IsolationLevel
     ) -> ListOffsetsAnswer:
         if version != 0:
-            return super().list_offsets(topic, partition, target, version=version, isolation=isolation)
+            return super().lookup(topic, partition, target, version, isolation)
         # The fault: v0 is answered by the v1 handler (a record-timestamp search, LO-2) instead of segment
         # base offsets dated by file mtime (LO-7).
         answer = self.cluster.list_offsets(topic, partition, target, version=1, isolation=isolation)
@@ -352,13 +311,12 @@ _model_mutant(
 )
 
 
-class _EarliestCappedImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        # The fault: EARLIEST goes through the consumer cap like a lookup (offset < high watermark, LO-3).
-        earliest = target in (SpecialTarget.EARLIEST, SpecialTarget.EARLIEST_LOCAL)
-        if earliest and _found(answer) and answer.offset >= log.high_watermark:
-            return NOT_FOUND
-        return answer
+def _earliest_capped(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    # The fault: EARLIEST goes through the consumer cap like a lookup (offset < high watermark, LO-3).
+    earliest = target in (SpecialTarget.EARLIEST, SpecialTarget.EARLIEST_LOCAL)
+    if earliest and _found(answer) and answer.offset >= log.high_watermark:
+        return NOT_FOUND
+    return answer
 
 
 _model_mutant(
@@ -366,21 +324,20 @@ _model_mutant(
     "EARLIEST (and EARLIEST_LOCAL) are capped like a timestamp lookup, so when the log start offset equals "
     "the high watermark (an empty log, or retention deleted every record) they answer -1 instead of it.",
     ("LO.cap-exempts-earliest",),
-    answers=_EarliestCappedImpl,
+    offsets=_earliest_capped,
 )
 
 
-class _MaxTsLastTieImpl(_ListOffsetsImpl):
-    def mutate(self, log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-        if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
-            return answer
-        # The fault: of several batches reaching the max, the latest answers (a `>=` scan, LO-6).
-        holding = [b for b in log.batches() if b.last_offset < log.high_watermark
-                   and any(r.timestamp == answer.timestamp for r in b.records())]
-        batch = holding[-1]
-        offset = next(r.offset for r in batch.records() if r.timestamp == answer.timestamp)
-        epoch = batch.partition_leader_epoch if version >= 4 else NO_PARTITION_LEADER_EPOCH
-        return replace(answer, offset=offset, leader_epoch=max(epoch, NO_PARTITION_LEADER_EPOCH))
+def _max_ts_last_tie(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+    if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
+        return answer
+    # The fault: of several batches reaching the max, the latest answers (a `>=` scan, LO-6).
+    holding = [b for b in log.batches() if b.last_offset < log.high_watermark
+               and any(r.timestamp == answer.timestamp for r in b.records())]
+    batch = holding[-1]
+    offset = next(r.offset for r in batch.records() if r.timestamp == answer.timestamp)
+    epoch = batch.partition_leader_epoch if version >= 4 else NO_PARTITION_LEADER_EPOCH
+    return replace(answer, offset=offset, leader_epoch=max(epoch, NO_PARTITION_LEADER_EPOCH))
 
 
 _model_mutant(
@@ -388,5 +345,5 @@ _model_mutant(
     "When several batches reach the log's max timestamp, MAX_TIMESTAMP answers the first record of the latest "
     "of them instead of the earliest (LO-6).",
     ("LO.max-timestamp-earliest-on-ties",),
-    answers=_MaxTsLastTieImpl,
+    offsets=_max_ts_last_tie,
 )

@@ -21,9 +21,8 @@ from conformance.targets.target import mutant_name
 from models.clauses import get_clause
 from models.cluster import Cluster, Partition
 from models.config import TopicConfig
-from models.constants import (
-    TimestampType,
-)
+from models.constants import IsolationLevel, TimestampType
+from models.list_offsets import ListOffsetsAnswer
 from models.log import PartitionLog, Segment
 from models.profiles import Profile, get_profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec
@@ -127,9 +126,19 @@ class MutantCluster(Cluster):
     `pre_validate`, `validation_inputs`, `post_validate`) or its `log_class`."""
 
 
+# A ListOffsets fault that rewrites the model's answer: (the partition's leader log, the target, the request's
+# version, the model's answer) -> the answer sent.
+OffsetsFault = Callable[[PartitionLog, int, int, ListOffsetsAnswer], ListOffsetsAnswer]
+
+
 class MutantImplementation(ModelImplementation):
     """`ModelImplementation` whose answers can be post-processed (response-level faults). It reports
-    the true profile and the model's capabilities even when its cluster runs a tweaked profile."""
+    the true profile and the model's capabilities even when its cluster runs a tweaked profile.
+
+    ListOffsets has two seams, so a fault of it need not spell the operation again: `lookup` finds the model's
+    answer (a mutant that changes how it is found overrides it) and `offsets_fault`, where set, rewrites it."""
+
+    offsets_fault: OffsetsFault | None = None
 
     def __init__(self, cluster: Cluster, profile: Profile) -> None:
         super().__init__(cluster, name="mutant")
@@ -138,6 +147,26 @@ class MutantImplementation(ModelImplementation):
 
     def topic_config(self, topic: str, partition: int) -> TopicConfig:
         return self.cluster.partition(topic, partition).config
+
+    def list_offsets(
+        self,
+        topic: str,
+        partition: int,
+        target: int,
+        *,
+        version: int,
+        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    ) -> ListOffsetsAnswer:
+        answer = self.lookup(topic, partition, target, version, isolation)
+        if self.offsets_fault is None:
+            return answer
+        return self.offsets_fault(self.cluster.leader_log(topic, partition), target, version, answer)
+
+    def lookup(
+        self, topic: str, partition: int, target: int, version: int, isolation: IsolationLevel
+    ) -> ListOffsetsAnswer:
+        """The model's ListOffsets answer, before any `offsets_fault`."""
+        return super().list_offsets(topic, partition, target, version=version, isolation=isolation)
 
 
 class _SegmentsOf(PartitionLog):
@@ -160,13 +189,16 @@ class _SegmentsOf(PartitionLog):
 class ModelBuild:
     """The build of a broker mutant that is the model with one seam changed, named by the one field that is
     not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `answers` (a
-    `MutantImplementation` post-processing an answer), `log` (the replicas' `PartitionLog`), `segment` and
+    `MutantImplementation` post-processing an answer), `offsets` (its `offsets_fault`, rewriting a ListOffsets
+    answer), `log` (the replicas' `PartitionLog`), `segment` and
     `time_index` (the class of each new segment and of its time index), or `profile_changes` (the cluster runs a
     profile whose named fields have other values, while the implementation reports the true profile). A value
-    of classes and constants, so a mutant pickles by reference (MutantFactory, the kill table's workers)."""
+    of classes, module functions and constants, so a mutant pickles by reference (MutantFactory, the kill table's
+    workers)."""
 
     cluster: type[MutantCluster] = MutantCluster
     answers: type[MutantImplementation] = MutantImplementation
+    offsets: OffsetsFault | None = None
     log: type[PartitionLog] | None = None
     segment: type[Segment] | None = None
     time_index: type[TimeIndex] | None = None
@@ -174,7 +206,10 @@ class ModelBuild:
 
     def __call__(self, profile: Profile) -> Implementation:
         cluster_profile = replace(profile, **dict(self.profile_changes)) if self.profile_changes else None
-        return _impl(profile, self._cluster_class(), self.answers, cluster_profile)
+        impl = _impl(profile, self._cluster_class(), self.answers, cluster_profile)
+        if self.offsets is not None:
+            impl.offsets_fault = self.offsets
+        return impl
 
     def _cluster_class(self) -> type[Cluster]:
         if self.log is None and self.segment is None and self.time_index is None:
@@ -193,6 +228,7 @@ def _model_mutant(
     *,
     cluster: type[MutantCluster] = MutantCluster,
     answers: type[MutantImplementation] = MutantImplementation,
+    offsets: OffsetsFault | None = None,
     log: type[PartitionLog] | None = None,
     segment: type[Segment] | None = None,
     time_index: type[TimeIndex] | None = None,
@@ -201,7 +237,7 @@ def _model_mutant(
 ) -> None:
     """Register a broker mutant (`_mutant`) built by `ModelBuild` from the one seam it changes."""
     changes = tuple(sorted((profile_changes or {}).items()))
-    build = ModelBuild(cluster, answers, log, segment, time_index, changes)
+    build = ModelBuild(cluster, answers, offsets, log, segment, time_index, changes)
     _mutant(mutant_id, description, clauses, profiles, reader_only=reader_only)(build)
 
 

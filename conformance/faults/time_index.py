@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from conformance.faults.mutant import MutantImplementation, _model_mutant
 from models.config import TopicConfig
-from models.constants import (
-    IsolationLevel,
-)
+from models.constants import IsolationLevel
 from models.list_offsets import ListOffsetsAnswer
 from models.log import PartitionLog, Segment
 from models.profiles import RollBase
@@ -109,14 +107,8 @@ _model_mutant(
 
 
 class _DatedNowImpl(MutantImplementation):
-    def list_offsets(
-        self,
-        topic: str,
-        partition: int,
-        target: int,
-        *,
-        version: int,
-        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
+    def lookup(
+        self, topic: str, partition: int, target: int, version: int, isolation: IsolationLevel
     ) -> ListOffsetsAnswer:
         # The fault: a segment without timestamps is dated by the broker's clock at the lookup, not by its
         # file's mtime (IDX-6).
@@ -126,7 +118,7 @@ class _DatedNowImpl(MutantImplementation):
         for segment, _ in untimed:
             segment.last_modified = now
         try:
-            return super().list_offsets(topic, partition, target, version=version, isolation=isolation)
+            return super().lookup(topic, partition, target, version, isolation)
         finally:
             for segment, mtime in untimed:
                 segment.last_modified = mtime

@@ -260,11 +260,26 @@ _model_mutant(
 )
 
 
-class _RejectionKeepsLogStartImpl(MutantImplementation):
+class _ProduceAnswerImpl(MutantImplementation):
+    """Post-processes produce answers with `mutate` (a response-level fault); what was sent and the request's
+    version are at hand."""
+
     def produce(
         self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
     ) -> ProduceResponse:
         response = super().produce(topic, partition, batches, produce_version=produce_version)
+        return self.mutate(topic, partition, batches, produce_version, response)
+
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
+    ) -> ProduceResponse:
+        return response
+
+
+class _RejectionKeepsLogStartImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
+    ) -> ProduceResponse:
         if response.error is ErrorCode.NONE or response.log_start_offset != -1 or produce_version < 5:
             return response
         return replace(response, log_start_offset=self.cluster.leader_log(topic, partition).log_start_offset)
@@ -279,11 +294,10 @@ _model_mutant(
 )
 
 
-class _RecordErrorsMissingImpl(MutantImplementation):
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+class _RecordErrorsMissingImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
-        response = super().produce(topic, partition, batches, produce_version=produce_version)
         return replace(response, record_errors=())
 
 
@@ -296,11 +310,10 @@ _model_mutant(
 )
 
 
-class _RecordErrorsOffByOneImpl(MutantImplementation):
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+class _RecordErrorsOffByOneImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
-        response = super().produce(topic, partition, batches, produce_version=produce_version)
         shifted = tuple(replace(e, batch_index=e.batch_index + 1) for e in response.record_errors)
         return replace(response, record_errors=shifted)
 
@@ -313,11 +326,10 @@ _model_mutant(
 )
 
 
-class _LatResponseMinusOneImpl(MutantImplementation):
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+class _LatResponseMinusOneImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
-        response = super().produce(topic, partition, batches, produce_version=produce_version)
         return replace(response, log_append_time=-1)
 
 
@@ -330,15 +342,14 @@ _model_mutant(
 )
 
 
-class _LatResponseCreateTimeImpl(MutantImplementation):
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+class _LatResponseCreateTimeImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
-        response = super().produce(topic, partition, batches, produce_version=produce_version)
-        if response.log_append_time == -1 or not batches:
+        if response.log_append_time == -1 or not sent:
             return response
         # The fault: the producer's (create) timestamp of the batch is echoed instead of `now`.
-        return replace(response, log_append_time=batches[0].max_timestamp)
+        return replace(response, log_append_time=sent[0].max_timestamp)
 
 
 _model_mutant(
@@ -350,11 +361,10 @@ _model_mutant(
 )
 
 
-class _CreateTimeResponseNowImpl(MutantImplementation):
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+class _CreateTimeResponseNowImpl(_ProduceAnswerImpl):
+    def mutate(
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
-        response = super().produce(topic, partition, batches, produce_version=produce_version)
         config = self.topic_config(topic, partition)
         created = config.timestamp_type is TimestampType.CREATE_TIME
         if response.error is ErrorCode.NONE and created and produce_version >= 2:
@@ -396,28 +406,13 @@ _model_mutant(
 )
 
 
-class _ProduceAnswerImpl(MutantImplementation):
-    """Post-processes produce answers with `mutate` (a response-level fault); what was sent is at hand."""
-
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
-    ) -> ProduceResponse:
-        response = super().produce(topic, partition, batches, produce_version=produce_version)
-        return self.mutate(topic, partition, batches, response)
-
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
-    ) -> ProduceResponse:
-        return response
-
-
 def _is_key_error(error: RecordError) -> bool:
     return (error.message or "").startswith("Compacted topic cannot accept message without key")
 
 
 class _KeyErrorWinsImpl(_ProduceAnswerImpl):
     def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
         # The fault: the first record error's kind decides the partition error, not "any timestamp error".
         errors = response.record_errors
@@ -437,7 +432,7 @@ _model_mutant(
 
 class _EveryFailureImpl(_ProduceAnswerImpl):
     def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
         config = self.topic_config(topic, partition)
         if not (config.compacted and response.record_errors) or len(sent) != 1:
@@ -471,7 +466,7 @@ _model_mutant(
 
 class _PlainSummaryImpl(_ProduceAnswerImpl):
     def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
         # The fault: the 2.5-3.1 top-level text, without the count and the first three record errors.
         if response.error is ErrorCode.INVALID_RECORD and response.error_message:
@@ -496,7 +491,7 @@ _OUT_OF_RANGE_TEXT = re.compile(
 
 class _LogOffsetInTextImpl(_ProduceAnswerImpl):
     def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
         # The fault: the message prints the offset the record would have had in the log (VAL-7 prints the
         # request's own, relative offset).
@@ -523,7 +518,7 @@ _model_mutant(
 
 class _SaturatedBoundsImpl(_ProduceAnswerImpl):
     def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], response: ProduceResponse
+        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
     ) -> ProduceResponse:
         # The fault: the printed bounds saturate at Long.MAX_VALUE instead of wrapping (VAL-7).
         def saturated(error: RecordError) -> RecordError:

@@ -8,7 +8,7 @@ one capability, CODEC, and its library at `.codec`; the broker operations are no
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -24,12 +24,7 @@ from conformance.targets.routes.driver.driver_builds import driver_command
 from conformance.targets.routes.driver.driver_codec import DriverCodec
 from conformance.targets.routes.in_process import adapter_class, require_adapter
 from conformance.targets.target import Opened, Opening, Target, library_name
-from models.cluster import FetchResponse, ProduceResponse
-from models.config import TopicConfig
-from models.constants import IsolationLevel
-from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile, get_profile
-from models.records import AnyBatch
 
 
 def open_library(
@@ -65,6 +60,17 @@ def check_codec(target: Target, opening: Opening) -> None:
     require_adapter(adapter, CodecUnavailable)
 
 
+def _not_a_broker(operation: str) -> Callable[..., NoReturn]:
+    """A broker operation of a codec target: it refuses, whatever it is asked, with UnsupportedOperation (an
+    UNSUPPORTED verdict), naming the target and `operation`."""
+
+    def refuse(self: CodecImplementation, *args: object, **kwargs: object) -> NoReturn:
+        raise UnsupportedOperation(Capability.PRODUCE_V2, f"{self.name} is a codec, not a broker ({operation})")
+
+    refuse.__name__, refuse.__qualname__ = operation, f"CodecImplementation.{operation}"
+    return refuse
+
+
 class CodecImplementation:
     """A codec library seen through the implementation protocol: capability CODEC, the library at `.codec`."""
 
@@ -81,51 +87,21 @@ class CodecImplementation:
         """The record library's version, as its adapter or driver reports it."""
         return self.codec.version
 
-    def _not_a_broker(self, operation: str) -> NoReturn:
-        raise UnsupportedOperation(Capability.PRODUCE_V2, f"{self.name} is a codec, not a broker ({operation})")
-
     def brokers(self) -> tuple[int, ...]:
         return ()
 
-    def create_topic(self, topic: str, config: TopicConfig, *, partitions: int = 1) -> None:
-        self._not_a_broker("create_topic")
-
-    def alter_config(self, topic: str, config: TopicConfig) -> None:
-        self._not_a_broker("alter_config")
-
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
-    ) -> ProduceResponse:
-        self._not_a_broker("produce")
-
-    def fetch(self, topic: str, partition: int, offset: int, *, fetch_version: int) -> FetchResponse:
-        self._not_a_broker("fetch")
-
-    def list_offsets(
-        self,
-        topic: str,
-        partition: int,
-        target: int,
-        *,
-        version: int,
-        isolation: IsolationLevel = IsolationLevel.READ_UNCOMMITTED,
-    ) -> ListOffsetsAnswer:
-        self._not_a_broker("list_offsets")
-
-    def clock(self, broker: int) -> int:
-        self._not_a_broker("clock")
-
-    def set_clock(self, broker: int, now: int) -> None:
-        self._not_a_broker("set_clock")
-
-    def elect_leader(self, topic: str, partition: int, broker: int) -> None:
-        self._not_a_broker("elect_leader")
-
-    def leader(self, topic: str, partition: int) -> int:
-        self._not_a_broker("leader")
-
-    def retention_tick(self) -> None:
-        self._not_a_broker("retention_tick")
+    # The broker operations, each refused (a codec is not a broker): there for the implementation protocol, never
+    # called by the codec suites.
+    create_topic = _not_a_broker("create_topic")
+    alter_config = _not_a_broker("alter_config")
+    produce = _not_a_broker("produce")
+    fetch = _not_a_broker("fetch")
+    list_offsets = _not_a_broker("list_offsets")
+    clock = _not_a_broker("clock")
+    set_clock = _not_a_broker("set_clock")
+    elect_leader = _not_a_broker("elect_leader")
+    leader = _not_a_broker("leader")
+    retention_tick = _not_a_broker("retention_tick")
 
     def close(self) -> None:
         self.codec.close()
