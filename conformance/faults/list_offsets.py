@@ -32,6 +32,17 @@ def _found(answer: ListOffsetsAnswer) -> bool:
     return answer.error is ErrorCode.NONE and answer.offset >= 0
 
 
+def _batch_holding(log: PartitionLog, offset: int) -> AnyBatch | None:
+    """The first of the log's batches whose offsets span `offset` (None: none does)."""
+    return next((b for b in log.batches() if b.base_offset <= offset <= b.last_offset), None)
+
+
+def _epoch_of(batch: AnyBatch, version: int) -> int:
+    """The leader epoch an answer found in `batch` carries at ListOffsets `version` (-1 below v4)."""
+    epoch = batch.partition_leader_epoch if version >= 4 else NO_PARTITION_LEADER_EPOCH
+    return max(epoch, NO_PARTITION_LEADER_EPOCH)
+
+
 def _last_match(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
     if target < 0 or not _found(answer):
         return answer
@@ -55,8 +66,7 @@ def _closest_timestamp(log: PartitionLog, target: int, version: int, answer: Lis
     if not candidates:
         return answer
     ts, offset, batch = min(candidates, key=lambda c: (c[0], c[1]))
-    epoch = batch.partition_leader_epoch if version >= 4 else NO_PARTITION_LEADER_EPOCH
-    return replace(answer, offset=offset, timestamp=ts, leader_epoch=max(epoch, NO_PARTITION_LEADER_EPOCH))
+    return replace(answer, offset=offset, timestamp=ts, leader_epoch=_epoch_of(batch, version))
 
 
 _model_mutant(
@@ -71,10 +81,8 @@ _model_mutant(
 def _batch_first_offset(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
     if target < 0 or not _found(answer):
         return answer
-    for batch in log.batches():
-        if batch.base_offset <= answer.offset <= batch.last_offset:
-            return replace(answer, offset=max(batch.base_offset, log.log_start_offset))
-    return answer
+    batch = _batch_holding(log, answer.offset)
+    return answer if batch is None else replace(answer, offset=max(batch.base_offset, log.log_start_offset))
 
 
 _model_mutant(
@@ -104,10 +112,8 @@ _model_mutant(
 def _max_ts_batch_last(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
     if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
         return answer
-    for batch in log.batches():
-        if batch.base_offset <= answer.offset <= batch.last_offset:
-            return replace(answer, offset=batch.last_offset)
-    return answer
+    batch = _batch_holding(log, answer.offset)
+    return answer if batch is None else replace(answer, offset=batch.last_offset)
 
 
 _model_mutant(
@@ -123,11 +129,11 @@ _model_mutant(
 def _max_ts_last_record(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
     if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
         return answer
-    for batch in log.batches():
-        if batch.base_offset <= answer.offset <= batch.last_offset:
-            ties = [r.offset for r in batch.records() if r.timestamp == answer.timestamp]
-            return replace(answer, offset=max(ties))
-    return answer
+    batch = _batch_holding(log, answer.offset)
+    if batch is None:
+        return answer
+    ties = [r.offset for r in batch.records() if r.timestamp == answer.timestamp]
+    return replace(answer, offset=max(ties))
 
 
 _model_mutant(
@@ -336,8 +342,7 @@ def _max_ts_last_tie(log: PartitionLog, target: int, version: int, answer: ListO
                and any(r.timestamp == answer.timestamp for r in b.records())]
     batch = holding[-1]
     offset = next(r.offset for r in batch.records() if r.timestamp == answer.timestamp)
-    epoch = batch.partition_leader_epoch if version >= 4 else NO_PARTITION_LEADER_EPOCH
-    return replace(answer, offset=offset, leader_epoch=max(epoch, NO_PARTITION_LEADER_EPOCH))
+    return replace(answer, offset=offset, leader_epoch=_epoch_of(batch, version))
 
 
 _model_mutant(
