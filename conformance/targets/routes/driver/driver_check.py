@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -54,16 +54,17 @@ class CheckResult:
         return f"{self.word:4} {self.name}" + (f": {said}" if said else "")
 
 
+@dataclass
 class DriverCheck:
     """The checks of one driver command, for one role, collected in order."""
 
-    def __init__(self, name: str, argv: list[str], *, target: str, log_dir: Path, timeout: float) -> None:
-        self.name = name
-        self.argv = argv
-        self.target = target
-        self.log_dir = log_dir
-        self.timeout = timeout
-        self.results: list[CheckResult] = []
+    name: str
+    argv: list[str]
+    _: KW_ONLY
+    target: str
+    log_dir: Path
+    timeout: float
+    results: list[CheckResult] = field(default_factory=list)
 
     def process(self, role: str) -> DriverProcess:
         return DriverProcess(
