@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from conformance.jvm.locate import JvmUnavailable, java_tool, kafka_clients_jar, pyspark_jars, spark_sql_api_jar
@@ -22,6 +23,29 @@ from conformance.jvm.locate import JvmUnavailable, java_tool, kafka_clients_jar,
 SOURCES = Path(__file__).parent / "java"
 JAR_NAME = "kts-bridge.jar"
 COMPILE_TIMEOUT_S = 120
+
+
+class JavacFailed(Exception):
+    """javac did not compile: its exit `status` (None where it ran out of time) and the `first` line it wrote to
+    stderr ("" where it wrote none), for the caller's own sentence."""
+
+    def __init__(self, status: int | None, first: str) -> None:
+        super().__init__(first or f"javac exit {status}")
+        self.status = status
+        self.first = first
+
+
+def compile_java(javac: str | Path, classpath: str, out: Path, sources: Sequence[Path], timeout: float) -> None:
+    """Compile `sources` for Java 17 (warnings off) against `classpath` into the folder `out`, within `timeout`
+    seconds; JavacFailed where javac fails or runs out of time. What the bridge and the Kafka launcher share."""
+    command = [str(javac), "--release", "17", "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(out),
+               *map(str, sources)]  # fmt: skip
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise JavacFailed(None, "") from None
+    if done.returncode != 0:
+        raise JavacFailed(done.returncode, next((line for line in done.stderr.splitlines() if line.strip()), ""))
 
 
 def cache_root() -> Path:
@@ -65,21 +89,18 @@ def bridge_jar() -> Path:
     try:
         classes = work / "classes"
         classes.mkdir()
-        command = [
-            str(javac), "--release", "17", "-nowarn", "-encoding", "UTF-8",
-            "-cp", os.pathsep.join([str(kafka), str(spark_api)]),
-            "-d", str(classes), *map(str, sources),
-        ]  # fmt: skip
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
+            compile_java(javac, os.pathsep.join([str(kafka), str(spark_api)]), classes, sources, COMPILE_TIMEOUT_S)
+        except JavacFailed as failed:
+            if failed.status is None:
+                raise JvmUnavailable(
+                    f"javac did not finish within {COMPILE_TIMEOUT_S} s compiling the bridge: is the machine "
+                    "overloaded? try again"
+                ) from None
+            first = failed.first or "no output"
             raise JvmUnavailable(
-                f"javac did not finish within {COMPILE_TIMEOUT_S} s compiling the bridge: is the machine "
-                "overloaded? try again"
+                f"javac failed to compile the bridge ({first}): check that {javac} is JDK 17 or newer"
             ) from None
-        if done.returncode != 0:
-            first = next((line for line in done.stderr.splitlines() if line.strip()), "no output")
-            raise JvmUnavailable(f"javac failed to compile the bridge ({first}): check that {javac} is JDK 17 or newer")
         built = work / JAR_NAME
         with zipfile.ZipFile(built, "w", zipfile.ZIP_DEFLATED) as archive:
             archive.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\r\nCreated-By: kafka-conformance\r\n\r\n")

@@ -5,6 +5,8 @@ runs. No example database: a run is replayed exactly by its command."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import HealthCheck, Phase, settings
 
 # The profiles register_profiles() registers, smallest budget first (what a usage error lists).
@@ -14,38 +16,17 @@ PROFILE_NAMES = ("fast", "ci", "broker", "dev", "thorough")
 def register_profiles() -> None:
     """Register the profiles with Hypothesis (idempotent)."""
     # No example database: a run is replayed exactly by its command.
-    settings.register_profile("ci", derandomize=True, max_examples=100, deadline=None, database=None, print_blob=True)
+    every: dict[str, Any] = {"deadline": None, "database": None, "print_blob": True}
+    no_shrinking = [Phase.explicit, Phase.reuse, Phase.generate]
+    settings.register_profile("ci", derandomize=True, max_examples=100, **every)
     # `fast` skips shrinking: it proves a fault is caught quickly; `ci` also shrinks the counterexample.
-    settings.register_profile(
-        "fast",
-        derandomize=True,
-        max_examples=25,
-        deadline=None,
-        database=None,
-        print_blob=True,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    )
+    settings.register_profile("fast", derandomize=True, max_examples=25, phases=no_shrinking, **every)
     # `broker`: the ci budget without shrinking, for a real broker over the wire, where each shrink step is a
     # round of network requests (minutes per failure); the replay command and `--hypothesis-profile ci`
     # shrink a failure afterwards.
-    settings.register_profile(
-        "broker",
-        derandomize=True,
-        max_examples=100,
-        deadline=None,
-        database=None,
-        print_blob=True,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate],
-    )
-    settings.register_profile("dev", max_examples=100, deadline=None, database=None, print_blob=True)
-    settings.register_profile(
-        "thorough",
-        max_examples=1000,
-        deadline=None,
-        database=None,
-        print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
+    settings.register_profile("broker", derandomize=True, max_examples=100, phases=no_shrinking, **every)
+    settings.register_profile("dev", max_examples=100, **every)
+    settings.register_profile("thorough", max_examples=1000, suppress_health_check=[HealthCheck.too_slow], **every)
 
 
 def same_examples_for_every_target() -> None:

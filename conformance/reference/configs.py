@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from models.config import TopicConfig, check_config
-from models.constants import INT_MAX, LONG_MAX, LONG_MIN, MAGIC_V0, MAGIC_V1, MAGIC_V2, TimestampType
+from models.constants import INT_MAX, LONG_MAX, LONG_MIN, MAGIC_V0, MAGIC_V1, MAGIC_V2, ErrorCode, TimestampType
 from models.errors import ConfigError
 from models.profiles import Profile
 
@@ -35,13 +35,21 @@ _TIMESTAMP_TYPES = {"CreateTime": TimestampType.CREATE_TIME, "LogAppendTime": Ti
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?(?:-IV\d+)?$")
 
 
-class ConfigProblem(Exception):
-    """A topic config the reference broker refuses: `name` and a sentence for the client."""
+class Refused(Exception):
+    """A part of a request the reference broker refuses: the error code and the sentence it answers."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class ConfigProblem(Refused):
+    """A topic config the reference broker refuses (INVALID_CONFIG): `name` and a sentence for the client."""
 
     def __init__(self, name: str, message: str) -> None:
-        super().__init__(message)
+        super().__init__(ErrorCode.INVALID_CONFIG, message)
         self.name = name
-        self.message = message
 
 
 @dataclass(frozen=True)

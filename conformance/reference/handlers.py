@@ -217,6 +217,16 @@ def _partition_metadata(req: Request, part: Partition) -> Any:
     )
 
 
+def _addressed(answer: Any, wanted: Any, name_field: str, version: int) -> Any:
+    """A topic's `answer` addressed as its request `wanted` addressed the topic: by id from version 13 on (Produce
+    and Fetch alike), by name before, in the field the API calls `name_field` in both request and answer."""
+    if version >= 13:
+        answer.topic_id = wanted.topic_id
+    else:
+        setattr(answer, name_field, getattr(wanted, name_field))
+    return answer
+
+
 # ------------------------------------------------------------------------------------------------
 # Produce
 
@@ -240,11 +250,7 @@ def handle_produce(req: Request) -> Any:
                     appended = appended or ok
                 partitions.append(answer)
             topic = ProduceResponse.TopicProduceResponse(partition_responses=partitions)
-            if version >= 13:
-                topic.topic_id = data.topic_id
-            else:
-                topic.name = data.name
-            answers.append(topic)
+            answers.append(_addressed(topic, data, "name", version))
     if appended:
         state.note_append()
     if body.acks == 0:
@@ -372,11 +378,7 @@ def _fetch_once(req: Request) -> tuple[list[Any], set[int], int, bool]:
             size += len(records)
             partitions.append(answer)
         topic = FetchResponse.FetchableTopicResponse(partitions=partitions)
-        if version >= 13:
-            topic.topic_id = wanted.topic_id
-        else:
-            topic.topic = wanted.topic
-        answers.append(topic)
+        answers.append(_addressed(topic, wanted, "topic", version))
     return answers, leaders, size, settled
 
 

@@ -22,7 +22,7 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsResponse,
 )
 
-from conformance.reference.configs import TYPE_LIST, ConfigProblem, describe, overrides, topic_config
+from conformance.reference.configs import TYPE_LIST, ConfigProblem, Refused, describe, overrides, topic_config
 from conformance.reference.request_context import (
     INVALID_PARTITIONS,
     INVALID_REPLICATION_FACTOR,
@@ -44,13 +44,6 @@ DEFAULT_PARTITIONS = 1  # Kafka's num.partitions
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 
 
-class _Refused(Exception):
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 # ------------------------------------------------------------------------------------------------
 # CreateTopics
 
@@ -64,10 +57,10 @@ def handle_create_topics(req: Request) -> Any:
             result = CreateTopicsResponse.CreatableTopicResult(name=wanted.name)
             try:
                 if names.count(wanted.name) > 1:
-                    raise _Refused(ErrorCode.INVALID_REQUEST, f"topic {wanted.name!r} is named twice in the request")
+                    raise Refused(ErrorCode.INVALID_REQUEST, f"topic {wanted.name!r} is named twice in the request")
                 check_only = version >= 1 and body.validate_only
                 partitions, replication, config = _create(req, wanted, validate_only=check_only)
-            except _Refused as refused:
+            except Refused as refused:
                 req.note(f"{wanted.name} {ErrorCode(refused.code).name}: {refused.message}")
                 result.error_code, result.error_message = refused.code, refused.message
                 if version >= 5:
@@ -95,35 +88,32 @@ def _create(req: Request, wanted: Any, *, validate_only: bool) -> tuple[int, int
     state, served = req.state, req.served
     name = wanted.name
     if not _TOPIC_NAME.match(name or "") or name in (".", ".."):
-        raise _Refused(
+        raise Refused(
             INVALID_TOPIC_EXCEPTION,
             f"topic name {name!r} is illegal: use 1 to 249 of the characters a-z, A-Z, 0-9, '.', '_', '-'",
         )
     if state.has_topic(name):
-        raise _Refused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        raise Refused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
     if wanted.assignments:
-        raise _Refused(
+        raise Refused(
             ErrorCode.INVALID_REQUEST,
             "manual replica assignments are not served by the reference broker: pass a replication factor",
         )
     partitions = DEFAULT_PARTITIONS if wanted.num_partitions == -1 else wanted.num_partitions
     if partitions < 1:
-        raise _Refused(INVALID_PARTITIONS, f"Number of partitions must be larger than 0, got {partitions}.")
+        raise Refused(INVALID_PARTITIONS, f"Number of partitions must be larger than 0, got {partitions}.")
     brokers = len(served.cluster.brokers)
     replication = brokers if wanted.replication_factor == -1 else wanted.replication_factor
     if not 1 <= replication <= brokers:
-        raise _Refused(
+        raise Refused(
             INVALID_REPLICATION_FACTOR,
             f"Replication factor: {replication} larger than available brokers: {brokers}."
             if replication > brokers
             else f"Replication factor must be larger than 0, got {replication}.",
         )
-    try:
-        # The configs the served cluster applies: a mutant may run a tweaked profile (one that still honours a
-        # removed config, say), and the broker must accept what it accepts.
-        config = topic_config({c.name: c.value for c in wanted.configs}, served.cluster.profile)
-    except ConfigProblem as problem:
-        raise _Refused(ErrorCode.INVALID_CONFIG, problem.message) from None
+    # The configs the served cluster applies (a ConfigProblem is refused as INVALID_CONFIG): a mutant may run a
+    # tweaked profile (one that still honours a removed config, say), and the broker must accept what it accepts.
+    config = topic_config({c.name: c.value for c in wanted.configs}, served.cluster.profile)
     if validate_only:
         return partitions, replication, config
     try:
@@ -132,9 +122,9 @@ def _create(req: Request, wanted: Any, *, validate_only: bool) -> tuple[int, int
         else:
             served.cluster.create_topic(name, config, partitions=partitions, replication_factor=replication)
     except ConfigError as exc:
-        raise _Refused(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        raise Refused(ErrorCode.INVALID_CONFIG, str(exc)) from None
     except ClusterError as exc:
-        raise _Refused(ErrorCode.INVALID_REQUEST, str(exc)) from None
+        raise Refused(ErrorCode.INVALID_REQUEST, str(exc)) from None
     state.forget(name)  # a topic created again gets a new id
     return partitions, replication, config
 
@@ -188,7 +178,7 @@ def handle_describe_configs(req: Request) -> Any:
             )
             try:
                 config = _topic_config_of(req, resource.resource_type, resource.resource_name)
-            except _Refused as refused:
+            except Refused as refused:
                 result.error_code, result.error_message = refused.code, refused.message
                 req.note(f"{resource.resource_name} {ErrorCode(refused.code).name}")
                 results.append(result)
@@ -223,13 +213,13 @@ def _described(config: Any, version: int, synonyms: bool) -> Any:
 
 def _topic_config_of(req: Request, resource_type: int, name: str) -> TopicConfig:
     if resource_type != TOPIC_RESOURCE:
-        raise _Refused(
+        raise Refused(
             ErrorCode.INVALID_REQUEST,
             f"resource type {resource_type} is not served: the reference broker has topic configs only (type 2)",
         )
     parts = req.state.partitions(name)
     if not parts:
-        raise _Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
+        raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
     return parts[0].config
 
 
@@ -268,10 +258,8 @@ def _alter(
                 )
                 if not body.validate_only:
                     req.served.impl.alter_config(name, config)
-            except _Refused as refused:
+            except Refused as refused:
                 result.error_code, result.error_message = refused.code, refused.message
-            except ConfigProblem as problem:
-                result.error_code, result.error_message = ErrorCode.INVALID_CONFIG, problem.message
             except ConfigError as exc:
                 result.error_code, result.error_message = ErrorCode.INVALID_CONFIG, str(exc)
             if result.error_code:

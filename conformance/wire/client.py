@@ -769,6 +769,13 @@ class WireClient:
             result = call(self._controller_connection())
         return result
 
+    def _change_on_controller(self, topic: str, call: Callable[[KafkaConnection], ApiResult]) -> ApiResult:
+        """`call`, a request that changes `topic`, on the controller; the topic's cached metadata is forgotten,
+        whatever the answer, so that the next request reads it anew."""
+        result = self._on_controller(call, lambda r: r.error_code)
+        self._topics.pop(topic, None)
+        return result
+
     def create_topic(
         self,
         name: str,
@@ -807,8 +814,7 @@ class WireClient:
                 return ApiResult(-1, f"CreateTopics v{chosen} answer does not mention {name!r}")
             return ApiResult(answer.error_code, answer.error_message if chosen >= 1 else None)
 
-        result = self._on_controller(call, lambda r: r.error_code)
-        self._topics.pop(name, None)
+        result = self._change_on_controller(name, call)
         if result.error_code != _NONE:
             return result
         return self._await_leaders(name, len(placed) or partitions)
@@ -970,17 +976,12 @@ class WireClient:
             response = self._send(conn, request, chosen)
             if chosen >= 1 and response.error_code != _NONE:
                 return ApiResult(response.error_code, None)
-            found = _find_partition(
-                response.replica_election_results, topic, None, partition, lambda t: t.partition_result,
-                lambda p: p.partition_id,
+            return _partition_result(
+                f"ElectLeaders v{chosen}", response.replica_election_results, topic, partition,
+                lambda t: t.partition_result, lambda p: p.partition_id,
             )  # fmt: skip
-            if found is not None:
-                return ApiResult(found.error_code, found.error_message)
-            return ApiResult(-1, f"ElectLeaders v{chosen} answer does not mention {topic}-{partition}")
 
-        result = self._on_controller(call, lambda r: r.error_code)
-        self._topics.pop(topic, None)
-        return result
+        return self._change_on_controller(topic, call)
 
     def alter_partition_reassignments(
         self, topic: str, partition: int, replicas: Sequence[int], *, version: int | None = None
@@ -1000,16 +1001,12 @@ class WireClient:
             response = self._send(conn, request, chosen)
             if response.error_code != _NONE:
                 return ApiResult(response.error_code, response.error_message)
-            found = _find_partition(
-                response.responses, topic, None, partition, lambda t: t.partitions, lambda p: p.partition_index
-            )
-            if found is not None:
-                return ApiResult(found.error_code, found.error_message)
-            return ApiResult(-1, f"AlterPartitionReassignments v{chosen} answer does not mention {topic}-{partition}")
+            return _partition_result(
+                f"AlterPartitionReassignments v{chosen}", response.responses, topic, partition,
+                lambda t: t.partitions, lambda p: p.partition_index,
+            )  # fmt: skip
 
-        result = self._on_controller(call, lambda r: r.error_code)
-        self._topics.pop(topic, None)
-        return result
+        return self._change_on_controller(topic, call)
 
 
 def _best(offered_by_broker: Mapping[int, tuple[int, int]], api_key: int, wanted: int) -> int:
@@ -1059,3 +1056,19 @@ def _find_partition(
                 if index_of(p) == partition:
                     return p
     return None
+
+
+def _partition_result(
+    answer: str,
+    topics: Iterable[Any],
+    name: str,
+    partition: int,
+    partitions_of: Callable[[Any], Iterable[Any]],
+    index_of: Callable[[Any], int],
+) -> ApiResult:
+    """The error code and message `answer` (an API and its version) gives for `partition` of the topic called
+    `name`, or -1 and a sentence where it does not mention that partition."""
+    found = _find_partition(topics, name, None, partition, partitions_of, index_of)
+    if found is not None:
+        return ApiResult(found.error_code, found.error_message)
+    return ApiResult(-1, f"{answer} answer does not mention {name}-{partition}")

@@ -25,7 +25,6 @@ import contextlib
 import hashlib
 import shutil
 import socket
-import subprocess
 import tempfile
 import threading
 import time
@@ -33,6 +32,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from conformance.control.controlled import ControlError, checked_clock
+from conformance.jvm.build import JavacFailed, compile_java
 from conformance.targets.brokers.process import LOOPBACK, ManagedProcessError
 from conformance.wire.client import ApiResult, PartitionMetadata, WireClient, error_name
 from conformance.wire.connection import WireError
@@ -79,21 +79,19 @@ def launcher_classes(javac: str, lib: Path, home: Path) -> Path:
         return classes
     work = Path(tempfile.mkdtemp(prefix="launcher-", dir=home))
     try:
-        command = [javac, "--release", "17", "-nowarn", "-encoding", "UTF-8", "-cp", f"{lib}/*", "-d", str(work),
-                   str(LAUNCHER_SOURCE)]  # fmt: skip
         try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT, check=False)
-        except subprocess.TimeoutExpired:
-            raise ManagedProcessError(
-                f"javac did not compile the Kafka launcher within {_COMPILE_TIMEOUT:.0f} s: is the machine "
-                "overloaded? run again"
-            ) from None
-        if done.returncode != 0:
-            first = next((line for line in done.stderr.splitlines() if line.strip()), f"exit {done.returncode}")
+            compile_java(javac, f"{lib}/*", work, [LAUNCHER_SOURCE], _COMPILE_TIMEOUT)
+        except JavacFailed as failed:
+            if failed.status is None:
+                raise ManagedProcessError(
+                    f"javac did not compile the Kafka launcher within {_COMPILE_TIMEOUT:.0f} s: is the machine "
+                    "overloaded? run again"
+                ) from None
+            first = failed.first or f"exit {failed.status}"
             raise ManagedProcessError(
                 f"javac could not compile the Kafka launcher against {lib} ({first[:300]}): the jars of this "
                 "release may be incomplete; remove the folder and run again"
-            )
+            ) from None
         with contextlib.suppress(OSError):  # another run built it meanwhile: keep theirs
             work.rename(classes)
     finally:

@@ -46,7 +46,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from conformance.progress import step
 from conformance.targets.brokers.ports import LOOPBACK, free_loopback_port, listener_pids
@@ -69,6 +69,8 @@ __all__ = [
     "start_together",
     "stop_together",
 ]
+
+_T = TypeVar("_T")
 
 DEFAULT_READY_TIMEOUT = 30.0
 DEFAULT_STOP_TIMEOUT = 10.0
@@ -250,11 +252,15 @@ class ManagedBroker:
 
     # -- what the suite reads -------------------------------------------------------------
 
+    def _started(self, value: _T | None) -> _T:
+        """`value`, a field a start sets; ManagedProcessError where the broker has not been started."""
+        if value is None:
+            raise ManagedProcessError(f"{self.name} has not been started")
+        return value
+
     @property
     def port(self) -> int:
-        if self._port is None:
-            raise ManagedProcessError(f"{self.name} has not been started")
-        return self._port
+        return self._started(self._port)
 
     @property
     def bootstrap(self) -> str:
@@ -264,16 +270,12 @@ class ManagedBroker:
     @property
     def pid(self) -> int:
         """The child's PID, which is also its process group id (start_new_session=True)."""
-        if self._proc is None:
-            raise ManagedProcessError(f"{self.name} has not been started")
-        return self._proc.pid
+        return self._started(self._proc).pid
 
     @property
     def log_path(self) -> Path:
         """The file the child's stdout and stderr go to (attach it to the report)."""
-        if self._log_path is None:
-            raise ManagedProcessError(f"{self.name} has not been started")
-        return self._log_path
+        return self._started(self._log_path)
 
     @property
     def api_versions(self) -> dict[int, tuple[int, int]]:

@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -54,16 +54,17 @@ class CheckResult:
         return f"{self.word:4} {self.name}" + (f": {said}" if said else "")
 
 
+@dataclass
 class DriverCheck:
     """The checks of one driver command, for one role, collected in order."""
 
-    def __init__(self, name: str, argv: list[str], *, target: str, log_dir: Path, timeout: float) -> None:
-        self.name = name
-        self.argv = argv
-        self.target = target
-        self.log_dir = log_dir
-        self.timeout = timeout
-        self.results: list[CheckResult] = []
+    name: str
+    argv: list[str]
+    _: KW_ONLY
+    target: str
+    log_dir: Path
+    timeout: float
+    results: list[CheckResult] = field(default_factory=list)
 
     def process(self, role: str) -> DriverProcess:
         return DriverProcess(
@@ -118,24 +119,40 @@ def _reference_topic(log_dir: Path, timeout: float) -> Iterator[tuple[str, str, 
             wire.close()
 
 
+def _say_hello(
+    check: DriverCheck,
+    driver: DriverProcess,
+    role: str,
+    bootstrap: str | None,
+    declares: Callable[[dict[str, Any]], str],
+) -> dict[str, Any]:
+    """The driver started in `role` and the hello check recorded, its detail the library, the capabilities it
+    declares and what `declares` reads from the hello for the role; empty, and the driver stopped, where the hello
+    failed, so that no other check of the role runs."""
+    hello: dict[str, Any] = {}
+
+    def say_hello() -> str | None:
+        hello.update(driver.start(role, bootstrap=bootstrap))
+        return None
+
+    check.record(f"hello ({role} role)", say_hello)
+    if not hello:
+        driver.stop()
+        return hello
+    check.results[-1].detail = (
+        f"{hello['library']} {hello['version']} ({hello['language']}): {', '.join(hello['capabilities'])}; "
+        f"{declares(hello)}"
+    )
+    return hello
+
+
 def check_client_driver(check: DriverCheck) -> None:
     """Every client operation the driver declares, once, against a reference broker."""
     with _reference_topic(check.log_dir, check.timeout) as (bootstrap, topic, now):
         driver = check.process(CLIENT_ROLE)
-        hello: dict[str, Any] = {}
-
-        def say_hello() -> str | None:
-            hello.update(driver.start(CLIENT_ROLE, bootstrap=bootstrap))
-            return None
-
-        check.record("hello (client role)", say_hello)
+        hello = _say_hello(check, driver, CLIENT_ROLE, bootstrap, lambda hello: f"codecs {', '.join(hello['codecs'])}")
         if not hello:
-            driver.stop()
             return
-        check.results[-1].detail = (
-            f"{hello['library']} {hello['version']} ({hello['language']}): {', '.join(hello['capabilities'])}; "
-            f"codecs {', '.join(hello['codecs'])}"
-        )
         declared = frozenset(hello["capabilities"])
         sent = list(zip(KEYS, VALUES, strict=True))
         try:
@@ -171,20 +188,12 @@ def check_client_driver(check: DriverCheck) -> None:
 def check_codec_driver(check: DriverCheck) -> None:
     """A v2 batch built and read back, where the driver declares build and read."""
     driver = check.process(CODEC_ROLE)
-    hello: dict[str, Any] = {}
-
-    def say_hello() -> str | None:
-        hello.update(driver.start(CODEC_ROLE))
-        return None
-
-    check.record("hello (codec role)", say_hello)
+    hello = _say_hello(
+        check, driver, CODEC_ROLE, None,
+        lambda hello: f"build magics {hello.get('build_magics', [])}, read magics {hello.get('read_magics', [])}",
+    )  # fmt: skip
     if not hello:
-        driver.stop()
         return
-    check.results[-1].detail = (
-        f"{hello['library']} {hello['version']} ({hello['language']}): {', '.join(hello['capabilities'])}; "
-        f"build magics {hello.get('build_magics', [])}, read magics {hello.get('read_magics', [])}"
-    )
     declared = frozenset(hello["capabilities"])
     built: dict[str, str] = {}
     now = int(time.time() * 1000)

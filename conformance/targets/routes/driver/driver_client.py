@@ -10,7 +10,6 @@ stops the run."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import NoReturn
 
 from conformance.judging.capabilities import Capability, ClientCapability
@@ -39,26 +38,15 @@ from models.records import ConsumerRecord
 class DriverClient(DriverAdapter):
     """The client library a driver drives, connected to `bootstrap`."""
 
-    def __init__(
-        self,
-        library: str,
-        bootstrap: str,
-        *,
-        timeout: float = 10.0,
-        version: str | None = None,
-        path: str | None = None,
-        log_dir: Path = Path("reports/out/logs"),
-        target: str = "",
-    ) -> None:
-        self.timeout = timeout
-        super().__init__(
-            library, CLIENT_ROLE, ClientCapability, timeout=timeout, version=version, path=path, log_dir=log_dir,
-            target=target, bootstrap=bootstrap,
-        )  # fmt: skip
-        self.language = str(self.hello["language"])
-        self.capabilities: frozenset[ClientCapability] = self.declared
-        # A type the driver gives without declaring timestamp-type is not the library's to be judged on.
-        self._typed = ClientCapability.TIMESTAMP_TYPE in self.capabilities
+    role = CLIENT_ROLE
+    known = ClientCapability
+    capabilities: frozenset[ClientCapability]
+
+    @property
+    def _typed(self) -> bool:
+        """Whether a consumed record keeps the type the driver gives: a type given without declaring
+        timestamp-type is not the library's to be judged on."""
+        return ClientCapability.TIMESTAMP_TYPE in self.capabilities
 
     def failed(self, answered: DriverAnswered) -> NoReturn:
         _raise(answered, self._typed)

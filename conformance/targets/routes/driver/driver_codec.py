@@ -5,7 +5,6 @@ bytes the model reads is what a codec suite judges)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import NoReturn
 
 from conformance.judging.capabilities import Capability, CodecCapability
@@ -23,23 +22,17 @@ class DriverCodecFailed(Exception):
 class DriverCodec(DriverAdapter):
     """The record layer a driver drives."""
 
-    def __init__(
-        self,
-        library: str,
-        *,
-        timeout: float = 10.0,
-        version: str | None = None,
-        path: str | None = None,
-        log_dir: Path = Path("reports/out/logs"),
-        target: str = "",
-    ) -> None:
-        super().__init__(
-            library, CODEC_ROLE, CodecCapability, timeout=timeout, version=version, path=path, log_dir=log_dir,
-            target=target,
-        )  # fmt: skip
-        self.capabilities: frozenset[CodecCapability] = self.declared
-        self.build_magics = frozenset(int(m) for m in self.hello.get("build_magics", ()))
-        self.read_magics = frozenset(int(m) for m in self.hello.get("read_magics", ()))
+    role = CODEC_ROLE
+    known = CodecCapability
+    capabilities: frozenset[CodecCapability]
+
+    @property
+    def build_magics(self) -> frozenset[int]:
+        return frozenset(int(m) for m in self.hello.get("build_magics", ()))
+
+    @property
+    def read_magics(self) -> frozenset[int]:
+        return frozenset(int(m) for m in self.hello.get("read_magics", ()))
 
     def failed(self, answered: DriverAnswered) -> NoReturn:
         _raise(answered)

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from functools import cache
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, ClassVar, NoReturn
 
 from conformance.errors import TargetError
 from conformance.targets.routes.driver import PROTOCOL_VERSION, SCHEMA_PATH
@@ -350,51 +350,38 @@ def driver_log(log_dir: Path, library: str, role: str) -> Path:
     return log_dir / f"driver-{role}-{library}-{os.getpid()}-{next(_serial)}.log"
 
 
-def start_driver(
-    library: str,
-    role: str,
-    *,
-    timeout: float,
-    version: str | None,
-    path: str | None,
-    log_dir: Path,
-    target: str,
-    bootstrap: str | None = None,
-) -> tuple[DriverProcess, dict[str, Any]]:
-    """The driver of `library` (built first if it is not in the cache) started in `role`, and its hello answer."""
-    process = DriverProcess(
-        driver_title(library), driver_command(library, version=version, path=path), target=target,
-        timeout=timeout, log_path=driver_log(log_dir, library, role),
-    )  # fmt: skip
-    return process, process.start(role, bootstrap=bootstrap)
-
-
 class DriverAdapter:
-    """What the client and codec adapters over a driver share: the driver of `library` started in `role`, what its
-    hello declared (its version, its capabilities in the role's vocabulary `known`, the compression codecs it
-    writes), each request's error answer raised as the role's exception (`failed`), and the stop."""
+    """What the client and codec adapters over a driver share: the driver of `library` (built first if it is not
+    in the cache) started in the subclass's `role`, what its hello declared (its version, its capabilities in the
+    role's vocabulary `known`, the compression codecs it writes), each request's error answer raised as the role's
+    exception (`failed`), and the stop. `bootstrap` is the client role's broker; the codec role has none."""
+
+    role: ClassVar[str]
+    known: ClassVar[type[Enum]]
 
     def __init__(
         self,
         library: str,
-        role: str,
-        known: type[Enum],
-        *,
-        timeout: float,
-        version: str | None,
-        path: str | None,
-        log_dir: Path,
-        target: str,
         bootstrap: str | None = None,
+        *,
+        timeout: float = 10.0,
+        version: str | None = None,
+        path: str | None = None,
+        log_dir: Path = Path("reports/out/logs"),
+        target: str = "",
     ) -> None:
         self.name = library
-        self.process, self.hello = start_driver(
-            library, role, timeout=timeout, version=version, path=path, log_dir=log_dir,
-            target=target or f"{role}:{library}", bootstrap=bootstrap,
+        self.timeout = timeout
+        self.process = DriverProcess(
+            driver_title(library), driver_command(library, version=version, path=path),
+            target=target or f"{self.role}:{library}", timeout=timeout,
+            log_path=driver_log(log_dir, library, self.role),
         )  # fmt: skip
+        self.hello = self.process.start(self.role, bootstrap=bootstrap)
         self.version = str(self.hello["version"])
-        by_name = {c.value: c for c in known}
-        self.declared = frozenset(by_name[c] for c in self.hello["capabilities"] if c in by_name)
+        self.language = str(self.hello["language"])
+        by_name = {c.value: c for c in self.known}
+        self.capabilities = frozenset(by_name[c] for c in self.hello["capabilities"] if c in by_name)
         self.codecs = frozenset(CODEC_OF[c] for c in self.hello["codecs"])
 
     def _ask(self, op: str, **fields: Any) -> dict[str, Any]:
