@@ -23,6 +23,7 @@ Neither library has a broker-side LogAppendTime builder ("Timestamp Type is set 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from conformance.judging.capabilities import CodecCapability
@@ -38,6 +39,7 @@ def _type(raw: int | None) -> TimestampType:
     return TimestampType.NO_TIMESTAMP_TYPE if raw is None else TimestampType(raw)
 
 
+@dataclass(kw_only=True, eq=False)
 class PythonRecordLayer:
     """A kafka-python-style record layer as a codec library (see the module doc)."""
 
@@ -45,22 +47,12 @@ class PythonRecordLayer:
     build_magics = frozenset({0, 1, 2})
     read_magics = frozenset({0, 1, 2})
 
-    def __init__(
-        self,
-        *,
-        name: str,
-        version: str,
-        codecs: frozenset[Codec],
-        default_builder: Callable[..., Any],
-        legacy_builder: Callable[..., Any],
-        batches: Callable[[bytes], Iterable[tuple[int, Any]]],
-    ) -> None:
-        self.name = name
-        self.version = version
-        self.codecs = codecs
-        self._default_builder = default_builder
-        self._legacy_builder = legacy_builder
-        self._batches = batches
+    name: str
+    version: str
+    codecs: frozenset[Codec]
+    default_builder: Callable[..., Any]  # DefaultRecordBatchBuilder
+    legacy_builder: Callable[..., Any]  # LegacyRecordBatchBuilder
+    batches: Callable[[bytes], Iterable[tuple[int, Any]]]  # a record set's batches with their magic
 
     def build(self, request: BatchRequest) -> bytes:
         if request.timestamp_type is not TimestampType.CREATE_TIME or request.log_append_time is not None:
@@ -69,13 +61,13 @@ class PythonRecordLayer:
             raise CodecRefused(f"{self.name}'s builders write base offset 0, as its producer does")
         try:
             if request.magic == MAGIC_V2:
-                builder = self._default_builder(2, int(request.codec), 0, -1, -1, -1, _BATCH_SIZE)
+                builder = self.default_builder(2, int(request.codec), 0, -1, -1, -1, _BATCH_SIZE)
                 for i, r in enumerate(request.records):
                     builder.append(i, r.timestamp, r.key, r.value, [(h.key, h.value) for h in r.headers])
             else:
                 if any(r.headers for r in request.records):
                     raise CodecRefused(f"magic v{request.magic} has no record headers")
-                builder = self._legacy_builder(request.magic, int(request.codec), _BATCH_SIZE)
+                builder = self.legacy_builder(request.magic, int(request.codec), _BATCH_SIZE)
                 for i, r in enumerate(request.records):
                     builder.append(i, r.timestamp, r.key, r.value)
             return bytes(builder.build())
@@ -86,7 +78,7 @@ class PythonRecordLayer:
 
     def read(self, data: bytes) -> tuple[ReadBatch, ...]:
         try:
-            return tuple(self._read_batch(magic, batch) for magic, batch in self._batches(bytes(data)))
+            return tuple(self._read_batch(magic, batch) for magic, batch in self.batches(bytes(data)))
         except Exception as exc:  # the library's own refusal, whatever it raises
             raise CodecRefused(f"{type(exc).__name__}: {exc}") from None
 
