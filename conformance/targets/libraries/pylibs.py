@@ -1,11 +1,13 @@
 """What the Python client libraries (kafka-python, aiokafka) share in how they report, translated to the model's
-types once: Python's "no timestamp" (None) for a v0 record, and producer exceptions carrying a Kafka error code."""
+types once: Python's "no timestamp" (None) for a v0 record, and producer exceptions carrying a Kafka error code; and
+how they are set (Kafka's settings as their keyword arguments)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from conformance.targets.kinds.client_library import BATCH_FAILED, SendFailure
+from conformance.targets.kinds.client_library import BATCH_FAILED, ClientFailed, SendFailure
 from models.constants import Codec, ErrorCode, TimestampType
 from models.records import ConsumerRecord
 
@@ -16,6 +18,17 @@ def consumer_record(record: Any) -> ConsumerRecord:
     timestamp = -1 if record.timestamp is None else int(record.timestamp)
     kind = TimestampType.NO_TIMESTAMP_TYPE if record.timestamp_type is None else TimestampType(record.timestamp_type)
     return ConsumerRecord(record.offset, timestamp, kind, record.key, record.value)
+
+
+def polled(poll: Callable[[], Iterable[Any]], error: type[BaseException], *, let_through: bool) -> list[ConsumerRecord]:
+    """One poll's records (`poll`) as the model's; the library's error (`error`) as ClientFailed with its class name
+    and text, or, `let_through`, as it is (the seek by time has always let the library's own error through)."""
+    try:
+        return [consumer_record(record) for record in poll()]
+    except error as exc:
+        if let_through:
+            raise
+        raise ClientFailed(f"{type(exc).__name__}: {exc}") from None
 
 
 def failure_of(exc: BaseException, generic: type[BaseException]) -> SendFailure:
@@ -42,3 +55,12 @@ def codecs_of(codec: Any) -> frozenset[Codec]:
         )
         if has
     )
+
+
+def keywords(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings by Kafka's names (compression.type) as the keyword arguments kafka-python and aiokafka name them
+    after (compression_type), where no compression is None."""
+    return {
+        key.replace(".", "_"): None if key == "compression.type" and value == "none" else value
+        for key, value in settings.items()
+    }
