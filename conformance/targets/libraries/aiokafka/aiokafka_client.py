@@ -15,9 +15,9 @@ as one batch when flushed.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
-from collections.abc import Coroutine, Sequence
-from functools import cached_property
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, TypeVar
 
 from conformance.extras import install_hint
@@ -26,26 +26,23 @@ from conformance.targets.kinds.client_library import (
     POLL_MS,
     ClientFailed,
     ClientRefused,
-    LibraryClient,
     OffsetAndTimestamp,
     Outgoing,
-    RecordMetadata,
-    SendOutcome,
     import_library,
 )
-from conformance.targets.libraries.pylibs import codecs_of, failure_of, keywords, polled
+from conformance.targets.libraries.pylibs import PythonClient, keywords
 from models.constants import Codec, SpecialTarget
-from models.records import ConsumerRecord
 
 _LINGER_MS = 200  # flush() waits for the linger: long enough for one send() call's records, short enough to wait
 _T = TypeVar("_T")
 
 
-class AiokafkaClient(LibraryClient):
+class AiokafkaClient(PythonClient):
     """aiokafka against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "aiokafka"
     client_id = "aiokafka"
+    module = "aiokafka"
     capabilities = frozenset(ClientCapability) - {ClientCapability.MAX_TIMESTAMP}
 
     @classmethod
@@ -53,15 +50,6 @@ class AiokafkaClient(LibraryClient):
         return import_library(
             "aiokafka", f"aiokafka is not installed: {install_hint('clients')} (or pip install 'aiokafka==0.14.0')"
         )
-
-    def version_of(self, library: Any) -> str:
-        return str(library.__version__)
-
-    @cached_property
-    def codecs(self) -> frozenset[Codec]:
-        from aiokafka import codec
-
-        return codecs_of(codec)
 
     def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
         super().__init__(bootstrap, timeout=timeout)
@@ -78,35 +66,40 @@ class AiokafkaClient(LibraryClient):
             future.cancel()
             raise ClientFailed(f"aiokafka: no result within {self.timeout:g} s") from None
 
-    def new_producer(self, codec: Codec) -> Any:
-        async def start() -> Any:
-            from aiokafka import AIOKafkaProducer
+    def call(self, action: Callable[[], Any]) -> Any:
+        """What `action` answers, run on the adapter's event loop (aiokafka's objects belong to it), awaited where
+        it answers an awaitable (a coroutine, a future)."""
 
-            producer = AIOKafkaProducer(
-                bootstrap_servers=self.bootstrap,
-                **keywords(self.producer_settings(codec, _LINGER_MS)),
-                request_timeout_ms=self._ms,
-            )
-            await producer.start()
-            return producer
+        async def run() -> Any:
+            answer = action()
+            return await answer if inspect.isawaitable(answer) else answer
+
+        return self._run(run())
+
+    def _started(self, make: Callable[[], Any]) -> Any:
+        """A producer or consumer made and started on the adapter's event loop."""
+
+        async def start() -> Any:
+            handle = make()
+            await handle.start()
+            return handle
 
         return self._run(start())
+
+    def new_producer(self, codec: Codec) -> Any:
+        from aiokafka import AIOKafkaProducer
+
+        settings = keywords(self.producer_settings(codec, _LINGER_MS))
+        return self._started(lambda: AIOKafkaProducer(bootstrap_servers=self.bootstrap, **settings,
+                                                      request_timeout_ms=self._ms))  # fmt: skip
 
     def new_consumer(self) -> Any:
-        async def start() -> Any:
-            from aiokafka import AIOKafkaConsumer
+        from aiokafka import AIOKafkaConsumer
 
-            consumer = AIOKafkaConsumer(
-                bootstrap_servers=self.bootstrap,
-                group_id=None,
-                **keywords(self.consumer_settings()),
-                fetch_max_wait_ms=POLL_MS,
-                request_timeout_ms=self._ms,
-            )
-            await consumer.start()
-            return consumer
-
-        return self._run(start())
+        settings = keywords(self.consumer_settings())
+        return self._started(lambda: AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, **settings,
+                                                      fetch_max_wait_ms=POLL_MS,
+                                                      request_timeout_ms=self._ms))  # fmt: skip
 
     def close(self) -> None:
         async def stop() -> None:
@@ -122,7 +115,7 @@ class AiokafkaClient(LibraryClient):
             self._thread.join(self.timeout)
             self._loop.close()
 
-    # -- producing
+    # -- producing and consuming
 
     def hand_over(self, producer: Any, topic: str, partition: int, record: Outgoing) -> Any:
         return self._run(producer.send(topic, value=record.value, key=record.key, partition=partition,
@@ -131,52 +124,23 @@ class AiokafkaClient(LibraryClient):
     def flush(self, producer: Any) -> None:
         self._run(producer.flush(), timeout=2 * self.timeout)
 
-    def outcome(self, pending: Any) -> SendOutcome:
-        from aiokafka.errors import KafkaError
+    def delivered(self, pending: Any) -> Any:
+        return self.call(lambda: pending)
 
-        async def delivered() -> Any:
-            return await pending
-
-        try:
-            metadata = self._run(delivered())
-        except KafkaError as exc:
-            return failure_of(exc, KafkaError)
-        return RecordMetadata(metadata.offset, metadata.timestamp)
-
-    # -- consuming
-
-    def assign(self, topic: str, partition: int, offset: int) -> Any:
-        from aiokafka import TopicPartition
-
+    def batch(self, tp: Any, max_records: int | None) -> Mapping[Any, Sequence[Any]]:
         consumer = self.consumer()
-        tp = TopicPartition(topic, partition)
-
-        async def assign() -> None:
-            consumer.assign([tp])
-            consumer.seek(tp, offset)
-
-        self._run(assign())
-        return tp
-
-    def poll(self, position: Any, *, first_only: bool) -> Sequence[ConsumerRecord]:
-        from aiokafka.errors import KafkaError
-
-        consumer = self.consumer()
-
-        def batch() -> Any:
-            return self._run(consumer.getmany(position, timeout_ms=POLL_MS, max_records=1 if first_only else None))
-
-        return polled(lambda: batch().get(position, ()), KafkaError, let_through=first_only)
+        answer: Mapping[Any, Sequence[Any]] = self.call(
+            lambda: consumer.getmany(tp, timeout_ms=POLL_MS, max_records=max_records)
+        )
+        return answer
 
     # -- lookups
 
     def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
-        from aiokafka import TopicPartition
-
         consumer = self.consumer()
-        tp = TopicPartition(topic, partition)
+        tp = self.library.TopicPartition(topic, partition)
         try:
-            answer = self._run(consumer.offsets_for_times({tp: target})).get(tp)
+            answer = self.call(lambda: consumer.offsets_for_times({tp: target})).get(tp)
         except ValueError as exc:
             raise ClientRefused.of(exc) from None
         return None if answer is None else OffsetAndTimestamp(answer.offset, answer.timestamp)
@@ -184,9 +148,7 @@ class AiokafkaClient(LibraryClient):
     def list_offsets(self, topic: str, partition: int, spec: SpecialTarget) -> OffsetAndTimestamp:
         if spec not in (SpecialTarget.EARLIEST, SpecialTarget.LATEST):
             raise ClientFailed(f"aiokafka {self.version} offers no ListOffsets call for {spec.name}")
-        from aiokafka import TopicPartition
-
         consumer = self.consumer()
-        tp = TopicPartition(topic, partition)
-        call = consumer.beginning_offsets if spec is SpecialTarget.EARLIEST else consumer.end_offsets
-        return OffsetAndTimestamp(int(self._run(call([tp]))[tp]), None)
+        tp = self.library.TopicPartition(topic, partition)
+        edge = consumer.beginning_offsets if spec is SpecialTarget.EARLIEST else consumer.end_offsets
+        return OffsetAndTimestamp(int(self.call(lambda: edge([tp]))[tp]), None)

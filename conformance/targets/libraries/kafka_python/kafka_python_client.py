@@ -12,8 +12,7 @@ check), one per compression codec, a long linger so that one send() call's recor
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import cached_property
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conformance.judging.capabilities import ClientCapability
@@ -21,25 +20,22 @@ from conformance.targets.kinds.client_library import (
     POLL_MS,
     ClientFailed,
     ClientRefused,
-    LibraryClient,
     OffsetAndTimestamp,
     Outgoing,
-    RecordMetadata,
-    SendOutcome,
     import_library,
 )
-from conformance.targets.libraries.pylibs import codecs_of, failure_of, keywords, polled
+from conformance.targets.libraries.pylibs import PythonClient, keywords
 from models.constants import Codec, SpecialTarget
-from models.records import ConsumerRecord
 
 _LINGER_MS = 1000  # flush() sends at once; a send() call's records are appended before it
 
 
-class KafkaPythonClient(LibraryClient):
+class KafkaPythonClient(PythonClient):
     """kafka-python against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "kafka-python"
     client_id = "kafka-python"
+    module = "kafka"
     capabilities = frozenset(ClientCapability)
 
     @classmethod
@@ -47,15 +43,6 @@ class KafkaPythonClient(LibraryClient):
         return import_library(
             "kafka", "kafka-python is not installed (a dependency of this package): pip install 'kafka-python==3.0.12'"
         )
-
-    def version_of(self, library: Any) -> str:
-        return str(library.__version__)
-
-    @cached_property
-    def codecs(self) -> frozenset[Codec]:
-        from kafka import codec
-
-        return codecs_of(codec)
 
     def new_producer(self, codec: Codec) -> Any:
         from kafka import KafkaProducer
@@ -89,7 +76,7 @@ class KafkaPythonClient(LibraryClient):
     def close_producer(self, producer: Any) -> None:
         producer.close(timeout=self.timeout)
 
-    # -- producing
+    # -- producing and consuming
 
     def hand_over(self, producer: Any, topic: str, partition: int, record: Outgoing) -> Any:
         return producer.send(topic, key=record.key, value=record.value, partition=partition,
@@ -98,56 +85,28 @@ class KafkaPythonClient(LibraryClient):
     def flush(self, producer: Any) -> None:
         producer.flush(timeout=self.timeout)
 
-    def outcome(self, pending: Any) -> SendOutcome:
-        from kafka.errors import KafkaError
+    def delivered(self, pending: Any) -> Any:
+        return pending.get(timeout=self.timeout)
 
-        try:
-            metadata = pending.get(timeout=self.timeout)
-        except KafkaError as exc:
-            return failure_of(exc, KafkaError)
-        return RecordMetadata(metadata.offset, metadata.timestamp)
-
-    # -- consuming
-
-    def assign(self, topic: str, partition: int, offset: int) -> Any:
-        from kafka import TopicPartition
-
-        consumer = self.consumer()
-        tp = TopicPartition(topic, partition)
-        consumer.assign([tp])
-        consumer.seek(tp, offset)
-        return tp
-
-    def poll(self, position: Any, *, first_only: bool) -> Sequence[ConsumerRecord]:
-        from kafka.errors import KafkaError
-
-        consumer = self.consumer()
-
-        def batch() -> Any:
-            return consumer.poll(timeout_ms=POLL_MS, max_records=1 if first_only else None)
-
-        return polled(lambda: batch().get(position, ()), KafkaError, let_through=first_only)
+    def batch(self, tp: Any, max_records: int | None) -> Mapping[Any, Sequence[Any]]:
+        answer: Mapping[Any, Sequence[Any]] = self.consumer().poll(timeout_ms=POLL_MS, max_records=max_records)
+        return answer
 
     # -- lookups
 
     def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
-        from kafka import TopicPartition
-        from kafka.errors import KafkaError
-
-        tp = TopicPartition(topic, partition)
+        tp = self.library.TopicPartition(topic, partition)
         try:
             found = self.consumer().offsets_for_times({tp: target}, timeout_ms=self._ms)
         except ValueError as exc:
             raise ClientRefused.of(exc) from None
-        except KafkaError as exc:
+        except self.kafka_error as exc:
             raise ClientFailed(f"kafka-python offsets_for_times: {type(exc).__name__}: {exc}") from None
         answer = found.get(tp)
         return None if answer is None else OffsetAndTimestamp(answer.offset, answer.timestamp)
 
     def list_offsets(self, topic: str, partition: int, spec: SpecialTarget) -> OffsetAndTimestamp:
-        from kafka import TopicPartition
-
-        tp = TopicPartition(topic, partition)
+        tp = self.library.TopicPartition(topic, partition)
         if spec is SpecialTarget.EARLIEST:
             return OffsetAndTimestamp(self.consumer().beginning_offsets([tp], timeout_ms=self._ms)[tp], None)
         if spec is SpecialTarget.LATEST:
