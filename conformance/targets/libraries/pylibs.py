@@ -13,7 +13,9 @@ from typing import Any
 from conformance.targets.kinds.client_library import (
     BATCH_FAILED,
     ClientFailed,
+    ClientRefused,
     LibraryClient,
+    OffsetAndTimestamp,
     RecordMetadata,
     SendFailure,
     SendOutcome,
@@ -109,6 +111,10 @@ class PythonClient(LibraryClient):
         """One poll of the consumer: its records by partition, at most `max_records` (None: its own bound)."""
         raise NotImplementedError
 
+    def lookup(self, tp: Any, target: int) -> Any:
+        """The consumer's offsets_for_times answer for `tp` (its OffsetAndTimestamp, or None)."""
+        raise NotImplementedError
+
     def outcome(self, pending: Any) -> SendOutcome:
         try:
             metadata = self.delivered(pending)
@@ -130,3 +136,11 @@ class PythonClient(LibraryClient):
     def poll(self, position: Any, *, first_only: bool) -> Sequence[ConsumerRecord]:
         return polled(lambda: self.batch(position, 1 if first_only else None).get(position, ()), self.kafka_error,
                       let_through=first_only)  # fmt: skip
+
+    def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
+        """LO-9: the library's answer; its ValueError (a negative target, before any request) is its refusal."""
+        try:
+            answer = self.lookup(self.library.TopicPartition(topic, partition), target)
+        except ValueError as exc:
+            raise ClientRefused.of(exc) from None
+        return None if answer is None else OffsetAndTimestamp(answer.offset, answer.timestamp)

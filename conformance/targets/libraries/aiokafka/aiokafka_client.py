@@ -25,7 +25,6 @@ from conformance.judging.capabilities import ClientCapability
 from conformance.targets.kinds.client_library import (
     POLL_MS,
     ClientFailed,
-    ClientRefused,
     OffsetAndTimestamp,
     Outgoing,
     import_library,
@@ -136,14 +135,9 @@ class AiokafkaClient(PythonClient):
 
     # -- lookups
 
-    def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
+    def lookup(self, tp: Any, target: int) -> Any:
         consumer = self.consumer()
-        tp = self.library.TopicPartition(topic, partition)
-        try:
-            answer = self.call(lambda: consumer.offsets_for_times({tp: target})).get(tp)
-        except ValueError as exc:
-            raise ClientRefused.of(exc) from None
-        return None if answer is None else OffsetAndTimestamp(answer.offset, answer.timestamp)
+        return self.call(lambda: consumer.offsets_for_times({tp: target})).get(tp)
 
     def list_offsets(self, topic: str, partition: int, spec: SpecialTarget) -> OffsetAndTimestamp:
         if spec not in (SpecialTarget.EARLIEST, SpecialTarget.LATEST):

@@ -19,7 +19,6 @@ from conformance.judging.capabilities import ClientCapability
 from conformance.targets.kinds.client_library import (
     POLL_MS,
     ClientFailed,
-    ClientRefused,
     OffsetAndTimestamp,
     Outgoing,
     import_library,
@@ -94,16 +93,11 @@ class KafkaPythonClient(PythonClient):
 
     # -- lookups
 
-    def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
-        tp = self.library.TopicPartition(topic, partition)
+    def lookup(self, tp: Any, target: int) -> Any:
         try:
-            found = self.consumer().offsets_for_times({tp: target}, timeout_ms=self._ms)
-        except ValueError as exc:
-            raise ClientRefused.of(exc) from None
+            return self.consumer().offsets_for_times({tp: target}, timeout_ms=self._ms).get(tp)
         except self.kafka_error as exc:
             raise ClientFailed(f"kafka-python offsets_for_times: {type(exc).__name__}: {exc}") from None
-        answer = found.get(tp)
-        return None if answer is None else OffsetAndTimestamp(answer.offset, answer.timestamp)
 
     def list_offsets(self, topic: str, partition: int, spec: SpecialTarget) -> OffsetAndTimestamp:
         tp = self.library.TopicPartition(topic, partition)
