@@ -93,9 +93,7 @@ class ModelCodec:
         if isinstance(batch, DefaultBatch):
             base = self.base_timestamp(records)
             deltas = tuple(self.timestamp_delta(request, i, base) for i in range(len(records)))
-            rebased = tuple(
-                replace(r, timestamp_delta=d) for r, d in zip(batch.records_, deltas, strict=True)
-            )
+            rebased = tuple(replace(r, timestamp_delta=d) for r, d in zip(batch.records_, deltas, strict=True))
             lat = batch.timestamp_type is TimestampType.LOG_APPEND_TIME and request.log_append_time is not None
             highest = batch.max_timestamp if lat else self.max_timestamp(records)
             return replace(batch, base_timestamp=base, max_timestamp=highest, records_=rebased)
