@@ -14,15 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from conformance.faults.seeded import FaultRegistry, SeededFault, UnknownFault
 from conformance.oracles.record_layer.cases import BUILT, IN_PLACE_LAT, OFFSET_ZERO_WRAPPER, V0_INNER
 from conformance.targets.kinds.codec_library import BatchRequest
 from conformance.targets.kinds.implementation import Kind
+from conformance.targets.libraries.java.compact import JavaBatch
+from conformance.targets.libraries.model.model_codec import check_request
 from models.codec import decode_batches, encode_batches
 from models.constants import Codec, TimestampType
-from models.conversion import check_buildable, down_convert
+from models.conversion import down_convert
 from models.errors import ModelError
 from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, LegacyMessage, build_batches
 
@@ -46,28 +48,13 @@ class BatchView:
     records: tuple[ConsumerRecord, ...]
 
     @classmethod
-    def of(cls, batch: StoredHeader, offset_of_max_timestamp: int, records: tuple[ConsumerRecord, ...]) -> BatchView:
+    def of(
+        cls, batch: AnyBatch | JavaBatch, offset_of_max_timestamp: int, records: tuple[ConsumerRecord, ...]
+    ) -> BatchView:
         """The view of a batch either side read (the model's batch, Kafka's JavaBatch), with what each reader answers
         in its own way: the offset of the max timestamp and the records."""
         return cls(batch.magic, batch.codec, batch.timestamp_type, batch.base_offset, batch.last_offset,
                    batch.max_timestamp, offset_of_max_timestamp, records)  # fmt: skip
-
-
-class StoredHeader(Protocol):
-    """The header fields both readers report alike (the model's batches and the bridge's JavaBatch)."""
-
-    @property
-    def magic(self) -> int: ...
-    @property
-    def codec(self) -> Codec: ...
-    @property
-    def timestamp_type(self) -> TimestampType: ...
-    @property
-    def base_offset(self) -> int: ...
-    @property
-    def last_offset(self) -> int: ...
-    @property
-    def max_timestamp(self) -> int: ...
 
 
 def _refusal(exc: Exception) -> ModelRefused:
@@ -80,14 +67,9 @@ class Model:
     name = "model"
 
     def build_refusal(self, request: BatchRequest) -> ModelRefused | None:
-        """FMT-8/FMT-4: where the model says Kafka's builder refuses these records (check_buildable)."""
+        """FMT-8/FMT-4: where the model says Kafka's builder refuses these records (check_request)."""
         try:
-            check_buildable(
-                (r.timestamp for r in request.records),
-                magic=request.magic,
-                codec=request.codec,
-                has_headers=any(r.headers for r in request.records),
-            )
+            check_request(request)
         except ModelError as exc:
             return _refusal(exc)
         return None

@@ -28,6 +28,8 @@ not installed raises ClientUnavailable with the one line that names the fix.
 
 from __future__ import annotations
 
+import importlib
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -56,6 +58,11 @@ class ClientRefused(Exception):
         self.kind = kind
         self.detail = detail
         super().__init__(f"{kind}: {detail}")
+
+    @classmethod
+    def of(cls, exc: BaseException) -> ClientRefused:
+        """A Python library's refusal: its exception's class name and text."""
+        return cls(type(exc).__name__, str(exc))
 
 
 class ClientFailed(Exception):
@@ -172,20 +179,203 @@ class ClientAdapter:
         return found, self.first_record(topic, partition, found, until=until)
 
 
-class LibraryClient(ClientAdapter):
-    """A library's client adapter against one cluster: its bootstrap address and call bound, its producers (one per
-    compression codec), consumer and admin client, each made on first use."""
+# How long one poll of a library's consumer waits for records (and its fetch waits at the broker), in milliseconds.
+POLL_MS = 100
 
-    def __init__(self, bootstrap: str, *, timeout: float) -> None:
+
+def compression_type(codec: Codec) -> str:
+    """`codec` by the name Kafka's compression.type setting gives it: "none", "gzip", "snappy", "lz4", "zstd"."""
+    return codec.name.lower()
+
+
+def import_library(module: str, missing: str) -> Any:
+    """The library's Python module; ClientUnavailable with `missing` (the one line naming the fix) where it is not
+    installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ClientUnavailable(missing) from None
+
+
+class LibraryClient(ClientAdapter):
+    """A library's client adapter against one cluster (kafka-python, aiokafka, confluent-kafka, Java's), the part every
+    library shares written once: its bootstrap address and call bound; its library loaded when it is made (`load`:
+    ClientUnavailable where the library is not there); its producers (one per compression codec), consumer and admin
+    client, each made on first use and closed by `close`; the settings every producer and consumer has, by Kafka's
+    names; `send` (hand every record over, flush, read each outcome) and the consumer's polling from an offset, which
+    `consume` and the seek by time share.
+
+    Each library's adapter says only what is its own: `load`, `version_of`, how it makes each handle
+    (`new_producer`, `new_consumer`, `new_admin`) and closes it, how it hands a record over and reads its outcome
+    (`hand_over`, `flush`, `outcome`), how its consumer is assigned a partition at an offset and polled (`assign`,
+    `poll`), and its lookups."""
+
+    name: str
+    version: str
+    capabilities: frozenset[ClientCapability]
+    codecs: frozenset[Codec]
+    client_id: str  # its handles' client ids: kts-<client_id>-producer, -consumer, -admin
+
+    def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
         self.bootstrap = bootstrap
         self.timeout = timeout
         self._producers: dict[Codec, Any] = {}
         self._consumer: Any = None
         self._admin: Any = None
+        self.library = self.load()
+        self.version = self.version_of(self.library)
+
+    @classmethod
+    def load(cls) -> Any:
+        """The library (its module, or the runtime that runs it); ClientUnavailable where it is not there."""
+        raise NotImplementedError
+
+    @classmethod
+    def require(cls) -> None:
+        """Whether the library is there, before a target is opened (ClientUnavailable with its fix otherwise)."""
+        cls.load()
+
+    def version_of(self, library: Any) -> str:
+        """The library's version, for the report's environment."""
+        raise NotImplementedError
 
     @property
     def _ms(self) -> int:
         return int(self.timeout * 1000)
+
+    # -- the handles, each made on first use
+
+    def producer(self, codec: Codec) -> Any:
+        """The producer that writes `codec` (a producer's compression is fixed when it is made)."""
+        if codec not in self._producers:
+            self._producers[codec] = self.new_producer(codec)
+        return self._producers[codec]
+
+    def consumer(self) -> Any:
+        if self._consumer is None:
+            self._consumer = self.new_consumer()
+        return self._consumer
+
+    def admin(self) -> Any:
+        if self._admin is None:
+            self._admin = self.new_admin()
+        return self._admin
+
+    def new_producer(self, codec: Codec) -> Any:
+        raise NotImplementedError
+
+    def new_consumer(self) -> Any:
+        raise NotImplementedError
+
+    def new_admin(self) -> Any:
+        raise NotImplementedError
+
+    def client_id_of(self, role: str) -> str:
+        """The client id of its `role` handle ("producer", "consumer", "admin"), which a broker's log names it by."""
+        return f"kts-{self.client_id}-{role}"
+
+    def producer_settings(self, codec: Codec, linger_ms: int) -> dict[str, Any]:
+        """What every adapter's producer is set to, by Kafka's names (ProducerConfig): acks=all, no idempotence (the
+        reference broker's idempotent producer state is not what these suites check), the compression `codec`, and a
+        long linger, so that one send() call's records go out as one batch when flushed."""
+        return {
+            "client.id": self.client_id_of("producer"),
+            "acks": "all",
+            "enable.idempotence": False,
+            "compression.type": compression_type(codec),
+            "linger.ms": linger_ms,
+        }
+
+    def consumer_settings(self) -> dict[str, Any]:
+        """What every adapter's consumer is set to, by Kafka's names (ConsumerConfig): it is assigned partitions and
+        seeks (the reference broker has no groups), so it commits nothing, and reads from the earliest offset."""
+        return {
+            "client.id": self.client_id_of("consumer"),
+            "enable.auto.commit": False,
+            "auto.offset.reset": "earliest",
+        }
+
+    def close(self) -> None:
+        """Close every handle made, the producers first, and forget them."""
+        try:
+            for producer in self._producers.values():
+                self.close_producer(producer)
+            if self._consumer is not None:
+                self.close_handle(self._consumer)
+            if self._admin is not None:
+                self.close_admin(self._admin)
+        finally:
+            self._producers, self._consumer, self._admin = {}, None, None
+
+    def close_handle(self, handle: Any) -> None:
+        handle.close()
+
+    def close_producer(self, producer: Any) -> None:
+        self.close_handle(producer)
+
+    def close_admin(self, admin: Any) -> None:
+        self.close_handle(admin)
+
+    # -- producing
+
+    def send(
+        self, topic: str, partition: int, records: Sequence[Outgoing], *, codec: Codec = Codec.NONE
+    ) -> tuple[SendOutcome, ...]:
+        """Every record handed to the producer of `codec`, the producer flushed, then each record's outcome in
+        order."""
+        producer = self.producer(codec)
+        pending = [self.hand_over(producer, topic, partition, record) for record in records]
+        self.flush(producer)
+        return tuple(self.outcome(handed) for handed in pending)
+
+    def hand_over(self, producer: Any, topic: str, partition: int, record: Outgoing) -> Any:
+        """Give `record` to the producer; what it answers (a future), from which `outcome` reads the record's."""
+        raise NotImplementedError
+
+    def flush(self, producer: Any) -> None:
+        raise NotImplementedError
+
+    def outcome(self, pending: Any) -> SendOutcome:
+        """The record's RecordMetadata, or its SendFailure, from what `hand_over` answered."""
+        raise NotImplementedError
+
+    # -- consuming
+
+    def consume(self, topic: str, partition: int, offset: int, *, until: int) -> tuple[ConsumerRecord, ...]:
+        return self.poll_from(topic, partition, offset, until=until, first_only=False)
+
+    def first_record(
+        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
+    ) -> ConsumerRecord | None:
+        records = self.poll_from(topic, partition, found.offset, until=until, first_only=True)
+        return records[0] if records else None
+
+    def poll_from(
+        self, topic: str, partition: int, offset: int, *, until: int, first_only: bool
+    ) -> tuple[ConsumerRecord, ...]:
+        """The records below `until` the consumer delivers once assigned the partition at `offset`: polled until the
+        record before `until` came or the call's bound passed, or, `first_only`, until a poll delivered any. A poll
+        that fails (ClientFailed) keeps the records delivered before it (`delivered`)."""
+        position = self.assign(topic, partition, offset)
+        out: list[ConsumerRecord] = []
+        deadline = time.monotonic() + self.timeout
+        while (not out or out[-1].offset < until - 1) and until > offset and time.monotonic() < deadline:
+            try:
+                out.extend(self.poll(position, first_only=first_only))
+            except ClientFailed as exc:
+                raise ClientFailed(str(exc), delivered=tuple(out)) from None
+            if first_only and out:
+                break
+        return tuple(r for r in out if r.offset < until)
+
+    def assign(self, topic: str, partition: int, offset: int) -> Any:
+        """Assign the consumer the partition at `offset`; what `poll` is given (the library's TopicPartition)."""
+        raise NotImplementedError
+
+    def poll(self, position: Any, *, first_only: bool) -> Sequence[ConsumerRecord]:
+        """One poll of the consumer (at most POLL_MS): the records it delivered, as the model's; ClientFailed with
+        the library's text where the poll failed."""
+        raise NotImplementedError
 
 
 def java_refusal_text(topic: str, partition: int, target: int) -> str:

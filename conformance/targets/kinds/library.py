@@ -61,3 +61,17 @@ class Library:
         one that has one (Python's, Java's in Spark's JVM) at another version or from a checkout; the pinned
         version runs in this process."""
         return self.adapter(role) is None or version is not None or path is not None
+
+
+# The Python driver's build ("module:function"): it serves a Python library's adapters (python_driver.py) with the
+# library at another version, or from a checkout, installed into the cache.
+PYTHON_DRIVER = "conformance.targets.routes.driver.driver_builds:build_python_driver"
+
+
+def python_library(
+    name: str, package: str, pinned: str | None, adapters: dict[str, str], *, registry: str = "PyPI"
+) -> Library:
+    """A Python library's row: its adapters ("module:Class" by role) run in this process at the pinned version, and
+    the Python driver, which serves the same adapters, plays the same roles at any other."""
+    return Library(name, "python", package, registry, pinned, frozenset(adapters), PYTHON_DRIVER, adapters=adapters,
+                   route=Route.PYTHON)  # fmt: skip

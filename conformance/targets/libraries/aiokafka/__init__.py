@@ -5,23 +5,19 @@ version installed into the cache."""
 
 from __future__ import annotations
 
-from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE, Library, Route
-
-_PYTHON_DRIVER = "conformance.targets.routes.driver.driver_builds:build_python_driver"
+from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE, python_library
 
 _RECORDS = "conformance.targets.libraries.aiokafka.aiokafka_records"
 
-AIOKAFKA = Library(
-    "aiokafka", "python", "aiokafka", "PyPI", "0.14.0", frozenset({CLIENT_ROLE, CODEC_ROLE}), _PYTHON_DRIVER,
-    adapters={
+AIOKAFKA = python_library(
+    "aiokafka", "aiokafka", "0.14.0",
+    {
         CODEC_ROLE: f"{_RECORDS}:AiokafkaCodec",  # its C-accelerated record classes
         CLIENT_ROLE: "conformance.targets.libraries.aiokafka.aiokafka_client:AiokafkaClient",
     },
-    route=Route.PYTHON,
 )  # fmt: skip
 
-AIOKAFKA_PURE = Library(
-    "aiokafka-pure", "python", "aiokafka", "PyPI", "0.14.0", frozenset({CODEC_ROLE}), _PYTHON_DRIVER,
-    adapters={CODEC_ROLE: f"{_RECORDS}:AiokafkaPureCodec"},  # its pure-Python record classes
-    route=Route.PYTHON,
+AIOKAFKA_PURE = python_library(
+    "aiokafka-pure", "aiokafka", "0.14.0",
+    {CODEC_ROLE: f"{_RECORDS}:AiokafkaPureCodec"},  # its pure-Python record classes
 )  # fmt: skip

@@ -4,12 +4,10 @@ Its record layer is librdkafka's C code, which has no Python interface: it plays
 
 from __future__ import annotations
 
-from conformance.targets.kinds.library import CLIENT_ROLE, Library, Route
+from conformance.targets.kinds.library import CLIENT_ROLE, python_library
 
-CONFLUENT_KAFKA = Library(
-    "confluent-kafka", "python", "confluent-kafka", "PyPI", "2.16.1", frozenset({CLIENT_ROLE}),
-    "conformance.targets.routes.driver.driver_builds:build_python_driver",
+CONFLUENT_KAFKA = python_library(
+    "confluent-kafka", "confluent-kafka", "2.16.1",
     # librdkafka
-    adapters={CLIENT_ROLE: "conformance.targets.libraries.confluent_kafka.confluent_client:ConfluentClient"},
-    route=Route.PYTHON,
+    {CLIENT_ROLE: "conformance.targets.libraries.confluent_kafka.confluent_client:ConfluentClient"},
 )  # fmt: skip

@@ -18,40 +18,28 @@ commits: it is assigned partitions directly (the reference broker has no groups)
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from conformance.extras import install_hint
 from conformance.judging.capabilities import ClientCapability
 from conformance.targets.kinds.client_library import (
+    POLL_MS,
     ClientFailed,
     ClientRefused,
-    ClientUnavailable,
     LibraryClient,
     OffsetAndTimestamp,
     Outgoing,
     RecordMetadata,
     SendFailure,
     SendOutcome,
+    import_library,
 )
 from models.constants import Codec, ErrorCode, SpecialTarget, TimestampType
 from models.records import ConsumerRecord
 
-_COMPRESSION = {Codec.NONE: "none", Codec.GZIP: "gzip", Codec.SNAPPY: "snappy", Codec.LZ4: "lz4", Codec.ZSTD: "zstd"}
 _LINGER_MS = 1000
-_POLL_S = 0.1
 _LOG = logging.getLogger("conformance.targets.libraries.confluent_kafka.confluent_client")
-
-
-def _confluent() -> Any:
-    try:
-        import confluent_kafka
-    except ImportError:
-        raise ClientUnavailable(
-            f"confluent-kafka is not installed: {install_hint('targets')} (or pip install 'confluent-kafka==2.16.1')"
-        ) from None
-    return confluent_kafka
 
 
 def timestamp_type_of(kind: int) -> TimestampType:
@@ -75,123 +63,109 @@ class ConfluentClient(LibraryClient):
     """confluent-kafka against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "confluent-kafka"
+    client_id = "confluent"
     capabilities = frozenset(ClientCapability)
     codecs = frozenset(Codec)
 
-    @staticmethod
-    def require() -> None:
-        _confluent()
+    @classmethod
+    def load(cls) -> Any:
+        return import_library(
+            "confluent_kafka",
+            f"confluent-kafka is not installed: {install_hint('targets')} (or pip install 'confluent-kafka==2.16.1')",
+        )
 
-    def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
-        super().__init__(bootstrap, timeout=timeout)
-        confluent_kafka = _confluent()
-        self.version = f"{confluent_kafka.version()[0]} (librdkafka {confluent_kafka.libversion()[0]})"
+    def version_of(self, library: Any) -> str:
+        return f"{library.version()[0]} (librdkafka {library.libversion()[0]})"
 
-    def _common(self) -> dict[str, Any]:
+    def _common(self, role: str) -> dict[str, Any]:
         # librdkafka's log goes to this module's logger (pytest keeps it with the test), not to stderr.
-        return {"bootstrap.servers": self.bootstrap, "socket.timeout.ms": self._ms, "logger": _LOG}
+        return {"bootstrap.servers": self.bootstrap, "socket.timeout.ms": self._ms, "logger": _LOG,
+                "client.id": self.client_id_of(role)}  # fmt: skip
 
-    def _producer(self, codec: Codec) -> Any:
-        if codec not in self._producers:
-            from confluent_kafka import Producer
+    def new_producer(self, codec: Codec) -> Any:
+        from confluent_kafka import Producer
 
-            self._producers[codec] = Producer({
-                **self._common(),
-                "client.id": "kts-confluent-producer",
-                "acks": "all",
-                "enable.idempotence": False,
-                "compression.type": _COMPRESSION[codec],
-                "linger.ms": _LINGER_MS,
-                "message.timeout.ms": 2 * self._ms,
-            })
-        return self._producers[codec]
+        return Producer({
+            **self._common("producer"),
+            **self.producer_settings(codec, _LINGER_MS),
+            "message.timeout.ms": 2 * self._ms,
+        })  # fmt: skip
 
-    def _consumer_of(self) -> Any:
-        if self._consumer is None:
-            from confluent_kafka import Consumer
+    def new_consumer(self) -> Any:
+        from confluent_kafka import Consumer
 
-            self._consumer = Consumer({
-                **self._common(),
-                "client.id": "kts-confluent-consumer",
-                "group.id": "kts-assign-only",
-                "enable.auto.commit": False,
-                "enable.auto.offset.store": False,
-                "enable.partition.eof": False,
-                "auto.offset.reset": "earliest",
-                "fetch.wait.max.ms": 100,
-            })
-        return self._consumer
+        return Consumer({
+            **self._common("consumer"),
+            **self.consumer_settings(),
+            "group.id": "kts-assign-only",
+            "enable.auto.offset.store": False,
+            "enable.partition.eof": False,
+            "fetch.wait.max.ms": POLL_MS,
+        })  # fmt: skip
 
-    def _admin_of(self) -> Any:
-        if self._admin is None:
-            from confluent_kafka.admin import AdminClient
+    def new_admin(self) -> Any:
+        from confluent_kafka.admin import AdminClient
 
-            self._admin = AdminClient({**self._common(), "client.id": "kts-confluent-admin"})
-        return self._admin
+        return AdminClient(self._common("admin"))
 
-    def close(self) -> None:
-        """Flush and destroy every handle (librdkafka's threads stop when the last reference goes)."""
-        try:
-            for producer in self._producers.values():
-                producer.flush(self.timeout)
-            if self._consumer is not None:
-                self._consumer.close()
-        finally:
-            self._producers, self._consumer, self._admin = {}, None, None
+    def close_producer(self, producer: Any) -> None:
+        producer.flush(self.timeout)
+
+    def close_admin(self, admin: Any) -> None:
+        """Nothing: an AdminClient has no close (librdkafka's threads stop when the last reference goes)."""
 
     # -- producing
 
-    def send(
-        self, topic: str, partition: int, records: Sequence[Outgoing], *, codec: Codec = Codec.NONE
-    ) -> tuple[SendOutcome, ...]:
-        producer = self._producer(codec)
-        outcomes: dict[int, SendOutcome] = {}
+    def hand_over(self, producer: Any, topic: str, partition: int, record: Outgoing) -> Any:
+        """The record's delivery report, once flushed, in the list answered (librdkafka reports by callback)."""
+        reported: list[SendOutcome] = []
 
-        def report(index: int) -> Any:
-            def delivered(error: Any, message: Any) -> None:
-                if error is not None:
-                    outcomes[index] = failure_of(error)
-                else:
-                    outcomes[index] = RecordMetadata(message.offset(), message.timestamp()[1])
+        def delivered(error: Any, message: Any) -> None:
+            if error is not None:
+                reported.append(failure_of(error))
+            else:
+                reported.append(RecordMetadata(message.offset(), message.timestamp()[1]))
 
-            return delivered
+        stamp = 0 if record.timestamp is None else record.timestamp
+        producer.produce(topic, value=record.value, key=record.key, partition=partition, timestamp=stamp,
+                         on_delivery=delivered)  # fmt: skip
+        return reported
 
-        for index, record in enumerate(records):
-            producer.produce(topic, value=record.value, key=record.key, partition=partition,
-                             timestamp=0 if record.timestamp is None else record.timestamp, on_delivery=report(index))
+    def flush(self, producer: Any) -> None:
         left = producer.flush(self.timeout)
         if left:
             raise ClientFailed(f"confluent-kafka: {left} messages not delivered within {self.timeout:g} s")
-        return tuple(outcomes[i] for i in range(len(records)))
+
+    def outcome(self, pending: Any) -> SendOutcome:
+        (reported,) = pending
+        return reported
 
     # -- consuming
 
-    def _poll_from(self, topic: str, partition: int, offset: int, *, until: int, first_only: bool
-                   ) -> tuple[ConsumerRecord, ...]:
+    def assign(self, topic: str, partition: int, offset: int) -> Any:
         from confluent_kafka import TopicPartition
 
-        consumer = self._consumer_of()
-        consumer.assign([TopicPartition(topic, partition, offset)])
-        out: list[ConsumerRecord] = []
-        deadline = time.monotonic() + self.timeout
-        while (not out or out[-1].offset < until - 1) and until > offset and time.monotonic() < deadline:
-            message = consumer.poll(_POLL_S)
-            if message is None:
-                continue
-            if message.error() is not None:
-                raise ClientFailed(f"confluent-kafka: {message.error().str()}", delivered=tuple(out))
-            kind, timestamp = message.timestamp()
-            read = timestamp_type_of(kind)
-            if read is TimestampType.NO_TIMESTAMP_TYPE:
-                timestamp = -1  # Message.timestamp(): "should be ignored if the type is TIMESTAMP_NOT_AVAILABLE"
-            out.append(ConsumerRecord(message.offset(), timestamp, read, message.key(), message.value()))
-            if first_only:
-                break
-        consumer.unassign()
-        return tuple(r for r in out if r.offset < until)
+        self.consumer().assign([TopicPartition(topic, partition, offset)])
 
-    def consume(self, topic: str, partition: int, offset: int, *, until: int) -> tuple[ConsumerRecord, ...]:
-        return self._poll_from(topic, partition, offset, until=until, first_only=False)
+    def poll(self, position: Any, *, first_only: bool) -> Sequence[ConsumerRecord]:
+        message = self.consumer().poll(POLL_MS / 1000)
+        if message is None:
+            return ()
+        if message.error() is not None:
+            raise ClientFailed(f"confluent-kafka: {message.error().str()}")
+        kind, timestamp = message.timestamp()
+        read = timestamp_type_of(kind)
+        if read is TimestampType.NO_TIMESTAMP_TYPE:
+            timestamp = -1  # Message.timestamp(): "should be ignored if the type is TIMESTAMP_NOT_AVAILABLE"
+        return (ConsumerRecord(message.offset(), timestamp, read, message.key(), message.value()),)
+
+    def poll_from(
+        self, topic: str, partition: int, offset: int, *, until: int, first_only: bool
+    ) -> tuple[ConsumerRecord, ...]:
+        """The records polled (LibraryClient.poll_from), then the partition unassigned."""
+        records = super().poll_from(topic, partition, offset, until=until, first_only=first_only)
+        self.consumer().unassign()
+        return records
 
     # -- lookups
 
@@ -199,10 +173,10 @@ class ConfluentClient(LibraryClient):
         from confluent_kafka import KafkaException, TopicPartition
 
         try:
-            answered = self._consumer_of().offsets_for_times([TopicPartition(topic, partition, target)],
-                                                             timeout=self.timeout)
+            answered = self.consumer().offsets_for_times([TopicPartition(topic, partition, target)],
+                                                         timeout=self.timeout)  # fmt: skip
         except (ValueError, TypeError) as exc:
-            raise ClientRefused(type(exc).__name__, str(exc)) from None
+            raise ClientRefused.of(exc) from None
         except KafkaException as exc:
             raise ClientFailed(f"confluent-kafka offsets_for_times: {exc}") from None
         (found,) = answered
@@ -220,7 +194,7 @@ class ConfluentClient(LibraryClient):
             SpecialTarget.MAX_TIMESTAMP: OffsetSpec.max_timestamp(),
         }
         tp = TopicPartition(topic, partition)
-        futures = self._admin_of().list_offsets({tp: specs[spec]}, request_timeout=self.timeout)
+        futures = self.admin().list_offsets({tp: specs[spec]}, request_timeout=self.timeout)
         try:
             (future,) = futures.values()
             info = future.result(timeout=self.timeout)
@@ -231,9 +205,3 @@ class ConfluentClient(LibraryClient):
     def seekable(self, found: OffsetAndTimestamp) -> bool:
         # librdkafka answers a lookup that found nothing with -1 (OFFSET_END): nothing to seek to.
         return found.offset >= 0
-
-    def first_record(
-        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
-    ) -> ConsumerRecord | None:
-        records = self._poll_from(topic, partition, found.offset, until=until, first_only=True)
-        return records[0] if records else None

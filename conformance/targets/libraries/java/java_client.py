@@ -17,13 +17,13 @@ Producers: acks=all, no idempotence, one per compression codec, a long linger (f
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from conformance.judging.capabilities import ClientCapability
 from conformance.targets.kinds.client_library import (
     BATCH_FAILED,
+    POLL_MS,
     ClientFailed,
     ClientRefused,
     ClientUnavailable,
@@ -37,19 +37,8 @@ from conformance.targets.kinds.client_library import (
 from models.constants import Codec, SpecialTarget, TimestampType
 from models.records import ConsumerRecord
 
-_COMPRESSION = {Codec.NONE: "none", Codec.GZIP: "gzip", Codec.SNAPPY: "snappy", Codec.LZ4: "lz4", Codec.ZSTD: "zstd"}
 _LINGER_MS = 1000
-_POLL_MS = 100
 _BYTES = "org.apache.kafka.common.serialization.ByteArray"
-
-
-def _jvm() -> Any:
-    from conformance import jvm
-
-    try:
-        return jvm.jvm()
-    except jvm.JvmUnavailable as exc:
-        raise ClientUnavailable(str(exc)) from None
 
 
 def java_exception(exc: BaseException) -> Any:
@@ -57,15 +46,23 @@ def java_exception(exc: BaseException) -> Any:
     return getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
 
 
+def java_text(exc: BaseException) -> str:
+    """A py4j call's failure as "<Java exception class>: <message>" (the Python text where no Throwable is behind)."""
+    thrown = java_exception(exc)
+    return f"{thrown.getClass().getName()}: {thrown.getMessage()}" if thrown is not None else str(exc)
+
+
 class JavaClient(LibraryClient):
     """Apache Kafka's Java client against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "java"
+    client_id = "java"
     capabilities = frozenset(ClientCapability)
     codecs = frozenset(Codec)
 
-    @staticmethod
-    def require() -> None:
+    @classmethod
+    def require(cls) -> None:
+        """Java and the kafka-clients jar are there (without starting the JVM)."""
         from conformance import jvm
         from conformance.jvm.session import check_java
 
@@ -75,85 +72,69 @@ class JavaClient(LibraryClient):
         except jvm.JvmUnavailable as exc:
             raise ClientUnavailable(str(exc)) from None
 
-    def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
-        super().__init__(bootstrap, timeout=timeout)
-        self.jvm = _jvm()
-        self.version = str(self.jvm.org.apache.kafka.common.utils.AppInfoParser.getVersion())
+    @classmethod
+    def load(cls) -> Any:
+        """Spark's JVM through py4j (started on first use)."""
+        from conformance import jvm
 
-    def _props(self, settings: dict[str, object]) -> Any:
+        try:
+            return jvm.jvm()
+        except jvm.JvmUnavailable as exc:
+            raise ClientUnavailable(str(exc)) from None
+
+    def version_of(self, library: Any) -> str:
+        return str(library.org.apache.kafka.common.utils.AppInfoParser.getVersion())
+
+    @property
+    def jvm(self) -> Any:
+        return self.library
+
+    def _props(self, settings: dict[str, Any]) -> Any:
         props = self.jvm.java.util.Properties()
         for key, value in {"bootstrap.servers": self.bootstrap, "request.timeout.ms": self._ms,
-                           "default.api.timeout.ms": self._ms, **settings}.items():
-            props.put(key, str(value))
+                           "default.api.timeout.ms": self._ms, **settings}.items():  # fmt: skip
+            props.put(key, str(value).lower() if isinstance(value, bool) else str(value))
         return props
 
-    def _producer(self, codec: Codec) -> Any:
-        if codec not in self._producers:
-            self._producers[codec] = self.jvm.org.apache.kafka.clients.producer.KafkaProducer(self._props({
-                "client.id": "kts-java-producer",
-                "acks": "all",
-                "enable.idempotence": "false",
-                "compression.type": _COMPRESSION[codec],
-                "linger.ms": _LINGER_MS,
-                "max.block.ms": self._ms,
-                "delivery.timeout.ms": 2 * self._ms + _LINGER_MS,
-                "key.serializer": _BYTES + "Serializer",
-                "value.serializer": _BYTES + "Serializer",
-            }))
-        return self._producers[codec]
+    def new_producer(self, codec: Codec) -> Any:
+        return self.jvm.org.apache.kafka.clients.producer.KafkaProducer(self._props({
+            **self.producer_settings(codec, _LINGER_MS),
+            "max.block.ms": self._ms,
+            "delivery.timeout.ms": 2 * self._ms + _LINGER_MS,
+            "key.serializer": _BYTES + "Serializer",
+            "value.serializer": _BYTES + "Serializer",
+        }))  # fmt: skip
 
-    def _consumer_of(self) -> Any:
-        if self._consumer is None:
-            self._consumer = self.jvm.org.apache.kafka.clients.consumer.KafkaConsumer(self._props({
-                "client.id": "kts-java-consumer",
-                "enable.auto.commit": "false",
-                "auto.offset.reset": "earliest",
-                "fetch.max.wait.ms": _POLL_MS,
-                "key.deserializer": _BYTES + "Deserializer",
-                "value.deserializer": _BYTES + "Deserializer",
-            }))
-        return self._consumer
+    def new_consumer(self) -> Any:
+        return self.jvm.org.apache.kafka.clients.consumer.KafkaConsumer(self._props({
+            **self.consumer_settings(),
+            "fetch.max.wait.ms": POLL_MS,
+            "key.deserializer": _BYTES + "Deserializer",
+            "value.deserializer": _BYTES + "Deserializer",
+        }))  # fmt: skip
 
-    def _admin_of(self) -> Any:
-        if self._admin is None:
-            self._admin = self.jvm.org.apache.kafka.clients.admin.Admin.create(self._props({
-                "client.id": "kts-java-admin",
-            }))
-        return self._admin
+    def new_admin(self) -> Any:
+        admin = self.jvm.org.apache.kafka.clients.admin.Admin
+        return admin.create(self._props({"client.id": self.client_id_of("admin")}))
 
-    def close(self) -> None:
-        duration = self.jvm.java.time.Duration.ofMillis(self._ms)
-        try:
-            for producer in self._producers.values():
-                producer.close(duration)
-            if self._consumer is not None:
-                self._consumer.close(duration)
-            if self._admin is not None:
-                self._admin.close(duration)
-        finally:
-            self._producers, self._consumer, self._admin = {}, None, None
+    def close_handle(self, handle: Any) -> None:
+        handle.close(self.jvm.java.time.Duration.ofMillis(self._ms))
 
     # -- producing
 
-    def send(
-        self, topic: str, partition: int, records: Sequence[Outgoing], *, codec: Codec = Codec.NONE
-    ) -> tuple[SendOutcome, ...]:
-        producer = self._producer(codec)
+    def hand_over(self, producer: Any, topic: str, partition: int, record: Outgoing) -> Any:
         record_class = self.jvm.org.apache.kafka.clients.producer.ProducerRecord
-        futures = [
-            producer.send(record_class(topic, partition, r.timestamp, r.key, r.value, None)) for r in records
-        ]
+        return producer.send(record_class(topic, partition, record.timestamp, record.key, record.value, None))
+
+    def flush(self, producer: Any) -> None:
         producer.flush()
-        unit = self.jvm.java.util.concurrent.TimeUnit.MILLISECONDS
-        out: list[SendOutcome] = []
-        for future in futures:
-            try:
-                metadata = future.get(self._ms, unit)
-            except Exception as exc:
-                out.append(self._failure(exc))
-            else:
-                out.append(RecordMetadata(metadata.offset(), metadata.timestamp()))
-        return tuple(out)
+
+    def outcome(self, pending: Any) -> SendOutcome:
+        try:
+            metadata = pending.get(self._ms, self.jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
+        except Exception as exc:
+            return self._failure(exc)
+        return RecordMetadata(metadata.offset(), metadata.timestamp())
 
     def _failure(self, exc: BaseException) -> SendFailure:
         thrown = java_exception(exc)
@@ -167,39 +148,31 @@ class JavaClient(LibraryClient):
             raise ClientFailed(f"Java producer: {name}: {cause.getMessage()}") from None
         error = str(self.jvm.org.apache.kafka.common.protocol.Errors.forException(cause).name())
         return SendFailure(error if error != "UNKNOWN_SERVER_ERROR" else name.rsplit(".", 1)[-1],
-                           str(cause.getMessage()))
+                           str(cause.getMessage()))  # fmt: skip
 
     # -- consuming
 
     def _tp(self, topic: str, partition: int) -> Any:
         return self.jvm.org.apache.kafka.common.TopicPartition(topic, partition)
 
-    def _poll_from(self, topic: str, partition: int, offset: int, *, until: int, first_only: bool
-                   ) -> tuple[ConsumerRecord, ...]:
-        consumer, tp = self._consumer_of(), self._tp(topic, partition)
+    def assign(self, topic: str, partition: int, offset: int) -> Any:
+        consumer, tp = self.consumer(), self._tp(topic, partition)
         consumer.assign(self.jvm.java.util.Collections.singletonList(tp))
         consumer.seek(tp, offset)
-        poll = self.jvm.java.time.Duration.ofMillis(_POLL_MS)
-        out: list[ConsumerRecord] = []
-        deadline = time.monotonic() + self.timeout
-        while (not out or out[-1].offset < until - 1) and until > offset and time.monotonic() < deadline:
-            try:
-                polled = consumer.poll(poll).records(tp).iterator()
-            except Exception as exc:
-                thrown = java_exception(exc)
-                what = f"{thrown.getClass().getName()}: {thrown.getMessage()}" if thrown is not None else str(exc)
-                raise ClientFailed(f"Java consumer: {what}", delivered=tuple(out)) from None
-            while polled.hasNext():
-                record = polled.next()
-                out.append(ConsumerRecord(record.offset(), record.timestamp(),
-                                          TimestampType[str(record.timestampType().name())],
-                                          _bytes(record.key()), _bytes(record.value())))
-                if first_only:
-                    return tuple(out)
-        return tuple(r for r in out if r.offset < until)
+        return tp
 
-    def consume(self, topic: str, partition: int, offset: int, *, until: int) -> tuple[ConsumerRecord, ...]:
-        return self._poll_from(topic, partition, offset, until=until, first_only=False)
+    def poll(self, position: Any, *, first_only: bool) -> Sequence[ConsumerRecord]:
+        try:
+            polled = self.consumer().poll(self.jvm.java.time.Duration.ofMillis(POLL_MS)).records(position).iterator()
+        except Exception as exc:
+            raise ClientFailed(f"Java consumer: {java_text(exc)}") from None
+        out: list[ConsumerRecord] = []
+        while polled.hasNext():
+            record = polled.next()
+            out.append(ConsumerRecord(record.offset(), record.timestamp(),
+                                      TimestampType[str(record.timestampType().name())],
+                                      _bytes(record.key()), _bytes(record.value())))  # fmt: skip
+        return out
 
     # -- lookups
 
@@ -214,8 +187,8 @@ class JavaClient(LibraryClient):
     def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
         tp = self._tp(topic, partition)
         try:
-            found = self._consumer_of().offsetsForTimes(self._long_map(tp, target),
-                                                       self.jvm.java.time.Duration.ofMillis(self._ms))
+            found = self.consumer().offsetsForTimes(self._long_map(tp, target),
+                                                    self.jvm.java.time.Duration.ofMillis(self._ms))  # fmt: skip
         except Exception as exc:
             thrown = java_exception(exc)
             if thrown is None:
@@ -238,19 +211,11 @@ class JavaClient(LibraryClient):
         request = self.jvm.java.util.HashMap()
         request.put(tp, specs[spec]())
         try:
-            info = self._admin_of().listOffsets(request).partitionResult(tp).get(
-                self._ms, self.jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
+            info = self.admin().listOffsets(request).partitionResult(tp).get(
+                self._ms, self.jvm.java.util.concurrent.TimeUnit.MILLISECONDS)  # fmt: skip
         except Exception as exc:
-            thrown = java_exception(exc)
-            what = f"{thrown.getClass().getName()}: {thrown.getMessage()}" if thrown is not None else str(exc)
-            raise ClientFailed(f"Java Admin.listOffsets {spec.name}: {what}") from None
+            raise ClientFailed(f"Java Admin.listOffsets {spec.name}: {java_text(exc)}") from None
         return OffsetAndTimestamp(info.offset(), info.timestamp())
-
-    def first_record(
-        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
-    ) -> ConsumerRecord | None:
-        records = self._poll_from(topic, partition, found.offset, until=until, first_only=True)
-        return records[0] if records else None
 
 
 def _bytes(value: Any) -> bytes | None:

@@ -4,14 +4,12 @@ that version installed into the cache."""
 
 from __future__ import annotations
 
-from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE, Library, Route
+from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE, python_library
 
-KAFKA_PYTHON = Library(
-    "kafka-python", "python", "kafka-python", "PyPI", "3.0.12", frozenset({CLIENT_ROLE, CODEC_ROLE}),
-    "conformance.targets.routes.driver.driver_builds:build_python_driver",
-    adapters={
+KAFKA_PYTHON = python_library(
+    "kafka-python", "kafka-python", "3.0.12",
+    {
         CODEC_ROLE: "conformance.targets.libraries.kafka_python.kafka_python_records:KafkaPythonCodec",
         CLIENT_ROLE: "conformance.targets.libraries.kafka_python.kafka_python_client:KafkaPythonClient",
     },
-    route=Route.PYTHON,
 )  # fmt: skip

@@ -12,190 +12,100 @@ check), one per compression codec, a long linger so that one send() call's recor
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conformance.judging.capabilities import ClientCapability
 from conformance.targets.kinds.client_library import (
+    POLL_MS,
     ClientFailed,
-    ClientRefused,
-    ClientUnavailable,
-    LibraryClient,
     OffsetAndTimestamp,
     Outgoing,
-    RecordMetadata,
-    SendOutcome,
+    import_library,
 )
-from conformance.targets.libraries.pylibs import codecs_of, consumer_record, failure_of
+from conformance.targets.libraries.pylibs import PythonClient, keywords
 from models.constants import Codec, SpecialTarget
-from models.records import ConsumerRecord
 
-_COMPRESSION = {Codec.NONE: None, Codec.GZIP: "gzip", Codec.SNAPPY: "snappy", Codec.LZ4: "lz4", Codec.ZSTD: "zstd"}
 _LINGER_MS = 1000  # flush() sends at once; a send() call's records are appended before it
-_POLL_MS = 100
 
 
-def _kafka() -> Any:
-    try:
-        import kafka
-    except ImportError:
-        raise ClientUnavailable(
-            "kafka-python is not installed (a dependency of this package): pip install 'kafka-python==3.0.12'"
-        ) from None
-    return kafka
-
-
-class KafkaPythonClient(LibraryClient):
+class KafkaPythonClient(PythonClient):
     """kafka-python against one cluster (conformance.targets.kinds.client_library.ClientLibrary)."""
 
     name = "kafka-python"
+    client_id = "kafka-python"
+    module = "kafka"
     capabilities = frozenset(ClientCapability)
 
-    @staticmethod
-    def require() -> None:
-        _kafka()
+    @classmethod
+    def load(cls) -> Any:
+        return import_library(
+            "kafka", "kafka-python is not installed (a dependency of this package): pip install 'kafka-python==3.0.12'"
+        )
 
-    def __init__(self, bootstrap: str, *, timeout: float = 10.0) -> None:
-        super().__init__(bootstrap, timeout=timeout)
-        kafka = _kafka()
-        from kafka import codec
+    def new_producer(self, codec: Codec) -> Any:
+        from kafka import KafkaProducer
 
-        self.version = str(kafka.__version__)
-        self.codecs = codecs_of(codec)
+        return KafkaProducer(
+            bootstrap_servers=self.bootstrap,
+            **keywords(self.producer_settings(codec, _LINGER_MS)),
+            request_timeout_ms=self._ms,
+            max_block_ms=self._ms,
+            delivery_timeout_ms=2 * self._ms + _LINGER_MS,
+        )
 
-    def _producer(self, codec: Codec) -> Any:
-        if codec not in self._producers:
-            from kafka import KafkaProducer
+    def new_consumer(self) -> Any:
+        from kafka import KafkaConsumer
 
-            self._producers[codec] = KafkaProducer(
-                bootstrap_servers=self.bootstrap,
-                acks="all",
-                enable_idempotence=False,
-                compression_type=_COMPRESSION[codec],
-                linger_ms=_LINGER_MS,
-                request_timeout_ms=self._ms,
-                max_block_ms=self._ms,
-                delivery_timeout_ms=2 * self._ms + _LINGER_MS,
-                client_id="kts-kafka-python-producer",
-            )
-        return self._producers[codec]
+        return KafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            group_id=None,
+            **keywords(self.consumer_settings()),
+            fetch_max_wait_ms=POLL_MS,
+            request_timeout_ms=self._ms,
+        )
 
-    def _consumer_of(self) -> Any:
-        if self._consumer is None:
-            from kafka import KafkaConsumer
+    def new_admin(self) -> Any:
+        from kafka import KafkaAdminClient
 
-            self._consumer = KafkaConsumer(
-                bootstrap_servers=self.bootstrap,
-                group_id=None,
-                enable_auto_commit=False,
-                auto_offset_reset="earliest",
-                fetch_max_wait_ms=_POLL_MS,
-                request_timeout_ms=self._ms,
-                client_id="kts-kafka-python-consumer",
-            )
-        return self._consumer
+        return KafkaAdminClient(
+            bootstrap_servers=self.bootstrap, request_timeout_ms=self._ms, client_id=self.client_id_of("admin")
+        )
 
-    def close(self) -> None:
-        for producer in self._producers.values():
-            producer.close(timeout=self.timeout)
-        if self._consumer is not None:
-            self._consumer.close()
-        if self._admin is not None:
-            self._admin.close()
+    def close_producer(self, producer: Any) -> None:
+        producer.close(timeout=self.timeout)
 
-    # -- producing
+    # -- producing and consuming
 
-    def send(
-        self, topic: str, partition: int, records: Sequence[Outgoing], *, codec: Codec = Codec.NONE
-    ) -> tuple[SendOutcome, ...]:
-        from kafka.errors import KafkaError
+    def hand_over(self, producer: Any, topic: str, partition: int, record: Outgoing) -> Any:
+        return producer.send(topic, key=record.key, value=record.value, partition=partition,
+                             timestamp_ms=record.timestamp)  # fmt: skip
 
-        producer = self._producer(codec)
-        futures = [
-            producer.send(topic, key=r.key, value=r.value, partition=partition, timestamp_ms=r.timestamp)
-            for r in records
-        ]
+    def flush(self, producer: Any) -> None:
         producer.flush(timeout=self.timeout)
-        out: list[SendOutcome] = []
-        for future in futures:
-            try:
-                metadata = future.get(timeout=self.timeout)
-            except KafkaError as exc:
-                out.append(failure_of(exc, KafkaError))
-            else:
-                out.append(RecordMetadata(metadata.offset, metadata.timestamp))
-        return tuple(out)
 
-    # -- consuming
+    def delivered(self, pending: Any) -> Any:
+        return pending.get(timeout=self.timeout)
 
-    def _assigned(self, topic: str, partition: int, offset: int) -> tuple[Any, Any]:
-        from kafka import TopicPartition
-
-        consumer = self._consumer_of()
-        tp = TopicPartition(topic, partition)
-        consumer.assign([tp])
-        consumer.seek(tp, offset)
-        return consumer, tp
-
-    def consume(self, topic: str, partition: int, offset: int, *, until: int) -> tuple[ConsumerRecord, ...]:
-        from kafka.errors import KafkaError
-
-        consumer, tp = self._assigned(topic, partition, offset)
-        out: list[ConsumerRecord] = []
-        deadline = time.monotonic() + self.timeout
-        while (not out or out[-1].offset < until - 1) and until > offset and time.monotonic() < deadline:
-            try:
-                polled = consumer.poll(timeout_ms=_POLL_MS).get(tp, ())
-            except KafkaError as exc:
-                raise ClientFailed(f"{type(exc).__name__}: {exc}", delivered=tuple(out)) from None
-            out.extend(consumer_record(record) for record in polled)
-        return tuple(r for r in out if r.offset < until)
+    def batch(self, tp: Any, max_records: int | None) -> Mapping[Any, Sequence[Any]]:
+        answer: Mapping[Any, Sequence[Any]] = self.consumer().poll(timeout_ms=POLL_MS, max_records=max_records)
+        return answer
 
     # -- lookups
 
-    def offsets_for_times(self, topic: str, partition: int, target: int) -> OffsetAndTimestamp | None:
-        from kafka import TopicPartition
-        from kafka.errors import KafkaError
-
-        tp = TopicPartition(topic, partition)
+    def lookup(self, tp: Any, target: int) -> Any:
         try:
-            found = self._consumer_of().offsets_for_times({tp: target}, timeout_ms=self._ms)
-        except ValueError as exc:
-            raise ClientRefused(type(exc).__name__, str(exc)) from None
-        except KafkaError as exc:
+            return self.consumer().offsets_for_times({tp: target}, timeout_ms=self._ms).get(tp)
+        except self.kafka_error as exc:
             raise ClientFailed(f"kafka-python offsets_for_times: {type(exc).__name__}: {exc}") from None
-        answer = found.get(tp)
-        return None if answer is None else OffsetAndTimestamp(answer.offset, answer.timestamp)
 
     def list_offsets(self, topic: str, partition: int, spec: SpecialTarget) -> OffsetAndTimestamp:
-        from kafka import TopicPartition
-
-        tp = TopicPartition(topic, partition)
+        tp = self.library.TopicPartition(topic, partition)
         if spec is SpecialTarget.EARLIEST:
-            return OffsetAndTimestamp(self._consumer_of().beginning_offsets([tp], timeout_ms=self._ms)[tp], None)
+            return OffsetAndTimestamp(self.consumer().beginning_offsets([tp], timeout_ms=self._ms)[tp], None)
         if spec is SpecialTarget.LATEST:
-            return OffsetAndTimestamp(self._consumer_of().end_offsets([tp], timeout_ms=self._ms)[tp], None)
+            return OffsetAndTimestamp(self.consumer().end_offsets([tp], timeout_ms=self._ms)[tp], None)
         from kafka.admin import OffsetSpec
 
-        answer = self._admin_of().list_partition_offsets({tp: OffsetSpec(int(spec))}, timeout_ms=self._ms)[tp]
+        answer = self.admin().list_partition_offsets({tp: OffsetSpec(int(spec))}, timeout_ms=self._ms)[tp]
         return OffsetAndTimestamp(answer.offset, answer.timestamp)
-
-    def _admin_of(self) -> Any:
-        if self._admin is None:
-            from kafka import KafkaAdminClient
-
-            self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap, request_timeout_ms=self._ms,
-                                           client_id="kts-kafka-python-admin")
-        return self._admin
-
-    def first_record(
-        self, topic: str, partition: int, found: OffsetAndTimestamp, *, until: int
-    ) -> ConsumerRecord | None:
-        consumer, tp = self._assigned(topic, partition, found.offset)
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
-            records = consumer.poll(timeout_ms=_POLL_MS, max_records=1).get(tp, ())
-            if records:
-                return consumer_record(records[0])
-        return None

@@ -5,14 +5,13 @@ driver protocol too: the driver side's own check (the same verdicts as in proces
 
 from __future__ import annotations
 
-from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE, Library, Route
+from conformance.targets.kinds.library import CLIENT_ROLE, CODEC_ROLE, python_library
 
-MODEL_LIBRARY = Library(
-    "model", "python", "this package", "this package", None, frozenset({CLIENT_ROLE, CODEC_ROLE}),
-    "conformance.targets.routes.driver.driver_builds:build_python_driver",
-    adapters={
+MODEL_LIBRARY = python_library(
+    "model", "this package", None,
+    {
         CODEC_ROLE: "conformance.targets.libraries.model.model_codec:ModelCodec",
         CLIENT_ROLE: "conformance.targets.libraries.model.model_client:ReferenceClient",
     },
-    route=Route.PYTHON,
+    registry="this package",
 )  # fmt: skip

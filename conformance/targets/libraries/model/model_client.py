@@ -154,8 +154,10 @@ class ReferenceClient(ClientAdapter):
         """LO-9: the newest ListOffsets version both sides speak, v1 at least (ListOffsetsRequest.Builder)."""
         version = self._newest(LIST_OFFSETS)
         if version < rules.TIMESTAMP_LOOKUP_MIN_VERSION:
-            raise ClientFailed(f"the broker offers no ListOffsets v{rules.TIMESTAMP_LOOKUP_MIN_VERSION}+: "
-                               "offsetsForTimes needs it (LO-9)")
+            raise ClientFailed(
+                f"the broker offers no ListOffsets v{rules.TIMESTAMP_LOOKUP_MIN_VERSION}+: "
+                "offsetsForTimes needs it (LO-9)"
+            )
         return version
 
     def lookup_answer(self, result: ListOffsetsResult) -> OffsetAndTimestamp | None:

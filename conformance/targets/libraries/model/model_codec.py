@@ -28,6 +28,18 @@ from models.errors import BuildError, CodecError
 from models.records import AnyBatch, ConsumerRecord, DefaultBatch, RecordSpec, build_batches, java_long
 
 
+def check_request(request: BatchRequest) -> None:
+    """FMT-8/FMT-4: raise BuildError where Kafka's builders refuse the records of `request`, by its timestamps, magic,
+    codec and headers (models.conversion.check_buildable); the model's codec and the differential's model side ask
+    it alike."""
+    check_buildable(
+        (r.timestamp for r in request.records),
+        magic=request.magic,
+        codec=request.codec,
+        has_headers=any(r.headers for r in request.records),
+    )
+
+
 class ModelCodec:
     """The model's record layer as a codec library: builds as Apache Kafka's MemoryRecordsBuilder does (a
     producer's, or with `log_append_time` a broker's), reads as its consumer does, down-converts as 0.10-3.9."""
@@ -56,12 +68,7 @@ class ModelCodec:
         """FMT-8: the Java builders refuse a timestamp below -1 (whatever the magic), zstd and headers below v2;
         a LogAppendTime build needs the append time (MemoryRecordsBuilder's logAppendTime)."""
         try:
-            check_buildable(
-                (r.timestamp for r in request.records),
-                magic=request.magic,
-                codec=request.codec,
-                has_headers=any(r.headers for r in request.records),
-            )
+            check_request(request)
         except BuildError as exc:
             return str(exc)
         if request.timestamp_type is TimestampType.LOG_APPEND_TIME and request.log_append_time is None:
@@ -86,9 +93,7 @@ class ModelCodec:
         if isinstance(batch, DefaultBatch):
             base = self.base_timestamp(records)
             deltas = tuple(self.timestamp_delta(request, i, base) for i in range(len(records)))
-            rebased = tuple(
-                replace(r, timestamp_delta=d) for r, d in zip(batch.records_, deltas, strict=True)
-            )
+            rebased = tuple(replace(r, timestamp_delta=d) for r, d in zip(batch.records_, deltas, strict=True))
             lat = batch.timestamp_type is TimestampType.LOG_APPEND_TIME and request.log_append_time is not None
             highest = batch.max_timestamp if lat else self.max_timestamp(records)
             return replace(batch, base_timestamp=base, max_timestamp=highest, records_=rebased)
