@@ -174,7 +174,7 @@ def test_the_reference_broker_agrees_and_a_served_mutant_is_caught_with_a_reprod
 
     bad = tmp_path / "bad"
     argv = ["broker-differential", "--target", "reference:mutant:lat-ignored", "--ops", "60", "--inline",
-            "--out", str(bad), "--programs-per-task", "10", "--shrink-seconds", "60"]  # fmt: skip
+            "--out", str(bad), "--programs-per-task", "10", "--shrink-seconds", "60", "--rounds", "1"]  # fmt: skip
     capsys.readouterr()
     assert main(argv) == 1
     summary = json.loads((bad / "summary.json").read_text())

@@ -45,6 +45,7 @@ from conformance.errors import TargetError
 from conformance.judging.capabilities import Capability
 from conformance.oracles.broker_level.diff_tasks import (
     REPRODUCERS_DIR,
+    ROUNDS,
     ROWS_DIR,
     SHRINK_SECONDS,
     DiffTask,
@@ -86,6 +87,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-ops", type=int, default=40, help="operations per program, at most (default 40)")
     parser.add_argument("--shrink-seconds", type=float, default=SHRINK_SECONDS, help="time a task spends shrinking "
                         f"one failing program to a reproducer (default {SHRINK_SECONDS:g})")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="seeds a task tries: after a failing "
+                        f"program is shrunk it goes on with the next seed, at most (default {ROUNDS})")  # fmt: skip
     parser.add_argument("--seed", type=int, default=1, help="the first task's seed (task n uses seed + n)")
     parser.add_argument("--master", type=spark_master, default=os.environ.get("KTS_SPARK_MASTER", "local[2]"),
                         help="Spark master URL (default local[2], env KTS_SPARK_MASTER)")  # fmt: skip
@@ -126,7 +129,7 @@ def _target(args: argparse.Namespace) -> Target:
 def _check_arguments(args: argparse.Namespace) -> tuple[Explanation, ...]:
     if args.shrink_seconds < 0:
         raise UsageError(f"--shrink-seconds {args.shrink_seconds:g}: give 0 or more seconds")
-    for name in ("ops", "programs_per_task", "max_ops"):
+    for name in ("ops", "programs_per_task", "max_ops", "rounds"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name.replace('_', '-')} {getattr(args, name)}: give a positive number")
     if args.timeout <= 0:
@@ -241,7 +244,7 @@ def _run(args: argparse.Namespace, factory: WireFactory, target: str, explanatio
             tasks = [
                 DiffTask(f"w{wave}-t{n}", args.seed + 1_000 * wave + n, args.programs_per_task, factory, target,
                          args.profile, explanations, max_ops=args.max_ops, run_id=run_id,
-                         shrink_seconds=args.shrink_seconds)
+                         shrink_seconds=args.shrink_seconds, rounds=args.rounds)
                 for n in range(count)
             ]
             found = run_inline(tasks, folder, progress) if spark is None else run_spark(spark, tasks, folder, progress)

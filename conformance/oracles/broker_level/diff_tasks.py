@@ -51,7 +51,7 @@ ROW_FIELDS: tuple[tuple[str, str], ...] = (
     ("detail", "string"),
 )
 SHRINK_SECONDS = 180.0  # default time a task spends shrinking one failing program; then the smallest one is kept
-MAX_ROUNDS = 8  # seeds a task tries after failures before it stops
+ROUNDS = 8  # seeds a task tries, each after a failure was shrunk, before it stops
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,7 @@ class DiffTask:
     max_ops: int = 40
     run_id: str = "run"
     shrink_seconds: float = SHRINK_SECONDS
+    rounds: int = ROUNDS  # seeds tried: after each failure (shrunk to a reproducer) the next seed, up to this many
 
 
 @dataclass
@@ -136,7 +137,7 @@ def run_task(task: DiffTask) -> TaskResult:
                     state["smallest"] = (program, bad)
                 raise _Unexplained(program, bad)
 
-        for round_ in range(MAX_ROUNDS):
+        for round_ in range(task.rounds):
             remaining = task.programs - result.programs
             if remaining <= 0:
                 break
