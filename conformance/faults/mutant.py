@@ -27,6 +27,7 @@ from models.log import PartitionLog, Segment
 from models.profiles import Profile, get_profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec
 from models.time_index import TimeIndex
+from models.validator import AppendRejected, ValidatedAppend
 
 BROKERS = 3
 
@@ -37,6 +38,9 @@ BROKERS = 3
 # The profiles a mutant may run under by default, newest first: the first in which all its declared
 # clauses apply is where its fault is observed with the most checks (conformance.campaign.tasks.profile_for).
 MAIN_PROFILES = ("kafka-4.0", "kafka-3.9", "kafka-2.8", "kafka-0.10")
+
+# The profiles of a fault in v2 batches, stated explicitly: 0.10.x profiles do not have them (max_magic 1).
+V2_PROFILES = ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1")
 
 
 @dataclass(frozen=True)
@@ -121,9 +125,42 @@ class MutantFactory:
 # Seams
 
 
+# A fault of what the leader is about to validate: (the cluster, the partition, the batches sent, now) -> the
+# batches the validator is given, or the append's refusal.
+SentFault = Callable[[Cluster, Partition, Sequence[AnyBatch], int], Sequence[AnyBatch] | AppendRejected]
+# A fault of what validation made of them: (the cluster, the partition, the validator's outcome, the batches sent,
+# now) -> what is stored and answered.
+StoredFault = Callable[[Cluster, Partition, ValidatedAppend, Sequence[AnyBatch], int], ValidatedAppend]
+
+
 class MutantCluster(Cluster):
     """The model's cluster; a mutant overrides one of `Cluster`'s produce-path seams (`append_time`,
-    `pre_validate`, `validation_inputs`, `post_validate`) or its `log_class`."""
+    `pre_validate`, `validation_inputs`, `post_validate`) or its `log_class`.
+
+    A fault that is a function of the batches need not spell the seam: `sent_fault` rewrites what `pre_validate`
+    gives the validator and `stored_fault` what `post_validate` stores, on the topics whose timestamp type is
+    `fault_topics` only (None: every topic), as many faults are of CreateTime or of LogAppendTime topics alone."""
+
+    sent_fault: SentFault | None = None
+    stored_fault: StoredFault | None = None
+    fault_topics: TimestampType | None = None
+
+    def _faulty(self, part: Partition) -> bool:
+        return self.fault_topics is None or part.config.timestamp_type is self.fault_topics
+
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        if self.sent_fault is None or not self._faulty(part):
+            return super().pre_validate(part, batches, now)
+        return self.sent_fault(self, part, batches, now)
+
+    def post_validate(
+        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+    ) -> ValidatedAppend:
+        if self.stored_fault is None or not self._faulty(part):
+            return super().post_validate(part, outcome, sent, now)
+        return self.stored_fault(self, part, outcome, sent, now)
 
 
 # A ListOffsets fault that rewrites the model's answer: (the partition's leader log, the target, the request's
@@ -188,7 +225,9 @@ class _SegmentsOf(PartitionLog):
 @dataclass(frozen=True)
 class ModelBuild:
     """The build of a broker mutant that is the model with one seam changed, named by the one field that is
-    not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `answers` (a
+    not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `sent` and `stored`
+    (the cluster's `sent_fault` and `stored_fault`, on the topics of timestamp type `topics` only, None: every
+    topic), `answers` (a
     `MutantImplementation` post-processing an answer), `offsets` (its `offsets_fault`, rewriting a ListOffsets
     answer), `log` (the replicas' `PartitionLog`), `segment` and
     `time_index` (the class of each new segment and of its time index), or `profile_changes` (the cluster runs a
@@ -203,6 +242,9 @@ class ModelBuild:
     segment: type[Segment] | None = None
     time_index: type[TimeIndex] | None = None
     profile_changes: tuple[tuple[str, Any], ...] = ()
+    sent: SentFault | None = None
+    stored: StoredFault | None = None
+    topics: TimestampType | None = None
 
     def __call__(self, profile: Profile) -> Implementation:
         cluster_profile = replace(profile, **dict(self.profile_changes)) if self.profile_changes else None
@@ -212,12 +254,22 @@ class ModelBuild:
         return impl
 
     def _cluster_class(self) -> type[Cluster]:
+        # The faults are class attributes, not the instance's: a cluster rebuilt from its class (serve's
+        # WithBrokers) keeps them.
+        cluster: type[MutantCluster] = self.cluster
+        if self.sent is not None or self.stored is not None:
+            seams = {
+                "sent_fault": None if self.sent is None else staticmethod(self.sent),
+                "stored_fault": None if self.stored is None else staticmethod(self.stored),
+                "fault_topics": self.topics,
+            }
+            cluster = type("_Cluster", (cluster,), seams)
         if self.log is None and self.segment is None and self.time_index is None:
-            return self.cluster
+            return cluster
         log: type[PartitionLog] = self.log or PartitionLog
         if self.segment is not None or self.time_index is not None:
             log = type("_Log", (_SegmentsOf, log), {"segment_class": self.segment, "index_class": self.time_index})
-        return type("_Cluster", (self.cluster,), {"log_class": log})
+        return type("_Cluster", (cluster,), {"log_class": log})
 
 
 def _model_mutant(
@@ -233,11 +285,14 @@ def _model_mutant(
     segment: type[Segment] | None = None,
     time_index: type[TimeIndex] | None = None,
     profile_changes: Mapping[str, Any] | None = None,
+    sent: SentFault | None = None,
+    stored: StoredFault | None = None,
+    topics: TimestampType | None = None,
     reader_only: bool = False,
 ) -> None:
     """Register a broker mutant (`_mutant`) built by `ModelBuild` from the one seam it changes."""
     changes = tuple(sorted((profile_changes or {}).items()))
-    build = ModelBuild(cluster, answers, offsets, log, segment, time_index, changes)
+    build = ModelBuild(cluster, answers, offsets, log, segment, time_index, changes, sent, stored, topics)
     _mutant(mutant_id, description, clauses, profiles, reader_only=reader_only)(build)
 
 

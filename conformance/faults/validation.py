@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from conformance.faults.mutant import (
+    V2_PROFILES,
     MutantCluster,
     MutantImplementation,
     _is_lat_topic,
@@ -18,7 +19,7 @@ from conformance.faults.mutant import (
     _rewritten,
     _specs,
 )
-from models.cluster import Partition, ProduceResponse, find_duplicate
+from models.cluster import Cluster, Partition, ProduceResponse, find_duplicate
 from models.config import TopicConfig, effective_bounds
 from models.constants import (
     LONG_MAX,
@@ -141,29 +142,26 @@ _model_mutant(
 )
 
 
-class _LatRangeCheckedCluster(MutantCluster):
+def _lat_range_checked(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch] | AppendRejected:
     """VAL-3 fault: the range check runs on LogAppendTime topics too (on the producer's timestamps)."""
-
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if not _is_lat_topic(part):
-            return batches
-        before, after = effective_bounds(replace(part.config, timestamp_type=TimestampType.CREATE_TIME), self.profile)
-        errors: list[RecordError] = []
-        for batch in batches:
-            for i, record in enumerate(batch.records()):
-                ts = record.timestamp
-                if ts != NO_TIMESTAMP and timestamp_out_of_range(
-                    ts, now=now, before=before, after=after, rule=self.profile.range_rule
-                ):
-                    text = out_of_range_text(
-                        ts, record.offset, now=now, before=before, after=after, style=self.profile.error_text
-                    )
-                    errors.append(RecordError(i, text))
-        if errors:
-            return AppendRejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMP_REJECTED_TEXT, tuple(errors))
-        return batches
+    profile = cluster.profile
+    before, after = effective_bounds(replace(part.config, timestamp_type=TimestampType.CREATE_TIME), profile)
+    errors: list[RecordError] = []
+    for batch in batches:
+        for i, record in enumerate(batch.records()):
+            ts = record.timestamp
+            if ts != NO_TIMESTAMP and timestamp_out_of_range(
+                ts, now=now, before=before, after=after, rule=profile.range_rule
+            ):
+                text = out_of_range_text(
+                    ts, record.offset, now=now, before=before, after=after, style=profile.error_text
+                )
+                errors.append(RecordError(i, text))
+    if errors:
+        return AppendRejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMP_REJECTED_TEXT, tuple(errors))
+    return batches
 
 
 _model_mutant(
@@ -171,22 +169,18 @@ _model_mutant(
     "Producer timestamps are range-checked on LogAppendTime topics although they are about to be "
     "overwritten (the bounds only apply to CreateTime, VAL-3).",
     ("VAL.lat-topic-skips-range-check",),
-    cluster=_LatRangeCheckedCluster,
+    sent=_lat_range_checked,
+    topics=TimestampType.LOG_APPEND_TIME,
 )
 
 
-class _LatFlagAcceptedCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if not _is_lat_topic(part):
-            return batches
-        # The fault: a producer-set LogAppendTime flag is silently cleared instead of rejected (VAL-8).
-        return _rewritten(
-            batches,
-            _is_lat_v2,
-            lambda b: b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp),
-        )
+def _lat_flag_cleared(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
+    # The fault: a producer-set LogAppendTime flag is silently cleared instead of rejected (VAL-8).
+    return _rewritten(
+        batches,
+        _is_lat_v2,
+        lambda b: b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp),
+    )
 
 
 _model_mutant(
@@ -194,36 +188,31 @@ _model_mutant(
     "A producer batch flagged LogAppendTime is accepted on a LogAppendTime topic (the flag cleared and "
     "the batch stamped) instead of rejected with INVALID_TIMESTAMP (VAL-8).",
     ("VAL.lat-flag-rejected-on-lat-topic",),
-    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
-    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
-    cluster=_LatFlagAcceptedCluster,
+    V2_PROFILES,
+    sent=_lat_flag_cleared,
+    topics=TimestampType.LOG_APPEND_TIME,
 )
 
 
-class _PartialBatchCluster(MutantCluster):
+def _valid_records_kept(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
     """VAL-9 fault: out-of-range records are dropped and the valid rest of the v2 batch is appended."""
-
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if _is_lat_topic(part) or len(batches) != 1 or not isinstance(batches[0], DefaultBatch):
-            return batches
-        batch = batches[0]
-        if batch.producer_id >= 0 or batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
-            return batches
-        before, after = effective_bounds(part.config, self.profile)
-        specs = _specs(batch)
-        keep = [
-            s
-            for s in specs
-            if (s.timestamp == NO_TIMESTAMP and self.profile.exempt_no_timestamp)
-            or not timestamp_out_of_range(
-                s.timestamp, now=now, before=before, after=after, rule=self.profile.range_rule
-            )
-        ]
-        if not keep or len(keep) == len(specs):
-            return batches
-        return [build_v2(keep, codec=batch.codec)]
+    if len(batches) != 1 or not isinstance(batches[0], DefaultBatch):
+        return batches
+    batch = batches[0]
+    if batch.producer_id >= 0 or batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return batches
+    profile = cluster.profile
+    before, after = effective_bounds(part.config, profile)
+    specs = _specs(batch)
+    keep = [
+        s
+        for s in specs
+        if (s.timestamp == NO_TIMESTAMP and profile.exempt_no_timestamp)
+        or not timestamp_out_of_range(s.timestamp, now=now, before=before, after=after, rule=profile.range_rule)
+    ]
+    if not keep or len(keep) == len(specs):
+        return batches
+    return [build_v2(keep, codec=batch.codec)]
 
 
 _model_mutant(
@@ -231,24 +220,20 @@ _model_mutant(
     "A batch with some out-of-range records is partly appended (the valid records kept) instead of "
     "rejected as a whole (VAL-9).",
     ("VAL.whole-batch-rejected",),
-    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
-    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
-    cluster=_PartialBatchCluster,
+    V2_PROFILES,
+    sent=_valid_records_kept,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
-class _RecordsRecountedCluster(MutantCluster):
+def _records_recounted(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
     """VAL-14 fault: the v2 header's RecordsCount is never compared with the records held; the records read are
     counted instead (the model's behaviour before it followed Kafka's DefaultRecordBatch.RecordIterator)."""
-
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        return _rewritten(
-            batches,
-            lambda b: _is_v2(b) and b.records_count is not None and bool(b.records_),
-            lambda b: replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None),
-        )
+    return _rewritten(
+        batches,
+        lambda b: _is_v2(b) and b.records_count is not None and bool(b.records_),
+        lambda b: replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None),
+    )
 
 
 _model_mutant(
@@ -256,7 +241,7 @@ _model_mutant(
     "A v2 batch whose RecordsCount (and LastOffsetDelta) disagrees with the records it holds is stored with the "
     "records counted instead of refused with INVALID_RECORD (\"Incorrect declared batch size\", VAL-14).",
     ("VAL.records-count-matches",),
-    cluster=_RecordsRecountedCluster,
+    sent=_records_recounted,
 )
 
 
@@ -380,19 +365,18 @@ _model_mutant(
 )
 
 
-class _HeaderMaxKeptCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        if _is_lat_topic(part) or len(sent) != len(outcome.batches):
-            return outcome
-        stored = tuple(
-            replace(b, max_timestamp=s.max_timestamp, crc=None)
-            if isinstance(b, DefaultBatch) and isinstance(s, DefaultBatch)
-            else b
-            for b, s in zip(outcome.batches, sent, strict=True)
-        )
-        return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
+def _header_max_kept(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    if len(sent) != len(outcome.batches):
+        return outcome
+    stored = tuple(
+        replace(b, max_timestamp=s.max_timestamp, crc=None)
+        if isinstance(b, DefaultBatch) and isinstance(s, DefaultBatch)
+        else b
+        for b, s in zip(outcome.batches, sent, strict=True)
+    )
+    return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
 
 
 _model_mutant(
@@ -400,9 +384,9 @@ _model_mutant(
     "On a CreateTime topic the producer's batch MaxTimestamp is trusted and stored instead of the max of "
     "the record timestamps (VAL-13).",
     ("VAL.header-max-recomputed",),
-    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
-    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
-    cluster=_HeaderMaxKeptCluster,
+    V2_PROFILES,
+    stored=_header_max_kept,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
@@ -546,13 +530,10 @@ def _timestamp_rejection(rejected: list[tuple[int, int]], text: Callable[[int, i
     return AppendRejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMP_REJECTED_TEXT, errors, "seeded fault")
 
 
-class _NegativeExemptCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        # The fault: the range check skips every negative timestamp, as if each were "no timestamp" (VAL-3
-        # exempts only -1).
-        return [_restamped(b, lambda t: -1 if t < -1 else t) for b in batches]
+def _negatives_exempt(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
+    # The fault: the range check skips every negative timestamp, as if each were "no timestamp" (VAL-3
+    # exempts only -1).
+    return [_restamped(b, lambda t: -1 if t < -1 else t) for b in batches]
 
 
 _model_mutant(
@@ -560,25 +541,27 @@ _model_mutant(
     "Every negative timestamp is exempt from the range check like -1, so Long.MIN_VALUE is accepted where "
     "the 3.6+ rule's 64-bit difference makes it ~2^63 ms in the future (VAL-4).",
     ("VAL.range-long-min-is-future",),
-    cluster=_NegativeExemptCluster,
+    sent=_negatives_exempt,
 )
 
 
-class _ExactDistanceCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if self.profile.range_rule is not RangeRule.SYMMETRIC or _is_lat_topic(part):
-            return batches
-        difference, _ = effective_bounds(part.config, self.profile)
-        # The fault: |ts - now| computed without 64-bit overflow, so Long.MIN_VALUE is "out of range" (VAL-5:
-        # Java's abs of the overflowed distance stays negative and never rejects).
-        flat = [r.timestamp for b in batches for r in b.records()]
-        rejected = [(i, t) for i, t in enumerate(flat) if t != -1 and abs(t - now) > difference]
-        if not rejected:
-            return batches
-        return _timestamp_rejection(rejected, lambda i, t: out_of_range_text(
-            t, i, now=now, before=difference, after=difference, style=self.profile.error_text))
+def _exact_distance(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch] | AppendRejected:
+    profile = cluster.profile
+    if profile.range_rule is not RangeRule.SYMMETRIC:
+        return batches
+    difference, _ = effective_bounds(part.config, profile)
+    # The fault: |ts - now| computed without 64-bit overflow, so Long.MIN_VALUE is "out of range" (VAL-5:
+    # Java's abs of the overflowed distance stays negative and never rejects).
+    flat = [r.timestamp for b in batches for r in b.records()]
+    rejected = [(i, t) for i, t in enumerate(flat) if t != -1 and abs(t - now) > difference]
+    if not rejected:
+        return batches
+    return _timestamp_rejection(
+        rejected,
+        lambda i, t: out_of_range_text(t, i, now=now, before=difference, after=difference, style=profile.error_text),
+    )
 
 
 _model_mutant(
@@ -586,23 +569,21 @@ _model_mutant(
     "The symmetric range rule computes |ts - now| exactly (no 64-bit overflow), so it rejects ts = now + "
     "Long.MIN_VALUE, which Kafka's overflowing Math.abs never does (VAL-5).",
     ("VAL.symmetric-long-min-accepted",),
-    cluster=_ExactDistanceCluster,
+    sent=_exact_distance,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
-class _NegativeRejectedCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if _is_lat_topic(part):
-            return batches
-        # The fault: the broker applies the Java writer's sign check (FMT-8) to what it receives (VAL-15
-        # range-checks such values like any other).
-        flat = [r.timestamp for b in batches for r in b.records()]
-        rejected = [(i, t) for i, t in enumerate(flat) if t < -1]
-        if not rejected:
-            return batches
-        return _timestamp_rejection(rejected, lambda i, t: f"Invalid negative timestamp {t}")
+def _negatives_rejected(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch] | AppendRejected:
+    # The fault: the broker applies the Java writer's sign check (FMT-8) to what it receives (VAL-15
+    # range-checks such values like any other).
+    flat = [r.timestamp for b in batches for r in b.records()]
+    rejected = [(i, t) for i, t in enumerate(flat) if t < -1]
+    if not rejected:
+        return batches
+    return _timestamp_rejection(rejected, lambda i, t: f"Invalid negative timestamp {t}")
 
 
 _model_mutant(
@@ -610,7 +591,8 @@ _model_mutant(
     "A record stamped below -1 is refused with INVALID_TIMESTAMP for its sign (the Java writer's check) "
     "instead of being range-checked like any value (VAL-15).",
     ("VAL.below-minus-one-range-checked",),
-    cluster=_NegativeRejectedCluster,
+    sent=_negatives_rejected,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
@@ -660,17 +642,16 @@ _model_mutant(
 )
 
 
-class _IdempotenceDroppedCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if part.config.message_format_magic >= 2 or not self.profile.honours_message_format_version:
-            return batches
-        # The fault: for a topic stored below v2 the producer id and sequence are dropped in the conversion
-        # instead of refusing the batch (VAL-14: UNSUPPORTED_FOR_MESSAGE_FORMAT).
-        return _rewritten(
-            batches, _is_v2, lambda b: replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
-        )
+def _idempotence_dropped(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch]:
+    if part.config.message_format_magic >= 2 or not cluster.profile.honours_message_format_version:
+        return batches
+    # The fault: for a topic stored below v2 the producer id and sequence are dropped in the conversion
+    # instead of refusing the batch (VAL-14: UNSUPPORTED_FOR_MESSAGE_FORMAT).
+    return _rewritten(
+        batches, _is_v2, lambda b: replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
+    )
 
 
 _model_mutant(
@@ -678,5 +659,5 @@ _model_mutant(
     "An idempotent batch for a topic stored in format v0/v1 is accepted, its producer id and sequence dropped "
     "in the conversion, instead of refused with UNSUPPORTED_FOR_MESSAGE_FORMAT (VAL-14).",
     ("VAL.idempotent-needs-v2",),
-    cluster=_IdempotenceDroppedCluster,
+    sent=_idempotence_dropped,
 )
