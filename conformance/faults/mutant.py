@@ -19,7 +19,7 @@ from conformance.targets.libraries.model.model_broker import (
 )
 from conformance.targets.target import mutant_name
 from models.clauses import get_clause
-from models.cluster import Cluster, Partition
+from models.cluster import Cluster, Partition, ProduceResponse
 from models.config import TopicConfig
 from models.constants import IsolationLevel, TimestampType
 from models.list_offsets import ListOffsetsAnswer
@@ -166,16 +166,23 @@ class MutantCluster(Cluster):
 # A ListOffsets fault that rewrites the model's answer: (the partition's leader log, the target, the request's
 # version, the model's answer) -> the answer sent.
 OffsetsFault = Callable[[PartitionLog, int, int, ListOffsetsAnswer], ListOffsetsAnswer]
+# A Produce fault that rewrites the model's answer: (the implementation, the topic, the partition, the batches sent,
+# the request's version, the model's answer) -> the answer sent.
+ProducedFault = Callable[
+    ["MutantImplementation", str, int, Sequence[AnyBatch], int, ProduceResponse], ProduceResponse
+]
 
 
 class MutantImplementation(ModelImplementation):
     """`ModelImplementation` whose answers can be post-processed (response-level faults). It reports
     the true profile and the model's capabilities even when its cluster runs a tweaked profile.
 
-    ListOffsets has two seams, so a fault of it need not spell the operation again: `lookup` finds the model's
-    answer (a mutant that changes how it is found overrides it) and `offsets_fault`, where set, rewrites it."""
+    A fault of an answer need not spell the operation again: `produce_fault`, where set, rewrites the model's
+    Produce answer. ListOffsets has two seams: `lookup` finds the model's answer (a mutant that changes how it is
+    found overrides it) and `offsets_fault`, where set, rewrites it."""
 
     offsets_fault: OffsetsFault | None = None
+    produce_fault: ProducedFault | None = None
 
     def __init__(self, cluster: Cluster, profile: Profile) -> None:
         super().__init__(cluster, name="mutant")
@@ -184,6 +191,14 @@ class MutantImplementation(ModelImplementation):
 
     def topic_config(self, topic: str, partition: int) -> TopicConfig:
         return self.cluster.partition(topic, partition).config
+
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        if self.produce_fault is None:
+            return response
+        return self.produce_fault(self, topic, partition, batches, produce_version, response)
 
     def list_offsets(
         self,
@@ -228,8 +243,8 @@ class ModelBuild:
     not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `sent` and `stored`
     (the cluster's `sent_fault` and `stored_fault`, on the topics of timestamp type `topics` only, None: every
     topic), `answers` (a
-    `MutantImplementation` post-processing an answer), `offsets` (its `offsets_fault`, rewriting a ListOffsets
-    answer), `log` (the replicas' `PartitionLog`), `segment` and
+    `MutantImplementation` post-processing an answer), `offsets` and `produced` (its `offsets_fault` and
+    `produce_fault`, rewriting a ListOffsets or a Produce answer), `log` (the replicas' `PartitionLog`), `segment` and
     `time_index` (the class of each new segment and of its time index), or `profile_changes` (the cluster runs a
     profile whose named fields have other values, while the implementation reports the true profile). A value
     of classes, module functions and constants, so a mutant pickles by reference (MutantFactory, the kill table's
@@ -245,12 +260,15 @@ class ModelBuild:
     sent: SentFault | None = None
     stored: StoredFault | None = None
     topics: TimestampType | None = None
+    produced: ProducedFault | None = None
 
     def __call__(self, profile: Profile) -> Implementation:
         cluster_profile = replace(profile, **dict(self.profile_changes)) if self.profile_changes else None
         impl = _impl(profile, self._cluster_class(), self.answers, cluster_profile)
         if self.offsets is not None:
             impl.offsets_fault = self.offsets
+        if self.produced is not None:
+            impl.produce_fault = self.produced
         return impl
 
     def _cluster_class(self) -> type[Cluster]:
@@ -288,11 +306,12 @@ def _model_mutant(
     sent: SentFault | None = None,
     stored: StoredFault | None = None,
     topics: TimestampType | None = None,
+    produced: ProducedFault | None = None,
     reader_only: bool = False,
 ) -> None:
     """Register a broker mutant (`_mutant`) built by `ModelBuild` from the one seam it changes."""
     changes = tuple(sorted((profile_changes or {}).items()))
-    build = ModelBuild(cluster, answers, offsets, log, segment, time_index, changes, sent, stored, topics)
+    build = ModelBuild(cluster, answers, offsets, log, segment, time_index, changes, sent, stored, topics, produced)
     _mutant(mutant_id, description, clauses, profiles, reader_only=reader_only)(build)
 
 

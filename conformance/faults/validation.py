@@ -245,29 +245,12 @@ _model_mutant(
 )
 
 
-class _ProduceAnswerImpl(MutantImplementation):
-    """Post-processes produce answers with `mutate` (a response-level fault); what was sent and the request's
-    version are at hand."""
-
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
-    ) -> ProduceResponse:
-        response = super().produce(topic, partition, batches, produce_version=produce_version)
-        return self.mutate(topic, partition, batches, produce_version, response)
-
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        return response
-
-
-class _RejectionKeepsLogStartImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        if response.error is ErrorCode.NONE or response.log_start_offset != -1 or produce_version < 5:
-            return response
-        return replace(response, log_start_offset=self.cluster.leader_log(topic, partition).log_start_offset)
+def _rejection_keeps_log_start(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    if answer.error is ErrorCode.NONE or answer.log_start_offset != -1 or version < 5:
+        return answer
+    return replace(answer, log_start_offset=impl.cluster.leader_log(topic, index).log_start_offset)
 
 
 _model_mutant(
@@ -275,15 +258,14 @@ _model_mutant(
     "A Produce refused before the log validates it (Produce v3+ carrying magic 0/1, a batch whose CRC does not "
     "match) answers the partition's log_start_offset where Kafka answers -1 (UNKNOWN_LOG_APPEND_INFO, VAL-11).",
     ("VAL.rejection-response-fields",),
-    answers=_RejectionKeepsLogStartImpl,
+    produced=_rejection_keeps_log_start,
 )
 
 
-class _RecordErrorsMissingImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        return replace(response, record_errors=())
+def _record_errors_dropped(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    return replace(answer, record_errors=())
 
 
 _model_mutant(
@@ -291,31 +273,29 @@ _model_mutant(
     "A rejected produce carries no record_errors at v8+ (KIP-467 not implemented, as in pre-2.4 brokers "
     "and some proxies).",
     ("VAL.record-errors-batch-index",),
-    answers=_RecordErrorsMissingImpl,
+    produced=_record_errors_dropped,
 )
 
 
-class _RecordErrorsOffByOneImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        shifted = tuple(replace(e, batch_index=e.batch_index + 1) for e in response.record_errors)
-        return replace(response, record_errors=shifted)
+def _record_errors_one_based(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    shifted = tuple(replace(e, batch_index=e.batch_index + 1) for e in answer.record_errors)
+    return replace(answer, record_errors=shifted)
 
 
 _model_mutant(
     "record-errors-index-off-by-one",
     "record_errors report a 1-based batch_index instead of the record's 0-based position (VAL-11).",
     ("VAL.record-errors-batch-index",),
-    answers=_RecordErrorsOffByOneImpl,
+    produced=_record_errors_one_based,
 )
 
 
-class _LatResponseMinusOneImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        return replace(response, log_append_time=-1)
+def _append_time_minus_one(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    return replace(answer, log_append_time=-1)
 
 
 _model_mutant(
@@ -323,18 +303,17 @@ _model_mutant(
     "A successful produce to a LogAppendTime topic answers log_append_time -1 (the field left at its "
     "default), so clients report their own create time.",
     ("VAL.lat-response-time",),
-    answers=_LatResponseMinusOneImpl,
+    produced=_append_time_minus_one,
 )
 
 
-class _LatResponseCreateTimeImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        if response.log_append_time == -1 or not sent:
-            return response
-        # The fault: the producer's (create) timestamp of the batch is echoed instead of `now`.
-        return replace(response, log_append_time=sent[0].max_timestamp)
+def _append_time_from_producer(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    if answer.log_append_time == -1 or not sent:
+        return answer
+    # The fault: the producer's (create) timestamp of the batch is echoed instead of `now`.
+    return replace(answer, log_append_time=sent[0].max_timestamp)
 
 
 _model_mutant(
@@ -342,26 +321,25 @@ _model_mutant(
     "A successful produce to a LogAppendTime topic answers the batch's producer timestamp instead of "
     "the broker's append time.",
     ("VAL.lat-response-time",),
-    answers=_LatResponseCreateTimeImpl,
+    produced=_append_time_from_producer,
 )
 
 
-class _CreateTimeResponseNowImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        config = self.topic_config(topic, partition)
-        created = config.timestamp_type is TimestampType.CREATE_TIME
-        if response.error is ErrorCode.NONE and created and produce_version >= 2:
-            return replace(response, log_append_time=self.clock(self.leader(topic, partition)))
-        return response
+def _createtime_answers_now(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    config = impl.topic_config(topic, index)
+    created = config.timestamp_type is TimestampType.CREATE_TIME
+    if answer.error is ErrorCode.NONE and created and version >= 2:
+        return replace(answer, log_append_time=impl.clock(impl.leader(topic, index)))
+    return answer
 
 
 _model_mutant(
     "createtime-response-now",
     "A successful produce to a CreateTime topic answers log_append_time = the broker clock instead of -1.",
     ("VAL.createtime-response-minus-one",),
-    answers=_CreateTimeResponseNowImpl,
+    produced=_createtime_answers_now,
 )
 
 
@@ -394,15 +372,14 @@ def _is_key_error(error: RecordError) -> bool:
     return (error.message or "").startswith("Compacted topic cannot accept message without key")
 
 
-class _KeyErrorWinsImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        # The fault: the first record error's kind decides the partition error, not "any timestamp error".
-        errors = response.record_errors
-        if response.error is ErrorCode.INVALID_TIMESTAMP and errors and _is_key_error(errors[0]):
-            return replace(response, error=ErrorCode.INVALID_RECORD, error_message=RECORDS_REJECTED_TEXT_2_5)
-        return response
+def _first_record_error_decides(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    # The fault: the first record error's kind decides the partition error, not "any timestamp error".
+    errors = answer.record_errors
+    if answer.error is ErrorCode.INVALID_TIMESTAMP and errors and _is_key_error(errors[0]):
+        return replace(answer, error=ErrorCode.INVALID_RECORD, error_message=RECORDS_REJECTED_TEXT_2_5)
+    return answer
 
 
 _model_mutant(
@@ -410,33 +387,34 @@ _model_mutant(
     "A batch with both key errors (compacted topic) and timestamp errors fails with the first record's error "
     "(INVALID_RECORD, 87) instead of INVALID_TIMESTAMP (VAL-9: any timestamp error wins).",
     ("VAL.timestamp-error-wins",),
-    answers=_KeyErrorWinsImpl,
+    produced=_first_record_error_decides,
 )
 
 
-class _EveryFailureImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        config = self.topic_config(topic, partition)
-        if not (config.compacted and response.record_errors) or len(sent) != 1:
-            return response
-        # The fault: a keyless record is checked on to its timestamp, and both failures are listed (VAL-9
-        # reports only a record's first failure); any timestamp error then fails the batch with 32.
-        now = self.cluster.clock(self.cluster.partition(topic, partition).leader)
-        before, after = effective_bounds(config, self.profile)
-        extra = [
-            RecordError(i, out_of_range_text(r.timestamp, i, now=now, before=before, after=after,
-                                             style=self.profile.error_text))
-            for i, r in enumerate(sent[0].records())
-            if r.key is None
-            and timestamp_out_of_range(r.timestamp, now=now, before=before, after=after, rule=self.profile.range_rule)
-        ]
-        if not extra:
-            return response
-        errors = tuple(sorted([*response.record_errors, *extra], key=lambda e: e.batch_index))
-        return replace(response, error=ErrorCode.INVALID_TIMESTAMP, error_message=TIMESTAMP_REJECTED_TEXT,
-                       record_errors=errors)
+def _every_failure_listed(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    config = impl.topic_config(topic, index)
+    if not (config.compacted and answer.record_errors) or len(sent) != 1:
+        return answer
+    # The fault: a keyless record is checked on to its timestamp, and both failures are listed (VAL-9
+    # reports only a record's first failure); any timestamp error then fails the batch with 32.
+    now = impl.cluster.clock(impl.cluster.partition(topic, index).leader)
+    before, after = effective_bounds(config, impl.profile)
+    extra = [
+        RecordError(
+            i, out_of_range_text(r.timestamp, i, now=now, before=before, after=after, style=impl.profile.error_text)
+        )
+        for i, r in enumerate(sent[0].records())
+        if r.key is None
+        and timestamp_out_of_range(r.timestamp, now=now, before=before, after=after, rule=impl.profile.range_rule)
+    ]
+    if not extra:
+        return answer
+    errors = tuple(sorted([*answer.record_errors, *extra], key=lambda e: e.batch_index))
+    return replace(
+        answer, error=ErrorCode.INVALID_TIMESTAMP, error_message=TIMESTAMP_REJECTED_TEXT, record_errors=errors
+    )
 
 
 _model_mutant(
@@ -444,18 +422,17 @@ _model_mutant(
     "A keyless record on a compacted topic is also checked for its timestamp, and both failures are listed "
     "in record_errors (VAL-9 reports only each record's first failure, the key).",
     ("VAL.first-failure-per-record",),
-    answers=_EveryFailureImpl,
+    produced=_every_failure_listed,
 )
 
 
-class _PlainSummaryImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        # The fault: the 2.5-3.1 top-level text, without the count and the first three record errors.
-        if response.error is ErrorCode.INVALID_RECORD and response.error_message:
-            return replace(response, error_message=RECORDS_REJECTED_TEXT_2_5)
-        return response
+def _plain_summary(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    # The fault: the 2.5-3.1 top-level text, without the count and the first three record errors.
+    if answer.error is ErrorCode.INVALID_RECORD and answer.error_message:
+        return replace(answer, error_message=RECORDS_REJECTED_TEXT_2_5)
+    return answer
 
 
 _model_mutant(
@@ -463,7 +440,7 @@ _model_mutant(
     "A batch rejected for non-timestamp record errors carries the pre-3.2 error_message \"One or more records "
     "have been rejected\" instead of the count and the first three errors (VAL-9).",
     ("VAL.invalid-record-summary-text",),
-    answers=_PlainSummaryImpl,
+    produced=_plain_summary,
 )
 
 
@@ -473,22 +450,21 @@ _OUT_OF_RANGE_TEXT = re.compile(
 )
 
 
-class _LogOffsetInTextImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        # The fault: the message prints the offset the record would have had in the log (VAL-7 prints the
-        # request's own, relative offset).
-        end = self.cluster.leader_log(topic, partition).log_end_offset
+def _log_offset_in_text(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    # The fault: the message prints the offset the record would have had in the log (VAL-7 prints the
+    # request's own, relative offset).
+    end = impl.cluster.leader_log(topic, index).log_end_offset
 
-        def absolute(error: RecordError) -> RecordError:
-            match = _OUT_OF_RANGE_TEXT.match(error.message or "")
-            if match is None:
-                return error
-            head, offset, middle, low, high = match.groups()
-            return replace(error, message=f"{head}{end + int(offset)}{middle}{low}, {high}]")
+    def absolute(error: RecordError) -> RecordError:
+        match = _OUT_OF_RANGE_TEXT.match(error.message or "")
+        if match is None:
+            return error
+        head, offset, middle, low, high = match.groups()
+        return replace(error, message=f"{head}{end + int(offset)}{middle}{low}, {high}]")
 
-        return replace(response, record_errors=tuple(absolute(e) for e in response.record_errors))
+    return replace(answer, record_errors=tuple(absolute(e) for e in answer.record_errors))
 
 
 _model_mutant(
@@ -496,24 +472,23 @@ _model_mutant(
     "An out-of-range record's message prints the offset the record would have had in the log instead of its "
     "offset in the request (VAL-7).",
     ("VAL.error-offset-from-request",),
-    answers=_LogOffsetInTextImpl,
+    produced=_log_offset_in_text,
 )
 
 
-class _SaturatedBoundsImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        # The fault: the printed bounds saturate at Long.MAX_VALUE instead of wrapping (VAL-7).
-        def saturated(error: RecordError) -> RecordError:
-            match = _OUT_OF_RANGE_TEXT.match(error.message or "")
-            if match is None:
-                return error
-            head, offset, middle, low, high = match.groups()
-            upper = LONG_MAX if int(high) < int(low) else int(high)
-            return replace(error, message=f"{head}{offset}{middle}{low}, {upper}]")
+def _saturated_bounds(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    # The fault: the printed bounds saturate at Long.MAX_VALUE instead of wrapping (VAL-7).
+    def saturated(error: RecordError) -> RecordError:
+        match = _OUT_OF_RANGE_TEXT.match(error.message or "")
+        if match is None:
+            return error
+        head, offset, middle, low, high = match.groups()
+        upper = LONG_MAX if int(high) < int(low) else int(high)
+        return replace(error, message=f"{head}{offset}{middle}{low}, {upper}]")
 
-        return replace(response, record_errors=tuple(saturated(e) for e in response.record_errors))
+    return replace(answer, record_errors=tuple(saturated(e) for e in answer.record_errors))
 
 
 _model_mutant(
@@ -521,7 +496,7 @@ _model_mutant(
     "The bounds printed in an out-of-range message saturate at Long.MAX_VALUE where Kafka's 64-bit sum "
     "wraps to a negative number (after = Long.MAX_VALUE, VAL-7).",
     ("VAL.error-bounds-wraparound",),
-    answers=_SaturatedBoundsImpl,
+    produced=_saturated_bounds,
 )
 
 
