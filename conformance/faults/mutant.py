@@ -125,6 +125,9 @@ class MutantFactory:
 # Seams
 
 
+# A fault of what the validator applies: (the cluster, the partition) -> the topic configuration and the behaviour
+# profile it validates the append with.
+InputsFault = Callable[[Cluster, Partition], tuple[TopicConfig, Profile]]
 # A fault of what the leader is about to validate: (the cluster, the partition, the batches sent, now) -> the
 # batches the validator is given, or the append's refusal.
 SentFault = Callable[[Cluster, Partition, Sequence[AnyBatch], int], Sequence[AnyBatch] | AppendRejected]
@@ -137,16 +140,23 @@ class MutantCluster(Cluster):
     """The model's cluster; a mutant overrides one of `Cluster`'s produce-path seams (`append_time`,
     `pre_validate`, `validation_inputs`, `post_validate`) or its `log_class`.
 
-    A fault that is a function of the batches need not spell the seam: `sent_fault` rewrites what `pre_validate`
-    gives the validator and `stored_fault` what `post_validate` stores, on the topics whose timestamp type is
-    `fault_topics` only (None: every topic), as many faults are of CreateTime or of LogAppendTime topics alone."""
+    A fault that is a small function of one of these steps need not spell the seam: `sent_fault` rewrites what
+    `pre_validate` gives the validator, `inputs_fault` chooses what `validation_inputs` has it apply and
+    `stored_fault` rewrites what `post_validate` stores, each on the topics whose timestamp type is `fault_topics`
+    only (None: every topic), as many faults are of CreateTime or of LogAppendTime topics alone."""
 
     sent_fault: SentFault | None = None
+    inputs_fault: InputsFault | None = None
     stored_fault: StoredFault | None = None
     fault_topics: TimestampType | None = None
 
     def _faulty(self, part: Partition) -> bool:
         return self.fault_topics is None or part.config.timestamp_type is self.fault_topics
+
+    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
+        if self.inputs_fault is None or not self._faulty(part):
+            return super().validation_inputs(part)
+        return self.inputs_fault(self, part)
 
     def pre_validate(
         self, part: Partition, batches: Sequence[AnyBatch], now: int
@@ -240,9 +250,9 @@ class _SegmentsOf(PartitionLog):
 @dataclass(frozen=True)
 class ModelBuild:
     """The build of a broker mutant that is the model with one seam changed, named by the one field that is
-    not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `sent` and `stored`
-    (the cluster's `sent_fault` and `stored_fault`, on the topics of timestamp type `topics` only, None: every
-    topic), `answers` (a
+    not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `sent`, `inputs` and
+    `stored` (the cluster's `sent_fault`, `inputs_fault` and `stored_fault`, on the topics of timestamp type
+    `topics` only, None: every topic), `answers` (a
     `MutantImplementation` post-processing an answer), `offsets` and `produced` (its `offsets_fault` and
     `produce_fault`, rewriting a ListOffsets or a Produce answer), `log` (the replicas' `PartitionLog`), `segment` and
     `time_index` (the class of each new segment and of its time index), or `profile_changes` (the cluster runs a
@@ -261,6 +271,7 @@ class ModelBuild:
     stored: StoredFault | None = None
     topics: TimestampType | None = None
     produced: ProducedFault | None = None
+    inputs: InputsFault | None = None
 
     def __call__(self, profile: Profile) -> Implementation:
         cluster_profile = replace(profile, **dict(self.profile_changes)) if self.profile_changes else None
@@ -275,9 +286,10 @@ class ModelBuild:
         # The faults are class attributes, not the instance's: a cluster rebuilt from its class (serve's
         # WithBrokers) keeps them.
         cluster: type[MutantCluster] = self.cluster
-        if self.sent is not None or self.stored is not None:
+        if self.sent is not None or self.inputs is not None or self.stored is not None:
             seams = {
                 "sent_fault": None if self.sent is None else staticmethod(self.sent),
+                "inputs_fault": None if self.inputs is None else staticmethod(self.inputs),
                 "stored_fault": None if self.stored is None else staticmethod(self.stored),
                 "fault_topics": self.topics,
             }
@@ -307,11 +319,14 @@ def _model_mutant(
     stored: StoredFault | None = None,
     topics: TimestampType | None = None,
     produced: ProducedFault | None = None,
+    inputs: InputsFault | None = None,
     reader_only: bool = False,
 ) -> None:
     """Register a broker mutant (`_mutant`) built by `ModelBuild` from the one seam it changes."""
     changes = tuple(sorted((profile_changes or {}).items()))
-    build = ModelBuild(cluster, answers, offsets, log, segment, time_index, changes, sent, stored, topics, produced)
+    build = ModelBuild(
+        cluster, answers, offsets, log, segment, time_index, changes, sent, stored, topics, produced, inputs
+    )
     _mutant(mutant_id, description, clauses, profiles, reader_only=reader_only)(build)
 
 

@@ -40,9 +40,8 @@ from models.validator import (
 )
 
 
-class _LatIgnoredCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        return replace(part.config, timestamp_type=TimestampType.CREATE_TIME), self.profile
+def _lat_ignored(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    return replace(part.config, timestamp_type=TimestampType.CREATE_TIME), cluster.profile
 
 
 _model_mutant(
@@ -50,17 +49,16 @@ _model_mutant(
     "message.timestamp.type=LogAppendTime is ignored and the topic is treated as CreateTime (producer "
     "timestamps kept, like brokers that accept the config but never implement it).",
     ("CMP.lat-every-record-reads-now", "VAL.lat-response-time", "CON.v2-lat-max-timestamp"),
-    cluster=_LatIgnoredCluster,
+    inputs=_lat_ignored,
 )
 
 
-class _SymmetricCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        before, after = effective_bounds(part.config, self.profile)
-        return (
-            replace(part.config, difference_max_ms=max(before, after)),
-            replace(self.profile, range_rule=RangeRule.SYMMETRIC),
-        )
+def _symmetric_bound(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    before, after = effective_bounds(part.config, cluster.profile)
+    return (
+        replace(part.config, difference_max_ms=max(before, after)),
+        replace(cluster.profile, range_rule=RangeRule.SYMMETRIC),
+    )
 
 
 _model_mutant(
@@ -68,14 +66,13 @@ _model_mutant(
     "KIP-937 before/after are collapsed into one symmetric bound max(before, after) (the pre-3.6 "
     "difference rule kept after adding the new configs).",
     ("VAL.range-before-after",),
-    cluster=_SymmetricCluster,
+    inputs=_symmetric_bound,
 )
 
 
-class _BeforeExclusiveCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        before, after = effective_bounds(part.config, self.profile)
-        return replace(part.config, before_max_ms=before - 1, after_max_ms=after), self.profile
+def _before_exclusive(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    before, after = effective_bounds(part.config, cluster.profile)
+    return replace(part.config, before_max_ms=before - 1, after_max_ms=after), cluster.profile
 
 
 _model_mutant(
@@ -83,21 +80,20 @@ _model_mutant(
     "The past bound is exclusive: now - ts >= before rejects, so ts = now - before is refused (an "
     "off-by-one `>=` in the range check).",
     ("VAL.range-inclusive-bounds",),
-    cluster=_BeforeExclusiveCluster,
+    inputs=_before_exclusive,
 )
 
 
-class _AfterExclusiveCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        before, after = effective_bounds(part.config, self.profile)
-        return replace(part.config, before_max_ms=before, after_max_ms=after - 1), self.profile
+def _after_exclusive(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    before, after = effective_bounds(part.config, cluster.profile)
+    return replace(part.config, before_max_ms=before, after_max_ms=after - 1), cluster.profile
 
 
 _model_mutant(
     "after-bound-exclusive",
     "The future bound is exclusive: ts - now >= after rejects, so ts = now + after is refused.",
     ("VAL.range-inclusive-bounds",),
-    cluster=_AfterExclusiveCluster,
+    inputs=_after_exclusive,
 )
 
 
@@ -119,9 +115,8 @@ _model_mutant(
 )
 
 
-class _NoFallbackCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        return replace(part.config, difference_max_ms=None), self.profile
+def _no_fallback(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    return replace(part.config, difference_max_ms=None), cluster.profile
 
 
 _model_mutant(
@@ -129,7 +124,7 @@ _model_mutant(
     "In 3.6-3.9 an unset before/after bound does not fall back to message.timestamp.difference.max.ms, "
     "so topics configured with the deprecated config lose their bound.",
     ("VAL.bounds-fallback-to-difference",),
-    cluster=_NoFallbackCluster,
+    inputs=_no_fallback,
 )
 
 
