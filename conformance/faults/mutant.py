@@ -249,37 +249,36 @@ class _SegmentsOf(PartitionLog):
 
 @dataclass(frozen=True)
 class ModelBuild:
-    """The build of a broker mutant that is the model with one seam changed, named by the one field that is
-    not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `sent`, `inputs` and
+    """The build of a broker mutant that is the model with one seam changed, named by the fields that are not
+    their defaults: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam); `sent`, `inputs` and
     `stored` (the cluster's `sent_fault`, `inputs_fault` and `stored_fault`, on the topics of timestamp type
-    `topics` only, None: every topic), `answers` (a
-    `MutantImplementation` post-processing an answer), `offsets` and `produced` (its `offsets_fault` and
-    `produce_fault`, rewriting a ListOffsets or a Produce answer), `log` (the replicas' `PartitionLog`), `segment` and
-    `time_index` (the class of each new segment and of its time index), or `profile_changes` (the cluster runs a
-    profile whose named fields have other values, while the implementation reports the true profile). A value
-    of classes, module functions and constants, so a mutant pickles by reference (MutantFactory, the kill table's
-    workers)."""
+    `topics` only, None: every topic); `answers` (a `MutantImplementation` post-processing an answer); `produced`
+    and `offsets` (its `produce_fault` and `offsets_fault`, rewriting a Produce or a ListOffsets answer); `log`
+    (the replicas' `PartitionLog`); `segment` and `time_index` (the class of each new segment and of its time
+    index); or `profile_changes` (the cluster runs a profile whose named fields have other values, while the
+    implementation reports the true profile). A value of classes, module functions and constants, so a mutant
+    pickles by reference (MutantFactory, the kill table's workers)."""
 
     cluster: type[MutantCluster] = MutantCluster
+    sent: SentFault | None = None
+    inputs: InputsFault | None = None
+    stored: StoredFault | None = None
+    topics: TimestampType | None = None
     answers: type[MutantImplementation] = MutantImplementation
+    produced: ProducedFault | None = None
     offsets: OffsetsFault | None = None
     log: type[PartitionLog] | None = None
     segment: type[Segment] | None = None
     time_index: type[TimeIndex] | None = None
     profile_changes: tuple[tuple[str, Any], ...] = ()
-    sent: SentFault | None = None
-    stored: StoredFault | None = None
-    topics: TimestampType | None = None
-    produced: ProducedFault | None = None
-    inputs: InputsFault | None = None
 
     def __call__(self, profile: Profile) -> Implementation:
         cluster_profile = replace(profile, **dict(self.profile_changes)) if self.profile_changes else None
         impl = _impl(profile, self._cluster_class(), self.answers, cluster_profile)
-        if self.offsets is not None:
-            impl.offsets_fault = self.offsets
         if self.produced is not None:
             impl.produce_fault = self.produced
+        if self.offsets is not None:
+            impl.offsets_fault = self.offsets
         return impl
 
     def _cluster_class(self) -> type[Cluster]:
@@ -309,23 +308,23 @@ def _model_mutant(
     profiles: Sequence[str] | None = None,
     *,
     cluster: type[MutantCluster] = MutantCluster,
+    sent: SentFault | None = None,
+    inputs: InputsFault | None = None,
+    stored: StoredFault | None = None,
+    topics: TimestampType | None = None,
     answers: type[MutantImplementation] = MutantImplementation,
+    produced: ProducedFault | None = None,
     offsets: OffsetsFault | None = None,
     log: type[PartitionLog] | None = None,
     segment: type[Segment] | None = None,
     time_index: type[TimeIndex] | None = None,
     profile_changes: Mapping[str, Any] | None = None,
-    sent: SentFault | None = None,
-    stored: StoredFault | None = None,
-    topics: TimestampType | None = None,
-    produced: ProducedFault | None = None,
-    inputs: InputsFault | None = None,
     reader_only: bool = False,
 ) -> None:
     """Register a broker mutant (`_mutant`) built by `ModelBuild` from the one seam it changes."""
     changes = tuple(sorted((profile_changes or {}).items()))
     build = ModelBuild(
-        cluster, answers, offsets, log, segment, time_index, changes, sent, stored, topics, produced, inputs
+        cluster, sent, inputs, stored, topics, answers, produced, offsets, log, segment, time_index, changes
     )
     _mutant(mutant_id, description, clauses, profiles, reader_only=reader_only)(build)
 
