@@ -34,9 +34,13 @@ def _found(answer: ListOffsetsAnswer) -> bool:
     return answer.error is ErrorCode.NONE and answer.offset >= 0
 
 
-def _batch_holding(log: PartitionLog, offset: int) -> AnyBatch | None:
-    """The first of the log's batches whose offsets span `offset` (None: none does)."""
-    return next((b for b in log.batches() if b.base_offset <= offset <= b.last_offset), None)
+def _moved_in_batch(
+    log: PartitionLog, answer: ListOffsetsAnswer, offset: Callable[[AnyBatch], int]
+) -> ListOffsetsAnswer:
+    """`answer` with the offset `offset` picks in the first of the log's batches whose offsets span the one it
+    found (a batch-granular answer); as it is where no batch does."""
+    batch = next((b for b in log.batches() if b.base_offset <= answer.offset <= b.last_offset), None)
+    return answer if batch is None else replace(answer, offset=offset(batch))
 
 
 def _epoch_of(batch: AnyBatch, version: int) -> int:
@@ -108,8 +112,7 @@ _model_mutant(
 
 @_of_found(_timestamp_search)
 def _batch_first_offset(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    batch = _batch_holding(log, answer.offset)
-    return answer if batch is None else replace(answer, offset=max(batch.base_offset, log.log_start_offset))
+    return _moved_in_batch(log, answer, lambda batch: max(batch.base_offset, log.log_start_offset))
 
 
 _model_mutant(
@@ -138,8 +141,7 @@ _model_mutant(
 
 @_of_found(_max_timestamp)
 def _max_ts_batch_last(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    batch = _batch_holding(log, answer.offset)
-    return answer if batch is None else replace(answer, offset=batch.last_offset)
+    return _moved_in_batch(log, answer, lambda batch: batch.last_offset)
 
 
 _model_mutant(
@@ -154,11 +156,9 @@ _model_mutant(
 
 @_of_found(_max_timestamp)
 def _max_ts_last_record(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    batch = _batch_holding(log, answer.offset)
-    if batch is None:
-        return answer
-    ties = [r.offset for r in batch.records() if r.timestamp == answer.timestamp]
-    return replace(answer, offset=max(ties))
+    return _moved_in_batch(
+        log, answer, lambda batch: max(r.offset for r in batch.records() if r.timestamp == answer.timestamp)
+    )
 
 
 _model_mutant(
