@@ -19,9 +19,15 @@ its rule in docs/rules.md), in a subclass the mutant's cluster uses:
   the implementation still reports the true profile and the model's capabilities;
 - `MutantImplementation`: a response-level fault post-processing one answer (produce, ListOffsets).
 
+A fault that is a small function of what one seam handles is a module-level function its row names instead of a
+subclass: `sent`, `inputs` and `stored` (what the leader validates, with which configuration and profile, and what
+it stores, on the topics of one timestamp type where `topics` says so), `produced` and `offsets` (the Produce and
+ListOffsets answers).
+
 A mutant runs by default under `Mutant.profile`: the first of kafka-4.0, 3.9, 2.8, 0.10 in which all its
 declared clauses apply (models.clauses); `profiles` is stated only where the fault cannot be seeded into
-some of those profiles, with the reason next to it.
+some of those profiles, with the reason next to it (`mutant.V2_PROFILES`, the profiles of a fault in v2 batches,
+states it once for all such faults).
 
 One module per area, each registering its mutants in `MUTANTS` on import: `validation` (VAL-*),
 `compression` (CMP-*), `format_view` (FMT-*, CON-*), `time_index` (IDX-*), `list_offsets` (LO-*),

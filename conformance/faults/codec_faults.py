@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from conformance.faults.mutant import _mutant
+from conformance.faults.mutant import _mutant, _rewritten
 from conformance.targets.kinds.codec_library import BatchRequest
 from conformance.targets.kinds.codec_target import CodecImplementation
 from conformance.targets.kinds.implementation import Implementation, Kind
@@ -480,12 +480,10 @@ _codec_mutant(
 
 class _DownConvertLosesType(ModelCodec):
     def down_converted(self, batches: Sequence[AnyBatch], *, to_magic: int, first_offset: int) -> tuple[AnyBatch, ...]:
-        out = super().down_converted(batches, to_magic=to_magic, first_offset=first_offset)
-        return tuple(
-            b.with_header(timestamp_type=CREATE_TIME, max_timestamp=b.max_timestamp)
-            if isinstance(b, LegacyBatch) and b.magic == MAGIC_V1 and b.timestamp_type is LAT
-            else b
-            for b in out
+        return _rewritten(
+            super().down_converted(batches, to_magic=to_magic, first_offset=first_offset),
+            lambda b: isinstance(b, LegacyBatch) and b.magic == MAGIC_V1 and b.timestamp_type is LAT,
+            lambda b: b.with_header(timestamp_type=CREATE_TIME, max_timestamp=b.max_timestamp),
         )
 
 
@@ -499,12 +497,10 @@ _codec_mutant(
 
 class _DownConvertWrapperZero(ModelCodec):
     def down_converted(self, batches: Sequence[AnyBatch], *, to_magic: int, first_offset: int) -> tuple[AnyBatch, ...]:
-        out = super().down_converted(batches, to_magic=to_magic, first_offset=first_offset)
-        return tuple(
-            replace(b, message=replace(b.message, timestamp=0))
-            if _wrapper(b) is not None and b.timestamp_type is CREATE_TIME
-            else b
-            for b in out
+        return _rewritten(
+            super().down_converted(batches, to_magic=to_magic, first_offset=first_offset),
+            lambda b: _wrapper(b) is not None and b.timestamp_type is CREATE_TIME,
+            lambda b: replace(b, message=replace(b.message, timestamp=0)),
         )
 
 
@@ -551,11 +547,10 @@ _codec_mutant(
 
 class _DownConvertZstdAsGzip(ModelCodec):
     def down_converted(self, batches: Sequence[AnyBatch], *, to_magic: int, first_offset: int) -> tuple[AnyBatch, ...]:
-        regzipped = tuple(
-            replace(b, attributes=(b.attributes & ~0x07) | int(Codec.GZIP), crc=None)
-            if isinstance(b, DefaultBatch) and b.codec is Codec.ZSTD and to_magic < MAGIC_V2
-            else b
-            for b in batches
+        regzipped = _rewritten(
+            batches,
+            lambda b: isinstance(b, DefaultBatch) and b.codec is Codec.ZSTD and to_magic < MAGIC_V2,
+            lambda b: replace(b, attributes=(b.attributes & ~0x07) | int(Codec.GZIP), crc=None),
         )
         return super().down_converted(regzipped, to_magic=to_magic, first_offset=first_offset)
 

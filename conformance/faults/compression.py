@@ -7,32 +7,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from conformance.faults.mutant import (
-    MutantCluster,
-    _is_lat_topic,
+    V2_PROFILES,
     _is_lat_v2,
     _is_v2,
     _model_mutant,
     _restamped,
     _rewritten,
 )
-from models.cluster import Partition
-from models.constants import (
-    MAGIC_V1,
-)
+from models.cluster import Cluster, Partition
+from models.constants import MAGIC_V1, TimestampType
 from models.records import AnyBatch, LegacyBatch
-from models.validator import (
-    AppendRejected,
-    ValidatedAppend,
-    ValidationPath,
-)
+from models.validator import ValidatedAppend, ValidationPath
 
 
-class _LatOverwritesBaseCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        stored = _rewritten(outcome.batches, _is_lat_v2, lambda b: replace(b, base_timestamp=now, crc=None))
-        return replace(outcome, batches=stored)
+def _lat_overwrites_base(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    stored = _rewritten(outcome.batches, _is_lat_v2, lambda b: replace(b, base_timestamp=now, crc=None))
+    return replace(outcome, batches=stored)
 
 
 _model_mutant(
@@ -40,22 +32,19 @@ _model_mutant(
     "Stamping LogAppendTime also overwrites the v2 BaseTimestamp with now: in place (FMT-13 says only "
     "attributes and MaxTimestamp change) and on a rebuilt batch (CMP-4: the first source record's timestamp).",
     ("FMT.set-max-timestamp-keeps-base", "CMP.lat-inplace-v2-keeps-base", "CMP.lat-rebuild-v2-base-first-source"),
-    cluster=_LatOverwritesBaseCluster,
+    stored=_lat_overwrites_base,
 )
 
 
-class _HeaderMaxLastCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        if _is_lat_topic(part):
-            return outcome
-        stored = _rewritten(
-            outcome.batches,
-            lambda b: _is_v2(b) and bool(b.records_),
-            lambda b: replace(b, max_timestamp=b.records()[-1].timestamp, crc=None),
-        )
-        return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
+def _header_max_last(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    stored = _rewritten(
+        outcome.batches,
+        lambda b: _is_v2(b) and bool(b.records_),
+        lambda b: replace(b, max_timestamp=b.records()[-1].timestamp, crc=None),
+    )
+    return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
 
 
 _model_mutant(
@@ -63,24 +52,19 @@ _model_mutant(
     "The stored batch max timestamp (and the append's max) is the last record's timestamp instead of "
     "the largest one.",
     ("VAL.header-max-recomputed", "CMP.append-max-timestamp"),
-    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
-    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
-    cluster=_HeaderMaxLastCluster,
+    V2_PROFILES,
+    stored=_header_max_last,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
-class _RebuildClampsCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if _is_lat_topic(part):
-            return batches
-        # The fault: when the batch is rebuilt (the topic's codec differs) a timestamp below -1 is written as
-        # -1 instead of failing the builder (VAL-15: UNKNOWN_SERVER_ERROR).
-        return [
-            _restamped(b, lambda t: -1 if t < -1 else t) if part.config.target_codec(b.codec) is not b.codec else b
-            for b in batches
-        ]
+def _rebuild_clamps(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
+    # The fault: when the batch is rebuilt (the topic's codec differs) a timestamp below -1 is written as
+    # -1 instead of failing the builder (VAL-15: UNKNOWN_SERVER_ERROR).
+    return [
+        _restamped(b, lambda t: -1 if t < -1 else t) if part.config.target_codec(b.codec) is not b.codec else b
+        for b in batches
+    ]
 
 
 _model_mutant(
@@ -88,7 +72,8 @@ _model_mutant(
     "A batch rebuilt for the topic's codec stores a timestamp below -1 as -1 instead of failing the produce "
     "with UNKNOWN_SERVER_ERROR as Kafka's record builder does (VAL-15).",
     ("VAL.below-minus-one-rebuild-fails",),
-    cluster=_RebuildClampsCluster,
+    sent=_rebuild_clamps,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
@@ -114,24 +99,21 @@ def _v1_wrappers(
     return replace(outcome, batches=tuple(stored))
 
 
-class _LatV1UncompressedKeepsProducerTimeCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        if not _is_lat_topic(part) or outcome.path is not ValidationPath.IN_PLACE_UNCOMPRESSED:
-            return outcome
-        # The fault: the LogAppendTime bit is set on each uncompressed v1 message but its timestamp field keeps
-        # the producer's value (CMP-3 overwrites it with now).
-        produced = iter(
-            m.message.timestamp for m in sent if isinstance(m, LegacyBatch) and not m.message.inner
-        )
-        stored = tuple(
-            replace(b, message=replace(b.message, timestamp=next(produced, b.message.timestamp), crc=None))
-            if isinstance(b, LegacyBatch) and b.magic == MAGIC_V1 and not b.message.inner
-            else b
-            for b in outcome.batches
-        )
-        return replace(outcome, batches=stored)
+def _lat_v1_keeps_producer_time(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    if outcome.path is not ValidationPath.IN_PLACE_UNCOMPRESSED:
+        return outcome
+    # The fault: the LogAppendTime bit is set on each uncompressed v1 message but its timestamp field keeps
+    # the producer's value (CMP-3 overwrites it with now).
+    produced = iter(m.message.timestamp for m in sent if isinstance(m, LegacyBatch) and not m.message.inner)
+    stored = tuple(
+        replace(b, message=replace(b.message, timestamp=next(produced, b.message.timestamp), crc=None))
+        if isinstance(b, LegacyBatch) and b.magic == MAGIC_V1 and not b.message.inner
+        else b
+        for b in outcome.batches
+    )
+    return replace(outcome, batches=stored)
 
 
 _model_mutant(
@@ -139,18 +121,16 @@ _model_mutant(
     "On a LogAppendTime topic stored as v1, an uncompressed v1 message gets bit 3 set but keeps the producer's "
     "timestamp instead of now (CMP-3).",
     ("CMP.lat-v1-uncompressed-overwrites",),
-    cluster=_LatV1UncompressedKeepsProducerTimeCluster,
+    stored=_lat_v1_keeps_producer_time,
+    topics=TimestampType.LOG_APPEND_TIME,
 )
 
 
-class _LatV1InPlaceStampsInnerCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        if not _is_lat_topic(part):
-            return outcome
-        # The fault: in place, now is also written into every inner message (CMP-3 stamps only the wrapper).
-        return _v1_wrappers(outcome, lambda e, i: now, path=ValidationPath.IN_PLACE_COMPRESSED)
+def _lat_v1_inner_stamped(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    # The fault: in place, now is also written into every inner message (CMP-3 stamps only the wrapper).
+    return _v1_wrappers(outcome, lambda e, i: now, path=ValidationPath.IN_PLACE_COMPRESSED)
 
 
 _model_mutant(
@@ -158,23 +138,22 @@ _model_mutant(
     "On a LogAppendTime topic a compressed v1 set kept in place gets now in every inner message too, where "
     "Kafka stamps only the wrapper and keeps the producer's inner values (CMP-3, CMP-8).",
     ("CMP.lat-v1-compressed-wrapper-only",),
-    cluster=_LatV1InPlaceStampsInnerCluster,
+    stored=_lat_v1_inner_stamped,
+    topics=TimestampType.LOG_APPEND_TIME,
 )
 
 
-class _LatV1RebuildKeepsInnerCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        if not _is_lat_topic(part):
-            return outcome
-        # The fault: a rebuilt v1 set keeps each record's source timestamp in its inner message (CMP-4 writes now,
-        # as Kafka's record builder does under LogAppendTime).
-        source = [r.timestamp for b in sent for r in b.records()]
-        return _v1_wrappers(
-            outcome, lambda e, i: source[i] if i < len(source) else e.message.stored_timestamp,
-            path=ValidationPath.REBUILD,
-        )
+def _lat_v1_rebuild_keeps_inner(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    # The fault: a rebuilt v1 set keeps each record's source timestamp in its inner message (CMP-4 writes now,
+    # as Kafka's record builder does under LogAppendTime).
+    source = [r.timestamp for b in sent for r in b.records()]
+    return _v1_wrappers(
+        outcome,
+        lambda e, i: source[i] if i < len(source) else e.message.stored_timestamp,
+        path=ValidationPath.REBUILD,
+    )
 
 
 _model_mutant(
@@ -182,5 +161,6 @@ _model_mutant(
     "On a LogAppendTime topic a v1 set rebuilt for the topic's codec keeps the source timestamps in its inner "
     "messages, where Kafka's builder writes now into each of them (CMP-4, CMP-8).",
     ("CMP.lat-rebuild-v1-inner-now",),
-    cluster=_LatV1RebuildKeepsInnerCluster,
+    stored=_lat_v1_rebuild_keeps_inner,
+    topics=TimestampType.LOG_APPEND_TIME,
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from conformance.faults.mutant import MutantCluster, _is_lat_topic, _is_v2, _model_mutant, _restamped, _rewritten
-from models.cluster import Partition
+from conformance.faults.mutant import MutantCluster, _is_v2, _model_mutant, _restamped, _rewritten
+from models.cluster import Cluster, Partition
 from models.constants import (
     MAGIC_V0,
     NO_TIMESTAMP,
@@ -129,18 +129,17 @@ def _keep_max(restamped: AnyBatch, original: AnyBatch) -> AnyBatch:
     return restamped
 
 
-class _UpConvertV0StampsNowCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        if _is_lat_topic(part) or not any(b.magic == MAGIC_V0 for b in sent):
-            return outcome
-        # The fault: a v0 record converted for a newer format on a CreateTime topic is given the broker's now
-        # (CNV-4 gives it -1 with type CreateTime: a v0 record carries no time).
-        # The header max stays what the validator computed from the v0 source (-1, CMP-6): only the records change.
-        stored = tuple(_keep_max(_restamped(b, lambda t: now if t == NO_TIMESTAMP else t), b)
-                       if b.magic > MAGIC_V0 else b for b in outcome.batches)  # fmt: skip
-        return replace(outcome, batches=stored)
+def _up_converted_v0_stamped_now(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    if not any(b.magic == MAGIC_V0 for b in sent):
+        return outcome
+    # The fault: a v0 record converted for a newer format on a CreateTime topic is given the broker's now
+    # (CNV-4 gives it -1 with type CreateTime: a v0 record carries no time).
+    # The header max stays what the validator computed from the v0 source (-1, CMP-6): only the records change.
+    stored = tuple(_keep_max(_restamped(b, lambda t: now if t == NO_TIMESTAMP else t), b)
+                   if b.magic > MAGIC_V0 else b for b in outcome.batches)  # fmt: skip
+    return replace(outcome, batches=stored)
 
 
 _model_mutant(
@@ -148,5 +147,6 @@ _model_mutant(
     "On a CreateTime topic whose format is newer than v0, records produced as v0 are stored with the broker's "
     "now instead of -1 (CNV-4).",
     ("CNV.up-convert-v0-createtime",),
-    cluster=_UpConvertV0StampsNowCluster,
+    stored=_up_converted_v0_stamped_now,
+    topics=TimestampType.CREATE_TIME,
 )

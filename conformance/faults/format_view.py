@@ -15,7 +15,7 @@ from conformance.faults.mutant import (
     _retype,
     _rewritten,
 )
-from models.cluster import FetchResponse, Partition
+from models.cluster import Cluster, FetchResponse, Partition
 from models.constants import (
     MAGIC_V1,
     NO_TIMESTAMP,
@@ -23,10 +23,7 @@ from models.constants import (
     TimestampType,
 )
 from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, LegacyMessage
-from models.validator import (
-    AppendRejected,
-    ValidatedAppend,
-)
+from models.validator import ValidatedAppend
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,11 +34,10 @@ class _BaseDeltaBatch(DefaultBatch):
         return self.base_timestamp + int(record.timestamp_delta)
 
 
-class _LatReadsBaseDeltaCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        return replace(outcome, batches=_rewritten(outcome.batches, _is_lat_v2, lambda b: _retype(b, _BaseDeltaBatch)))
+def _lat_base_delta_stored(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    return replace(outcome, batches=_rewritten(outcome.batches, _is_lat_v2, lambda b: _retype(b, _BaseDeltaBatch)))
 
 
 _model_mutant(
@@ -51,7 +47,7 @@ _model_mutant(
     # LO.record-own-timestamp: a broker's lookup reads the found record as a consumer does (LO-2 with CON-1),
     # the one place a served broker shows a reader fault (over the wire the consumer's reading is the suite's).
     ("CON.v2-lat-max-timestamp", "FMT.v2-lat-reads-max", "CMP.lat-every-record-reads-now", "LO.record-own-timestamp"),
-    cluster=_LatReadsBaseDeltaCluster,
+    stored=_lat_base_delta_stored,
 )
 
 
@@ -95,12 +91,11 @@ class _V1ReadsAsV0Batch(LegacyBatch):
         return tuple(replace(r, timestamp=NO_TIMESTAMP, timestamp_type=none) for r in super().records())
 
 
-class _V1ReadsAsV0Cluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        stored = _rewritten(outcome.batches, _is_legacy, lambda b: _retype(b, _V1ReadsAsV0Batch))
-        return replace(outcome, batches=stored)
+def _v1_as_v0_stored(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    stored = _rewritten(outcome.batches, _is_legacy, lambda b: _retype(b, _V1ReadsAsV0Batch))
+    return replace(outcome, batches=stored)
 
 
 _model_mutant(
@@ -108,7 +103,7 @@ _model_mutant(
     "An uncompressed v1 message is read as if it were v0: timestamp -1 and NoTimestampType instead of its own "
     "timestamp field and bit 3 (FMT-6, CON-1), the magic byte not consulted by the reader.",
     ("CON.v1-uncompressed-own",),
-    cluster=_V1ReadsAsV0Cluster,
+    stored=_v1_as_v0_stored,
 )
 
 
@@ -120,13 +115,10 @@ def _without_crc(batch: AnyBatch) -> AnyBatch:
     return replace(batch, message=replace(message, crc=None, inner=inner))  # type: ignore[arg-type]
 
 
-class _CrcTrustedCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        # The fault: CRCs are not verified (the producer's bytes are trusted), so a field changed after the
-        # CRC was computed is stored (FMT-3, FMT-9, VAL-9).
-        return [_without_crc(b) for b in batches]
+def _crcs_trusted(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
+    # The fault: CRCs are not verified (the producer's bytes are trusted), so a field changed after the
+    # CRC was computed is stored (FMT-3, FMT-9, VAL-9).
+    return [_without_crc(b) for b in batches]
 
 
 _model_mutant(
@@ -135,23 +127,20 @@ _model_mutant(
     "changed after its CRC was computed, or a compressed set with a corrupt inner message, is stored "
     "instead of refused with CORRUPT_MESSAGE.",
     ("FMT.v2-crc-coverage", "FMT.v1-timestamp-field", "VAL.corrupt-inner-crc"),
-    cluster=_CrcTrustedCluster,
+    sent=_crcs_trusted,
 )
 
 
-class _ZstdLegacyCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        # The fault: a v0/v1 wrapper compressed with zstd is decompressed like any codec (FMT-4 allows zstd in
-        # v2 only); the model stores it as gzip.
-        return _rewritten(
-            batches,
-            lambda b: _is_legacy(b) and b.codec is Codec.ZSTD,
-            lambda b: replace(
-                b, message=replace(b.message, attributes=(b.message.attributes & ~0x07) | Codec.GZIP.value)
-            ),
-        )
+def _legacy_zstd_as_gzip(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch]:
+    # The fault: a v0/v1 wrapper compressed with zstd is decompressed like any codec (FMT-4 allows zstd in
+    # v2 only); the model stores it as gzip.
+    return _rewritten(
+        batches,
+        lambda b: _is_legacy(b) and b.codec is Codec.ZSTD,
+        lambda b: replace(b, message=replace(b.message, attributes=(b.message.attributes & ~0x07) | Codec.GZIP.value)),
+    )
 
 
 _model_mutant(
@@ -159,7 +148,7 @@ _model_mutant(
     "A v0/v1 wrapper compressed with zstd is accepted (KIP-110 allows zstd in v2 batches only: Kafka's legacy "
     "deep iterator refuses it with INVALID_RECORD).",
     ("FMT.zstd-requires-v2",),
-    cluster=_ZstdLegacyCluster,
+    sent=_legacy_zstd_as_gzip,
 )
 
 
@@ -203,15 +192,14 @@ def _base_at_min(batch: AnyBatch) -> AnyBatch:
     return replace(batch, base_timestamp=base, records_=records, crc=None)
 
 
-class _RebuiltBaseMinCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        if not sent or part.config.target_codec(sent[0].codec) is sent[0].codec:
-            return outcome
-        # The fault: a rebuilt v2 batch starts its BaseTimestamp at the smallest record timestamp instead of
-        # the first record's (FMT-11); the records still read the same.
-        return replace(outcome, batches=tuple(_base_at_min(b) for b in outcome.batches))
+def _rebuilt_base_at_min(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    if not sent or part.config.target_codec(sent[0].codec) is sent[0].codec:
+        return outcome
+    # The fault: a rebuilt v2 batch starts its BaseTimestamp at the smallest record timestamp instead of
+    # the first record's (FMT-11); the records still read the same.
+    return replace(outcome, batches=tuple(_base_at_min(b) for b in outcome.batches))
 
 
 _model_mutant(
@@ -219,5 +207,5 @@ _model_mutant(
     "A v2 batch the broker rebuilds for the topic's codec gets BaseTimestamp = the smallest record timestamp "
     "instead of the first record's (FMT-11); every record still reads its own timestamp.",
     ("FMT.v2-base-is-first-record",),
-    cluster=_RebuiltBaseMinCluster,
+    stored=_rebuilt_base_at_min,
 )

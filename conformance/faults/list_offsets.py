@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import replace
 
-from conformance.faults.mutant import MutantImplementation, _impl, _model_mutant, _mutant
+from conformance.faults.mutant import MutantImplementation, OffsetsFault, _impl, _model_mutant, _mutant
 from conformance.targets.kinds.implementation import Implementation
 from models.constants import (
     NO_PARTITION_LEADER_EPOCH,
@@ -32,9 +34,13 @@ def _found(answer: ListOffsetsAnswer) -> bool:
     return answer.error is ErrorCode.NONE and answer.offset >= 0
 
 
-def _batch_holding(log: PartitionLog, offset: int) -> AnyBatch | None:
-    """The first of the log's batches whose offsets span `offset` (None: none does)."""
-    return next((b for b in log.batches() if b.base_offset <= offset <= b.last_offset), None)
+def _moved_in_batch(
+    log: PartitionLog, answer: ListOffsetsAnswer, offset: Callable[[AnyBatch], int]
+) -> ListOffsetsAnswer:
+    """`answer` with the offset `offset` picks in the first of the log's batches whose offsets span the one it
+    found (a batch-granular answer); as it is where no batch does."""
+    batch = next((b for b in log.batches() if b.base_offset <= answer.offset <= b.last_offset), None)
+    return answer if batch is None else replace(answer, offset=offset(batch))
 
 
 def _epoch_of(batch: AnyBatch, version: int) -> int:
@@ -43,9 +49,36 @@ def _epoch_of(batch: AnyBatch, version: int) -> int:
     return max(epoch, NO_PARTITION_LEADER_EPOCH)
 
 
+def _timestamp_search(target: int) -> bool:
+    return target >= 0
+
+
+def _max_timestamp(target: int) -> bool:
+    return target == SpecialTarget.MAX_TIMESTAMP
+
+
+def _earliest(target: int) -> bool:
+    return target in (SpecialTarget.EARLIEST, SpecialTarget.EARLIEST_LOCAL)
+
+
+def _of_found(targets: Callable[[int], bool]) -> Callable[[OffsetsFault], OffsetsFault]:
+    """The fault applied to the answers that found a record for a target `targets` picks; any other answer is
+    sent as it is. The guarded fault keeps the function's name, so a mutant still pickles by reference."""
+
+    def guard(fault: OffsetsFault) -> OffsetsFault:
+        @functools.wraps(fault)
+        def guarded(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
+            if not targets(target) or not _found(answer):
+                return answer
+            return fault(log, target, version, answer)
+
+        return guarded
+
+    return guard
+
+
+@_of_found(_timestamp_search)
 def _last_match(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    if target < 0 or not _found(answer):
-        return answer
     ties = [r.offset for r, _ in _visible_records(log) if r.timestamp == answer.timestamp]
     return replace(answer, offset=max(ties, default=answer.offset))
 
@@ -59,9 +92,8 @@ _model_mutant(
 )
 
 
+@_of_found(_timestamp_search)
 def _closest_timestamp(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    if target < 0 or not _found(answer):
-        return answer
     candidates = [(r.timestamp, r.offset, b) for r, b in _visible_records(log) if r.timestamp >= target]
     if not candidates:
         return answer
@@ -78,11 +110,9 @@ _model_mutant(
 )
 
 
+@_of_found(_timestamp_search)
 def _batch_first_offset(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    if target < 0 or not _found(answer):
-        return answer
-    batch = _batch_holding(log, answer.offset)
-    return answer if batch is None else replace(answer, offset=max(batch.base_offset, log.log_start_offset))
+    return _moved_in_batch(log, answer, lambda batch: max(batch.base_offset, log.log_start_offset))
 
 
 _model_mutant(
@@ -109,11 +139,9 @@ _model_mutant(
 )
 
 
+@_of_found(_max_timestamp)
 def _max_ts_batch_last(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
-        return answer
-    batch = _batch_holding(log, answer.offset)
-    return answer if batch is None else replace(answer, offset=batch.last_offset)
+    return _moved_in_batch(log, answer, lambda batch: batch.last_offset)
 
 
 _model_mutant(
@@ -126,14 +154,11 @@ _model_mutant(
 )
 
 
+@_of_found(_max_timestamp)
 def _max_ts_last_record(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
-        return answer
-    batch = _batch_holding(log, answer.offset)
-    if batch is None:
-        return answer
-    ties = [r.offset for r in batch.records() if r.timestamp == answer.timestamp]
-    return replace(answer, offset=max(ties))
+    return _moved_in_batch(
+        log, answer, lambda batch: max(r.offset for r in batch.records() if r.timestamp == answer.timestamp)
+    )
 
 
 _model_mutant(
@@ -146,10 +171,9 @@ _model_mutant(
 )
 
 
+@_of_found(_earliest)
 def _earliest_zero(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    if target in (SpecialTarget.EARLIEST, SpecialTarget.EARLIEST_LOCAL) and _found(answer):
-        return replace(answer, offset=0)
-    return answer
+    return replace(answer, offset=0)
 
 
 _model_mutant(
@@ -317,12 +341,10 @@ _model_mutant(
 )
 
 
+@_of_found(_earliest)
 def _earliest_capped(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
     # The fault: EARLIEST goes through the consumer cap like a lookup (offset < high watermark, LO-3).
-    earliest = target in (SpecialTarget.EARLIEST, SpecialTarget.EARLIEST_LOCAL)
-    if earliest and _found(answer) and answer.offset >= log.high_watermark:
-        return NOT_FOUND
-    return answer
+    return NOT_FOUND if answer.offset >= log.high_watermark else answer
 
 
 _model_mutant(
@@ -334,9 +356,8 @@ _model_mutant(
 )
 
 
+@_of_found(_max_timestamp)
 def _max_ts_last_tie(log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer) -> ListOffsetsAnswer:
-    if target != SpecialTarget.MAX_TIMESTAMP or not _found(answer):
-        return answer
     # The fault: of several batches reaching the max, the latest answers (a `>=` scan, LO-6).
     holding = [b for b in log.batches() if b.last_offset < log.high_watermark
                and any(r.timestamp == answer.timestamp for r in b.records())]

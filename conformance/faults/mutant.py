@@ -19,7 +19,7 @@ from conformance.targets.libraries.model.model_broker import (
 )
 from conformance.targets.target import mutant_name
 from models.clauses import get_clause
-from models.cluster import Cluster, Partition
+from models.cluster import Cluster, Partition, ProduceResponse
 from models.config import TopicConfig
 from models.constants import IsolationLevel, TimestampType
 from models.list_offsets import ListOffsetsAnswer
@@ -27,6 +27,7 @@ from models.log import PartitionLog, Segment
 from models.profiles import Profile, get_profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec
 from models.time_index import TimeIndex
+from models.validator import AppendRejected, ValidatedAppend
 
 BROKERS = 3
 
@@ -37,6 +38,9 @@ BROKERS = 3
 # The profiles a mutant may run under by default, newest first: the first in which all its declared
 # clauses apply is where its fault is observed with the most checks (conformance.campaign.tasks.profile_for).
 MAIN_PROFILES = ("kafka-4.0", "kafka-3.9", "kafka-2.8", "kafka-0.10")
+
+# The profiles of a fault in v2 batches, stated explicitly: 0.10.x profiles do not have them (max_magic 1).
+V2_PROFILES = ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1")
 
 
 @dataclass(frozen=True)
@@ -121,24 +125,74 @@ class MutantFactory:
 # Seams
 
 
+# A fault of what the validator applies: (the cluster, the partition) -> the topic configuration and the behaviour
+# profile it validates the append with.
+InputsFault = Callable[[Cluster, Partition], tuple[TopicConfig, Profile]]
+# A fault of what the leader is about to validate: (the cluster, the partition, the batches sent, now) -> the
+# batches the validator is given, or the append's refusal.
+SentFault = Callable[[Cluster, Partition, Sequence[AnyBatch], int], Sequence[AnyBatch] | AppendRejected]
+# A fault of what validation made of them: (the cluster, the partition, the validator's outcome, the batches sent,
+# now) -> what is stored and answered.
+StoredFault = Callable[[Cluster, Partition, ValidatedAppend, Sequence[AnyBatch], int], ValidatedAppend]
+
+
 class MutantCluster(Cluster):
     """The model's cluster; a mutant overrides one of `Cluster`'s produce-path seams (`append_time`,
-    `pre_validate`, `validation_inputs`, `post_validate`) or its `log_class`."""
+    `pre_validate`, `validation_inputs`, `post_validate`) or its `log_class`.
+
+    A fault that is a small function of one of these steps need not spell the seam: `sent_fault` rewrites what
+    `pre_validate` gives the validator, `inputs_fault` chooses what `validation_inputs` has it apply and
+    `stored_fault` rewrites what `post_validate` stores, each on the topics whose timestamp type is `fault_topics`
+    only (None: every topic), as many faults are of CreateTime or of LogAppendTime topics alone."""
+
+    sent_fault: SentFault | None = None
+    inputs_fault: InputsFault | None = None
+    stored_fault: StoredFault | None = None
+    fault_topics: TimestampType | None = None
+
+    def _faulty(self, part: Partition) -> bool:
+        return self.fault_topics is None or part.config.timestamp_type is self.fault_topics
+
+    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
+        if self.inputs_fault is None or not self._faulty(part):
+            return super().validation_inputs(part)
+        return self.inputs_fault(self, part)
+
+    def pre_validate(
+        self, part: Partition, batches: Sequence[AnyBatch], now: int
+    ) -> Sequence[AnyBatch] | AppendRejected:
+        if self.sent_fault is None or not self._faulty(part):
+            return super().pre_validate(part, batches, now)
+        return self.sent_fault(self, part, batches, now)
+
+    def post_validate(
+        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+    ) -> ValidatedAppend:
+        if self.stored_fault is None or not self._faulty(part):
+            return super().post_validate(part, outcome, sent, now)
+        return self.stored_fault(self, part, outcome, sent, now)
 
 
 # A ListOffsets fault that rewrites the model's answer: (the partition's leader log, the target, the request's
 # version, the model's answer) -> the answer sent.
 OffsetsFault = Callable[[PartitionLog, int, int, ListOffsetsAnswer], ListOffsetsAnswer]
+# A Produce fault that rewrites the model's answer: (the implementation, the topic, the partition, the batches sent,
+# the request's version, the model's answer) -> the answer sent.
+ProducedFault = Callable[
+    ["MutantImplementation", str, int, Sequence[AnyBatch], int, ProduceResponse], ProduceResponse
+]
 
 
 class MutantImplementation(ModelImplementation):
     """`ModelImplementation` whose answers can be post-processed (response-level faults). It reports
     the true profile and the model's capabilities even when its cluster runs a tweaked profile.
 
-    ListOffsets has two seams, so a fault of it need not spell the operation again: `lookup` finds the model's
-    answer (a mutant that changes how it is found overrides it) and `offsets_fault`, where set, rewrites it."""
+    A fault of an answer need not spell the operation again: `produce_fault`, where set, rewrites the model's
+    Produce answer. ListOffsets has two seams: `lookup` finds the model's answer (a mutant that changes how it is
+    found overrides it) and `offsets_fault`, where set, rewrites it."""
 
     offsets_fault: OffsetsFault | None = None
+    produce_fault: ProducedFault | None = None
 
     def __init__(self, cluster: Cluster, profile: Profile) -> None:
         super().__init__(cluster, name="mutant")
@@ -147,6 +201,14 @@ class MutantImplementation(ModelImplementation):
 
     def topic_config(self, topic: str, partition: int) -> TopicConfig:
         return self.cluster.partition(topic, partition).config
+
+    def produce(
+        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
+    ) -> ProduceResponse:
+        response = super().produce(topic, partition, batches, produce_version=produce_version)
+        if self.produce_fault is None:
+            return response
+        return self.produce_fault(self, topic, partition, batches, produce_version, response)
 
     def list_offsets(
         self,
@@ -187,17 +249,23 @@ class _SegmentsOf(PartitionLog):
 
 @dataclass(frozen=True)
 class ModelBuild:
-    """The build of a broker mutant that is the model with one seam changed, named by the one field that is
-    not its default: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam), `answers` (a
-    `MutantImplementation` post-processing an answer), `offsets` (its `offsets_fault`, rewriting a ListOffsets
-    answer), `log` (the replicas' `PartitionLog`), `segment` and
-    `time_index` (the class of each new segment and of its time index), or `profile_changes` (the cluster runs a
-    profile whose named fields have other values, while the implementation reports the true profile). A value
-    of classes, module functions and constants, so a mutant pickles by reference (MutantFactory, the kill table's
-    workers)."""
+    """The build of a broker mutant that is the model with one seam changed, named by the fields that are not
+    their defaults: `cluster` (a `MutantCluster` overriding a produce-path or fetch seam); `sent`, `inputs` and
+    `stored` (the cluster's `sent_fault`, `inputs_fault` and `stored_fault`, on the topics of timestamp type
+    `topics` only, None: every topic); `answers` (a `MutantImplementation` post-processing an answer); `produced`
+    and `offsets` (its `produce_fault` and `offsets_fault`, rewriting a Produce or a ListOffsets answer); `log`
+    (the replicas' `PartitionLog`); `segment` and `time_index` (the class of each new segment and of its time
+    index); or `profile_changes` (the cluster runs a profile whose named fields have other values, while the
+    implementation reports the true profile). A value of classes, module functions and constants, so a mutant
+    pickles by reference (MutantFactory, the kill table's workers)."""
 
     cluster: type[MutantCluster] = MutantCluster
+    sent: SentFault | None = None
+    inputs: InputsFault | None = None
+    stored: StoredFault | None = None
+    topics: TimestampType | None = None
     answers: type[MutantImplementation] = MutantImplementation
+    produced: ProducedFault | None = None
     offsets: OffsetsFault | None = None
     log: type[PartitionLog] | None = None
     segment: type[Segment] | None = None
@@ -207,17 +275,30 @@ class ModelBuild:
     def __call__(self, profile: Profile) -> Implementation:
         cluster_profile = replace(profile, **dict(self.profile_changes)) if self.profile_changes else None
         impl = _impl(profile, self._cluster_class(), self.answers, cluster_profile)
+        if self.produced is not None:
+            impl.produce_fault = self.produced
         if self.offsets is not None:
             impl.offsets_fault = self.offsets
         return impl
 
     def _cluster_class(self) -> type[Cluster]:
+        # The faults are class attributes, not the instance's: a cluster rebuilt from its class (serve's
+        # WithBrokers) keeps them.
+        cluster: type[MutantCluster] = self.cluster
+        if self.sent is not None or self.inputs is not None or self.stored is not None:
+            seams = {
+                "sent_fault": None if self.sent is None else staticmethod(self.sent),
+                "inputs_fault": None if self.inputs is None else staticmethod(self.inputs),
+                "stored_fault": None if self.stored is None else staticmethod(self.stored),
+                "fault_topics": self.topics,
+            }
+            cluster = type("_Cluster", (cluster,), seams)
         if self.log is None and self.segment is None and self.time_index is None:
-            return self.cluster
+            return cluster
         log: type[PartitionLog] = self.log or PartitionLog
         if self.segment is not None or self.time_index is not None:
             log = type("_Log", (_SegmentsOf, log), {"segment_class": self.segment, "index_class": self.time_index})
-        return type("_Cluster", (self.cluster,), {"log_class": log})
+        return type("_Cluster", (cluster,), {"log_class": log})
 
 
 def _model_mutant(
@@ -227,7 +308,12 @@ def _model_mutant(
     profiles: Sequence[str] | None = None,
     *,
     cluster: type[MutantCluster] = MutantCluster,
+    sent: SentFault | None = None,
+    inputs: InputsFault | None = None,
+    stored: StoredFault | None = None,
+    topics: TimestampType | None = None,
     answers: type[MutantImplementation] = MutantImplementation,
+    produced: ProducedFault | None = None,
     offsets: OffsetsFault | None = None,
     log: type[PartitionLog] | None = None,
     segment: type[Segment] | None = None,
@@ -237,7 +323,9 @@ def _model_mutant(
 ) -> None:
     """Register a broker mutant (`_mutant`) built by `ModelBuild` from the one seam it changes."""
     changes = tuple(sorted((profile_changes or {}).items()))
-    build = ModelBuild(cluster, answers, offsets, log, segment, time_index, changes)
+    build = ModelBuild(
+        cluster, sent, inputs, stored, topics, answers, produced, offsets, log, segment, time_index, changes
+    )
     _mutant(mutant_id, description, clauses, profiles, reader_only=reader_only)(build)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from conformance.faults.mutant import (
+    V2_PROFILES,
     MutantCluster,
     MutantImplementation,
     _is_lat_topic,
@@ -18,7 +19,7 @@ from conformance.faults.mutant import (
     _rewritten,
     _specs,
 )
-from models.cluster import Partition, ProduceResponse, find_duplicate
+from models.cluster import Cluster, Partition, ProduceResponse, find_duplicate
 from models.config import TopicConfig, effective_bounds
 from models.constants import (
     LONG_MAX,
@@ -39,9 +40,8 @@ from models.validator import (
 )
 
 
-class _LatIgnoredCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        return replace(part.config, timestamp_type=TimestampType.CREATE_TIME), self.profile
+def _lat_ignored(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    return replace(part.config, timestamp_type=TimestampType.CREATE_TIME), cluster.profile
 
 
 _model_mutant(
@@ -49,17 +49,16 @@ _model_mutant(
     "message.timestamp.type=LogAppendTime is ignored and the topic is treated as CreateTime (producer "
     "timestamps kept, like brokers that accept the config but never implement it).",
     ("CMP.lat-every-record-reads-now", "VAL.lat-response-time", "CON.v2-lat-max-timestamp"),
-    cluster=_LatIgnoredCluster,
+    inputs=_lat_ignored,
 )
 
 
-class _SymmetricCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        before, after = effective_bounds(part.config, self.profile)
-        return (
-            replace(part.config, difference_max_ms=max(before, after)),
-            replace(self.profile, range_rule=RangeRule.SYMMETRIC),
-        )
+def _symmetric_bound(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    before, after = effective_bounds(part.config, cluster.profile)
+    return (
+        replace(part.config, difference_max_ms=max(before, after)),
+        replace(cluster.profile, range_rule=RangeRule.SYMMETRIC),
+    )
 
 
 _model_mutant(
@@ -67,14 +66,13 @@ _model_mutant(
     "KIP-937 before/after are collapsed into one symmetric bound max(before, after) (the pre-3.6 "
     "difference rule kept after adding the new configs).",
     ("VAL.range-before-after",),
-    cluster=_SymmetricCluster,
+    inputs=_symmetric_bound,
 )
 
 
-class _BeforeExclusiveCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        before, after = effective_bounds(part.config, self.profile)
-        return replace(part.config, before_max_ms=before - 1, after_max_ms=after), self.profile
+def _before_exclusive(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    before, after = effective_bounds(part.config, cluster.profile)
+    return replace(part.config, before_max_ms=before - 1, after_max_ms=after), cluster.profile
 
 
 _model_mutant(
@@ -82,21 +80,20 @@ _model_mutant(
     "The past bound is exclusive: now - ts >= before rejects, so ts = now - before is refused (an "
     "off-by-one `>=` in the range check).",
     ("VAL.range-inclusive-bounds",),
-    cluster=_BeforeExclusiveCluster,
+    inputs=_before_exclusive,
 )
 
 
-class _AfterExclusiveCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        before, after = effective_bounds(part.config, self.profile)
-        return replace(part.config, before_max_ms=before, after_max_ms=after - 1), self.profile
+def _after_exclusive(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    before, after = effective_bounds(part.config, cluster.profile)
+    return replace(part.config, before_max_ms=before, after_max_ms=after - 1), cluster.profile
 
 
 _model_mutant(
     "after-bound-exclusive",
     "The future bound is exclusive: ts - now >= after rejects, so ts = now + after is refused.",
     ("VAL.range-inclusive-bounds",),
-    cluster=_AfterExclusiveCluster,
+    inputs=_after_exclusive,
 )
 
 
@@ -118,9 +115,8 @@ _model_mutant(
 )
 
 
-class _NoFallbackCluster(MutantCluster):
-    def validation_inputs(self, part: Partition) -> tuple[TopicConfig, Profile]:
-        return replace(part.config, difference_max_ms=None), self.profile
+def _no_fallback(cluster: Cluster, part: Partition) -> tuple[TopicConfig, Profile]:
+    return replace(part.config, difference_max_ms=None), cluster.profile
 
 
 _model_mutant(
@@ -128,7 +124,7 @@ _model_mutant(
     "In 3.6-3.9 an unset before/after bound does not fall back to message.timestamp.difference.max.ms, "
     "so topics configured with the deprecated config lose their bound.",
     ("VAL.bounds-fallback-to-difference",),
-    cluster=_NoFallbackCluster,
+    inputs=_no_fallback,
 )
 
 
@@ -141,29 +137,26 @@ _model_mutant(
 )
 
 
-class _LatRangeCheckedCluster(MutantCluster):
+def _lat_range_checked(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch] | AppendRejected:
     """VAL-3 fault: the range check runs on LogAppendTime topics too (on the producer's timestamps)."""
-
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if not _is_lat_topic(part):
-            return batches
-        before, after = effective_bounds(replace(part.config, timestamp_type=TimestampType.CREATE_TIME), self.profile)
-        errors: list[RecordError] = []
-        for batch in batches:
-            for i, record in enumerate(batch.records()):
-                ts = record.timestamp
-                if ts != NO_TIMESTAMP and timestamp_out_of_range(
-                    ts, now=now, before=before, after=after, rule=self.profile.range_rule
-                ):
-                    text = out_of_range_text(
-                        ts, record.offset, now=now, before=before, after=after, style=self.profile.error_text
-                    )
-                    errors.append(RecordError(i, text))
-        if errors:
-            return AppendRejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMP_REJECTED_TEXT, tuple(errors))
-        return batches
+    profile = cluster.profile
+    before, after = effective_bounds(replace(part.config, timestamp_type=TimestampType.CREATE_TIME), profile)
+    errors: list[RecordError] = []
+    for batch in batches:
+        for i, record in enumerate(batch.records()):
+            ts = record.timestamp
+            if ts != NO_TIMESTAMP and timestamp_out_of_range(
+                ts, now=now, before=before, after=after, rule=profile.range_rule
+            ):
+                text = out_of_range_text(
+                    ts, record.offset, now=now, before=before, after=after, style=profile.error_text
+                )
+                errors.append(RecordError(i, text))
+    if errors:
+        return AppendRejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMP_REJECTED_TEXT, tuple(errors))
+    return batches
 
 
 _model_mutant(
@@ -171,22 +164,18 @@ _model_mutant(
     "Producer timestamps are range-checked on LogAppendTime topics although they are about to be "
     "overwritten (the bounds only apply to CreateTime, VAL-3).",
     ("VAL.lat-topic-skips-range-check",),
-    cluster=_LatRangeCheckedCluster,
+    sent=_lat_range_checked,
+    topics=TimestampType.LOG_APPEND_TIME,
 )
 
 
-class _LatFlagAcceptedCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if not _is_lat_topic(part):
-            return batches
-        # The fault: a producer-set LogAppendTime flag is silently cleared instead of rejected (VAL-8).
-        return _rewritten(
-            batches,
-            _is_lat_v2,
-            lambda b: b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp),
-        )
+def _lat_flag_cleared(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
+    # The fault: a producer-set LogAppendTime flag is silently cleared instead of rejected (VAL-8).
+    return _rewritten(
+        batches,
+        _is_lat_v2,
+        lambda b: b.with_header(timestamp_type=TimestampType.CREATE_TIME, max_timestamp=b.max_timestamp),
+    )
 
 
 _model_mutant(
@@ -194,36 +183,31 @@ _model_mutant(
     "A producer batch flagged LogAppendTime is accepted on a LogAppendTime topic (the flag cleared and "
     "the batch stamped) instead of rejected with INVALID_TIMESTAMP (VAL-8).",
     ("VAL.lat-flag-rejected-on-lat-topic",),
-    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
-    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
-    cluster=_LatFlagAcceptedCluster,
+    V2_PROFILES,
+    sent=_lat_flag_cleared,
+    topics=TimestampType.LOG_APPEND_TIME,
 )
 
 
-class _PartialBatchCluster(MutantCluster):
+def _valid_records_kept(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
     """VAL-9 fault: out-of-range records are dropped and the valid rest of the v2 batch is appended."""
-
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if _is_lat_topic(part) or len(batches) != 1 or not isinstance(batches[0], DefaultBatch):
-            return batches
-        batch = batches[0]
-        if batch.producer_id >= 0 or batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
-            return batches
-        before, after = effective_bounds(part.config, self.profile)
-        specs = _specs(batch)
-        keep = [
-            s
-            for s in specs
-            if (s.timestamp == NO_TIMESTAMP and self.profile.exempt_no_timestamp)
-            or not timestamp_out_of_range(
-                s.timestamp, now=now, before=before, after=after, rule=self.profile.range_rule
-            )
-        ]
-        if not keep or len(keep) == len(specs):
-            return batches
-        return [build_v2(keep, codec=batch.codec)]
+    if len(batches) != 1 or not isinstance(batches[0], DefaultBatch):
+        return batches
+    batch = batches[0]
+    if batch.producer_id >= 0 or batch.timestamp_type is TimestampType.LOG_APPEND_TIME:
+        return batches
+    profile = cluster.profile
+    before, after = effective_bounds(part.config, profile)
+    specs = _specs(batch)
+    keep = [
+        s
+        for s in specs
+        if (s.timestamp == NO_TIMESTAMP and profile.exempt_no_timestamp)
+        or not timestamp_out_of_range(s.timestamp, now=now, before=before, after=after, rule=profile.range_rule)
+    ]
+    if not keep or len(keep) == len(specs):
+        return batches
+    return [build_v2(keep, codec=batch.codec)]
 
 
 _model_mutant(
@@ -231,24 +215,20 @@ _model_mutant(
     "A batch with some out-of-range records is partly appended (the valid records kept) instead of "
     "rejected as a whole (VAL-9).",
     ("VAL.whole-batch-rejected",),
-    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
-    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
-    cluster=_PartialBatchCluster,
+    V2_PROFILES,
+    sent=_valid_records_kept,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
-class _RecordsRecountedCluster(MutantCluster):
+def _records_recounted(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
     """VAL-14 fault: the v2 header's RecordsCount is never compared with the records held; the records read are
     counted instead (the model's behaviour before it followed Kafka's DefaultRecordBatch.RecordIterator)."""
-
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        return _rewritten(
-            batches,
-            lambda b: _is_v2(b) and b.records_count is not None and bool(b.records_),
-            lambda b: replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None),
-        )
+    return _rewritten(
+        batches,
+        lambda b: _is_v2(b) and b.records_count is not None and bool(b.records_),
+        lambda b: replace(b, records_count=None, last_offset_delta=max(len(b.records_) - 1, 0), crc=None),
+    )
 
 
 _model_mutant(
@@ -256,33 +236,16 @@ _model_mutant(
     "A v2 batch whose RecordsCount (and LastOffsetDelta) disagrees with the records it holds is stored with the "
     "records counted instead of refused with INVALID_RECORD (\"Incorrect declared batch size\", VAL-14).",
     ("VAL.records-count-matches",),
-    cluster=_RecordsRecountedCluster,
+    sent=_records_recounted,
 )
 
 
-class _ProduceAnswerImpl(MutantImplementation):
-    """Post-processes produce answers with `mutate` (a response-level fault); what was sent and the request's
-    version are at hand."""
-
-    def produce(
-        self, topic: str, partition: int, batches: Sequence[AnyBatch], *, produce_version: int
-    ) -> ProduceResponse:
-        response = super().produce(topic, partition, batches, produce_version=produce_version)
-        return self.mutate(topic, partition, batches, produce_version, response)
-
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        return response
-
-
-class _RejectionKeepsLogStartImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        if response.error is ErrorCode.NONE or response.log_start_offset != -1 or produce_version < 5:
-            return response
-        return replace(response, log_start_offset=self.cluster.leader_log(topic, partition).log_start_offset)
+def _rejection_keeps_log_start(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    if answer.error is ErrorCode.NONE or answer.log_start_offset != -1 or version < 5:
+        return answer
+    return replace(answer, log_start_offset=impl.cluster.leader_log(topic, index).log_start_offset)
 
 
 _model_mutant(
@@ -290,15 +253,14 @@ _model_mutant(
     "A Produce refused before the log validates it (Produce v3+ carrying magic 0/1, a batch whose CRC does not "
     "match) answers the partition's log_start_offset where Kafka answers -1 (UNKNOWN_LOG_APPEND_INFO, VAL-11).",
     ("VAL.rejection-response-fields",),
-    answers=_RejectionKeepsLogStartImpl,
+    produced=_rejection_keeps_log_start,
 )
 
 
-class _RecordErrorsMissingImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        return replace(response, record_errors=())
+def _record_errors_dropped(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    return replace(answer, record_errors=())
 
 
 _model_mutant(
@@ -306,31 +268,29 @@ _model_mutant(
     "A rejected produce carries no record_errors at v8+ (KIP-467 not implemented, as in pre-2.4 brokers "
     "and some proxies).",
     ("VAL.record-errors-batch-index",),
-    answers=_RecordErrorsMissingImpl,
+    produced=_record_errors_dropped,
 )
 
 
-class _RecordErrorsOffByOneImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        shifted = tuple(replace(e, batch_index=e.batch_index + 1) for e in response.record_errors)
-        return replace(response, record_errors=shifted)
+def _record_errors_one_based(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    shifted = tuple(replace(e, batch_index=e.batch_index + 1) for e in answer.record_errors)
+    return replace(answer, record_errors=shifted)
 
 
 _model_mutant(
     "record-errors-index-off-by-one",
     "record_errors report a 1-based batch_index instead of the record's 0-based position (VAL-11).",
     ("VAL.record-errors-batch-index",),
-    answers=_RecordErrorsOffByOneImpl,
+    produced=_record_errors_one_based,
 )
 
 
-class _LatResponseMinusOneImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        return replace(response, log_append_time=-1)
+def _append_time_minus_one(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    return replace(answer, log_append_time=-1)
 
 
 _model_mutant(
@@ -338,18 +298,17 @@ _model_mutant(
     "A successful produce to a LogAppendTime topic answers log_append_time -1 (the field left at its "
     "default), so clients report their own create time.",
     ("VAL.lat-response-time",),
-    answers=_LatResponseMinusOneImpl,
+    produced=_append_time_minus_one,
 )
 
 
-class _LatResponseCreateTimeImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        if response.log_append_time == -1 or not sent:
-            return response
-        # The fault: the producer's (create) timestamp of the batch is echoed instead of `now`.
-        return replace(response, log_append_time=sent[0].max_timestamp)
+def _append_time_from_producer(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    if answer.log_append_time == -1 or not sent:
+        return answer
+    # The fault: the producer's (create) timestamp of the batch is echoed instead of `now`.
+    return replace(answer, log_append_time=sent[0].max_timestamp)
 
 
 _model_mutant(
@@ -357,42 +316,40 @@ _model_mutant(
     "A successful produce to a LogAppendTime topic answers the batch's producer timestamp instead of "
     "the broker's append time.",
     ("VAL.lat-response-time",),
-    answers=_LatResponseCreateTimeImpl,
+    produced=_append_time_from_producer,
 )
 
 
-class _CreateTimeResponseNowImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        config = self.topic_config(topic, partition)
-        created = config.timestamp_type is TimestampType.CREATE_TIME
-        if response.error is ErrorCode.NONE and created and produce_version >= 2:
-            return replace(response, log_append_time=self.clock(self.leader(topic, partition)))
-        return response
+def _createtime_answers_now(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    config = impl.topic_config(topic, index)
+    created = config.timestamp_type is TimestampType.CREATE_TIME
+    if answer.error is ErrorCode.NONE and created and version >= 2:
+        return replace(answer, log_append_time=impl.clock(impl.leader(topic, index)))
+    return answer
 
 
 _model_mutant(
     "createtime-response-now",
     "A successful produce to a CreateTime topic answers log_append_time = the broker clock instead of -1.",
     ("VAL.createtime-response-minus-one",),
-    answers=_CreateTimeResponseNowImpl,
+    produced=_createtime_answers_now,
 )
 
 
-class _HeaderMaxKeptCluster(MutantCluster):
-    def post_validate(
-        self, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
-    ) -> ValidatedAppend:
-        if _is_lat_topic(part) or len(sent) != len(outcome.batches):
-            return outcome
-        stored = tuple(
-            replace(b, max_timestamp=s.max_timestamp, crc=None)
-            if isinstance(b, DefaultBatch) and isinstance(s, DefaultBatch)
-            else b
-            for b, s in zip(outcome.batches, sent, strict=True)
-        )
-        return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
+def _header_max_kept(
+    cluster: Cluster, part: Partition, outcome: ValidatedAppend, sent: Sequence[AnyBatch], now: int
+) -> ValidatedAppend:
+    if len(sent) != len(outcome.batches):
+        return outcome
+    stored = tuple(
+        replace(b, max_timestamp=s.max_timestamp, crc=None)
+        if isinstance(b, DefaultBatch) and isinstance(s, DefaultBatch)
+        else b
+        for b, s in zip(outcome.batches, sent, strict=True)
+    )
+    return replace(outcome, batches=stored, max_timestamp=max(b.max_timestamp for b in stored))
 
 
 _model_mutant(
@@ -400,9 +357,9 @@ _model_mutant(
     "On a CreateTime topic the producer's batch MaxTimestamp is trusted and stored instead of the max of "
     "the record timestamps (VAL-13).",
     ("VAL.header-max-recomputed",),
-    # Explicit: the fault is in v2 batches, which 0.10.x profiles do not have (max_magic 1).
-    ("kafka-2.8", "kafka-3.9", "kafka-4.0", "kafka-4.1"),
-    cluster=_HeaderMaxKeptCluster,
+    V2_PROFILES,
+    stored=_header_max_kept,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
@@ -410,15 +367,14 @@ def _is_key_error(error: RecordError) -> bool:
     return (error.message or "").startswith("Compacted topic cannot accept message without key")
 
 
-class _KeyErrorWinsImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        # The fault: the first record error's kind decides the partition error, not "any timestamp error".
-        errors = response.record_errors
-        if response.error is ErrorCode.INVALID_TIMESTAMP and errors and _is_key_error(errors[0]):
-            return replace(response, error=ErrorCode.INVALID_RECORD, error_message=RECORDS_REJECTED_TEXT_2_5)
-        return response
+def _first_record_error_decides(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    # The fault: the first record error's kind decides the partition error, not "any timestamp error".
+    errors = answer.record_errors
+    if answer.error is ErrorCode.INVALID_TIMESTAMP and errors and _is_key_error(errors[0]):
+        return replace(answer, error=ErrorCode.INVALID_RECORD, error_message=RECORDS_REJECTED_TEXT_2_5)
+    return answer
 
 
 _model_mutant(
@@ -426,33 +382,34 @@ _model_mutant(
     "A batch with both key errors (compacted topic) and timestamp errors fails with the first record's error "
     "(INVALID_RECORD, 87) instead of INVALID_TIMESTAMP (VAL-9: any timestamp error wins).",
     ("VAL.timestamp-error-wins",),
-    answers=_KeyErrorWinsImpl,
+    produced=_first_record_error_decides,
 )
 
 
-class _EveryFailureImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        config = self.topic_config(topic, partition)
-        if not (config.compacted and response.record_errors) or len(sent) != 1:
-            return response
-        # The fault: a keyless record is checked on to its timestamp, and both failures are listed (VAL-9
-        # reports only a record's first failure); any timestamp error then fails the batch with 32.
-        now = self.cluster.clock(self.cluster.partition(topic, partition).leader)
-        before, after = effective_bounds(config, self.profile)
-        extra = [
-            RecordError(i, out_of_range_text(r.timestamp, i, now=now, before=before, after=after,
-                                             style=self.profile.error_text))
-            for i, r in enumerate(sent[0].records())
-            if r.key is None
-            and timestamp_out_of_range(r.timestamp, now=now, before=before, after=after, rule=self.profile.range_rule)
-        ]
-        if not extra:
-            return response
-        errors = tuple(sorted([*response.record_errors, *extra], key=lambda e: e.batch_index))
-        return replace(response, error=ErrorCode.INVALID_TIMESTAMP, error_message=TIMESTAMP_REJECTED_TEXT,
-                       record_errors=errors)
+def _every_failure_listed(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    config = impl.topic_config(topic, index)
+    if not (config.compacted and answer.record_errors) or len(sent) != 1:
+        return answer
+    # The fault: a keyless record is checked on to its timestamp, and both failures are listed (VAL-9
+    # reports only a record's first failure); any timestamp error then fails the batch with 32.
+    now = impl.cluster.clock(impl.cluster.partition(topic, index).leader)
+    before, after = effective_bounds(config, impl.profile)
+    extra = [
+        RecordError(
+            i, out_of_range_text(r.timestamp, i, now=now, before=before, after=after, style=impl.profile.error_text)
+        )
+        for i, r in enumerate(sent[0].records())
+        if r.key is None
+        and timestamp_out_of_range(r.timestamp, now=now, before=before, after=after, rule=impl.profile.range_rule)
+    ]
+    if not extra:
+        return answer
+    errors = tuple(sorted([*answer.record_errors, *extra], key=lambda e: e.batch_index))
+    return replace(
+        answer, error=ErrorCode.INVALID_TIMESTAMP, error_message=TIMESTAMP_REJECTED_TEXT, record_errors=errors
+    )
 
 
 _model_mutant(
@@ -460,18 +417,17 @@ _model_mutant(
     "A keyless record on a compacted topic is also checked for its timestamp, and both failures are listed "
     "in record_errors (VAL-9 reports only each record's first failure, the key).",
     ("VAL.first-failure-per-record",),
-    answers=_EveryFailureImpl,
+    produced=_every_failure_listed,
 )
 
 
-class _PlainSummaryImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        # The fault: the 2.5-3.1 top-level text, without the count and the first three record errors.
-        if response.error is ErrorCode.INVALID_RECORD and response.error_message:
-            return replace(response, error_message=RECORDS_REJECTED_TEXT_2_5)
-        return response
+def _plain_summary(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    # The fault: the 2.5-3.1 top-level text, without the count and the first three record errors.
+    if answer.error is ErrorCode.INVALID_RECORD and answer.error_message:
+        return replace(answer, error_message=RECORDS_REJECTED_TEXT_2_5)
+    return answer
 
 
 _model_mutant(
@@ -479,7 +435,7 @@ _model_mutant(
     "A batch rejected for non-timestamp record errors carries the pre-3.2 error_message \"One or more records "
     "have been rejected\" instead of the count and the first three errors (VAL-9).",
     ("VAL.invalid-record-summary-text",),
-    answers=_PlainSummaryImpl,
+    produced=_plain_summary,
 )
 
 
@@ -489,22 +445,21 @@ _OUT_OF_RANGE_TEXT = re.compile(
 )
 
 
-class _LogOffsetInTextImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        # The fault: the message prints the offset the record would have had in the log (VAL-7 prints the
-        # request's own, relative offset).
-        end = self.cluster.leader_log(topic, partition).log_end_offset
+def _log_offset_in_text(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    # The fault: the message prints the offset the record would have had in the log (VAL-7 prints the
+    # request's own, relative offset).
+    end = impl.cluster.leader_log(topic, index).log_end_offset
 
-        def absolute(error: RecordError) -> RecordError:
-            match = _OUT_OF_RANGE_TEXT.match(error.message or "")
-            if match is None:
-                return error
-            head, offset, middle, low, high = match.groups()
-            return replace(error, message=f"{head}{end + int(offset)}{middle}{low}, {high}]")
+    def absolute(error: RecordError) -> RecordError:
+        match = _OUT_OF_RANGE_TEXT.match(error.message or "")
+        if match is None:
+            return error
+        head, offset, middle, low, high = match.groups()
+        return replace(error, message=f"{head}{end + int(offset)}{middle}{low}, {high}]")
 
-        return replace(response, record_errors=tuple(absolute(e) for e in response.record_errors))
+    return replace(answer, record_errors=tuple(absolute(e) for e in answer.record_errors))
 
 
 _model_mutant(
@@ -512,24 +467,23 @@ _model_mutant(
     "An out-of-range record's message prints the offset the record would have had in the log instead of its "
     "offset in the request (VAL-7).",
     ("VAL.error-offset-from-request",),
-    answers=_LogOffsetInTextImpl,
+    produced=_log_offset_in_text,
 )
 
 
-class _SaturatedBoundsImpl(_ProduceAnswerImpl):
-    def mutate(
-        self, topic: str, partition: int, sent: Sequence[AnyBatch], produce_version: int, response: ProduceResponse
-    ) -> ProduceResponse:
-        # The fault: the printed bounds saturate at Long.MAX_VALUE instead of wrapping (VAL-7).
-        def saturated(error: RecordError) -> RecordError:
-            match = _OUT_OF_RANGE_TEXT.match(error.message or "")
-            if match is None:
-                return error
-            head, offset, middle, low, high = match.groups()
-            upper = LONG_MAX if int(high) < int(low) else int(high)
-            return replace(error, message=f"{head}{offset}{middle}{low}, {upper}]")
+def _saturated_bounds(
+    impl: MutantImplementation, topic: str, index: int, sent: Sequence[AnyBatch], version: int, answer: ProduceResponse
+) -> ProduceResponse:
+    # The fault: the printed bounds saturate at Long.MAX_VALUE instead of wrapping (VAL-7).
+    def saturated(error: RecordError) -> RecordError:
+        match = _OUT_OF_RANGE_TEXT.match(error.message or "")
+        if match is None:
+            return error
+        head, offset, middle, low, high = match.groups()
+        upper = LONG_MAX if int(high) < int(low) else int(high)
+        return replace(error, message=f"{head}{offset}{middle}{low}, {upper}]")
 
-        return replace(response, record_errors=tuple(saturated(e) for e in response.record_errors))
+    return replace(answer, record_errors=tuple(saturated(e) for e in answer.record_errors))
 
 
 _model_mutant(
@@ -537,7 +491,7 @@ _model_mutant(
     "The bounds printed in an out-of-range message saturate at Long.MAX_VALUE where Kafka's 64-bit sum "
     "wraps to a negative number (after = Long.MAX_VALUE, VAL-7).",
     ("VAL.error-bounds-wraparound",),
-    answers=_SaturatedBoundsImpl,
+    produced=_saturated_bounds,
 )
 
 
@@ -546,13 +500,10 @@ def _timestamp_rejection(rejected: list[tuple[int, int]], text: Callable[[int, i
     return AppendRejected(ErrorCode.INVALID_TIMESTAMP, TIMESTAMP_REJECTED_TEXT, errors, "seeded fault")
 
 
-class _NegativeExemptCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        # The fault: the range check skips every negative timestamp, as if each were "no timestamp" (VAL-3
-        # exempts only -1).
-        return [_restamped(b, lambda t: -1 if t < -1 else t) for b in batches]
+def _negatives_exempt(cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int) -> Sequence[AnyBatch]:
+    # The fault: the range check skips every negative timestamp, as if each were "no timestamp" (VAL-3
+    # exempts only -1).
+    return [_restamped(b, lambda t: -1 if t < -1 else t) for b in batches]
 
 
 _model_mutant(
@@ -560,25 +511,27 @@ _model_mutant(
     "Every negative timestamp is exempt from the range check like -1, so Long.MIN_VALUE is accepted where "
     "the 3.6+ rule's 64-bit difference makes it ~2^63 ms in the future (VAL-4).",
     ("VAL.range-long-min-is-future",),
-    cluster=_NegativeExemptCluster,
+    sent=_negatives_exempt,
 )
 
 
-class _ExactDistanceCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if self.profile.range_rule is not RangeRule.SYMMETRIC or _is_lat_topic(part):
-            return batches
-        difference, _ = effective_bounds(part.config, self.profile)
-        # The fault: |ts - now| computed without 64-bit overflow, so Long.MIN_VALUE is "out of range" (VAL-5:
-        # Java's abs of the overflowed distance stays negative and never rejects).
-        flat = [r.timestamp for b in batches for r in b.records()]
-        rejected = [(i, t) for i, t in enumerate(flat) if t != -1 and abs(t - now) > difference]
-        if not rejected:
-            return batches
-        return _timestamp_rejection(rejected, lambda i, t: out_of_range_text(
-            t, i, now=now, before=difference, after=difference, style=self.profile.error_text))
+def _exact_distance(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch] | AppendRejected:
+    profile = cluster.profile
+    if profile.range_rule is not RangeRule.SYMMETRIC:
+        return batches
+    difference, _ = effective_bounds(part.config, profile)
+    # The fault: |ts - now| computed without 64-bit overflow, so Long.MIN_VALUE is "out of range" (VAL-5:
+    # Java's abs of the overflowed distance stays negative and never rejects).
+    flat = [r.timestamp for b in batches for r in b.records()]
+    rejected = [(i, t) for i, t in enumerate(flat) if t != -1 and abs(t - now) > difference]
+    if not rejected:
+        return batches
+    return _timestamp_rejection(
+        rejected,
+        lambda i, t: out_of_range_text(t, i, now=now, before=difference, after=difference, style=profile.error_text),
+    )
 
 
 _model_mutant(
@@ -586,23 +539,21 @@ _model_mutant(
     "The symmetric range rule computes |ts - now| exactly (no 64-bit overflow), so it rejects ts = now + "
     "Long.MIN_VALUE, which Kafka's overflowing Math.abs never does (VAL-5).",
     ("VAL.symmetric-long-min-accepted",),
-    cluster=_ExactDistanceCluster,
+    sent=_exact_distance,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
-class _NegativeRejectedCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if _is_lat_topic(part):
-            return batches
-        # The fault: the broker applies the Java writer's sign check (FMT-8) to what it receives (VAL-15
-        # range-checks such values like any other).
-        flat = [r.timestamp for b in batches for r in b.records()]
-        rejected = [(i, t) for i, t in enumerate(flat) if t < -1]
-        if not rejected:
-            return batches
-        return _timestamp_rejection(rejected, lambda i, t: f"Invalid negative timestamp {t}")
+def _negatives_rejected(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch] | AppendRejected:
+    # The fault: the broker applies the Java writer's sign check (FMT-8) to what it receives (VAL-15
+    # range-checks such values like any other).
+    flat = [r.timestamp for b in batches for r in b.records()]
+    rejected = [(i, t) for i, t in enumerate(flat) if t < -1]
+    if not rejected:
+        return batches
+    return _timestamp_rejection(rejected, lambda i, t: f"Invalid negative timestamp {t}")
 
 
 _model_mutant(
@@ -610,7 +561,8 @@ _model_mutant(
     "A record stamped below -1 is refused with INVALID_TIMESTAMP for its sign (the Java writer's check) "
     "instead of being range-checked like any value (VAL-15).",
     ("VAL.below-minus-one-range-checked",),
-    cluster=_NegativeRejectedCluster,
+    sent=_negatives_rejected,
+    topics=TimestampType.CREATE_TIME,
 )
 
 
@@ -660,17 +612,16 @@ _model_mutant(
 )
 
 
-class _IdempotenceDroppedCluster(MutantCluster):
-    def pre_validate(
-        self, part: Partition, batches: Sequence[AnyBatch], now: int
-    ) -> Sequence[AnyBatch] | AppendRejected:
-        if part.config.message_format_magic >= 2 or not self.profile.honours_message_format_version:
-            return batches
-        # The fault: for a topic stored below v2 the producer id and sequence are dropped in the conversion
-        # instead of refusing the batch (VAL-14: UNSUPPORTED_FOR_MESSAGE_FORMAT).
-        return _rewritten(
-            batches, _is_v2, lambda b: replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
-        )
+def _idempotence_dropped(
+    cluster: Cluster, part: Partition, batches: Sequence[AnyBatch], now: int
+) -> Sequence[AnyBatch]:
+    if part.config.message_format_magic >= 2 or not cluster.profile.honours_message_format_version:
+        return batches
+    # The fault: for a topic stored below v2 the producer id and sequence are dropped in the conversion
+    # instead of refusing the batch (VAL-14: UNSUPPORTED_FOR_MESSAGE_FORMAT).
+    return _rewritten(
+        batches, _is_v2, lambda b: replace(b, producer_id=-1, producer_epoch=-1, base_sequence=-1, crc=None)
+    )
 
 
 _model_mutant(
@@ -678,5 +629,5 @@ _model_mutant(
     "An idempotent batch for a topic stored in format v0/v1 is accepted, its producer id and sequence dropped "
     "in the conversion, instead of refused with UNSUPPORTED_FOR_MESSAGE_FORMAT (VAL-14).",
     ("VAL.idempotent-needs-v2",),
-    cluster=_IdempotenceDroppedCluster,
+    sent=_idempotence_dropped,
 )
