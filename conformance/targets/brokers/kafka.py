@@ -52,6 +52,7 @@ from conformance.jvm.locate import JvmUnavailable
 from conformance.jvm.locate import java_tool as locate_java_tool
 from conformance.progress import step
 from conformance.targets.brokers.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes
+from conformance.targets.brokers.opening import wire_factory
 from conformance.targets.brokers.process import (
     LOOPBACK,
     ManagedBroker,
@@ -61,7 +62,6 @@ from conformance.targets.brokers.process import (
     stop_together,
 )
 from conformance.targets.kinds.implementation import Kind
-from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import Opened, Opening, ServedBy, Target
 from conformance.wire.client import WireClient
 from conformance.wire.connection import WireError
@@ -712,8 +712,4 @@ def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
     """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run on the suite's clock (`opening.brokers` nodes,
     default one), stopped on the way out (also on errors)."""
     with kafka_on_the_suites_clock(kafka_release(target), opening) as kafka:
-        factory = WireFactory(
-            bootstrap=kafka.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
-            control_url=kafka.control_url,
-        )  # fmt: skip
-        yield factory, kafka.log_paths
+        yield wire_factory(target, opening, kafka.bootstrap, control_url=kafka.control_url), kafka.log_paths

@@ -68,13 +68,13 @@ from conformance.errors import TargetError
 from conformance.progress import step
 from conformance.targets.brokers.failovers import register_failover, unregister_failover
 from conformance.targets.brokers.kafka_control import partition_metadata
+from conformance.targets.brokers.opening import wire_factory
 from conformance.targets.brokers.process import (
     LOOPBACK,
     ManagedBroker,
     ManagedProcessError,
     free_loopback_port,
 )
-from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import Opened, Opening, Target
 from conformance.wire.client import PartitionMetadata, WireClient
 
@@ -620,8 +620,6 @@ def open_kfake(target: Target, opening: Opening) -> Iterator[Opened]:
     """`--target kfake[==VERSION|=PATH]`: a fresh kfake cluster for the run, stopped on the way out (also on
     errors); leaders move through its failover hook, retention through its control plane."""
     with kfake_cluster(target, opening) as running:
-        factory = WireFactory(
-            bootstrap=running.process.bootstrap, profile=opening.profile, target=str(target),
-            timeout=opening.timeout, failover=running.failover, control_url=running.control_url,
-        )  # fmt: skip
+        factory = wire_factory(target, opening, running.process.bootstrap, failover=running.failover,
+                               control_url=running.control_url)  # fmt: skip
         yield factory, [Path(running.process.log_path)]

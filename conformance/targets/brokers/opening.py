@@ -1,6 +1,6 @@
 """What the brokers' openers share: a single managed broker started for a run and stopped on the way out
-(`open_started`), the usage check that what one runs is installed (`check_found`); and the opener of the user's own
-cluster at `--bootstrap-servers` (`--target broker`), never started or stopped by the suite, checked reachable (and its
+(`open_started`), the wire implementation's factory for a started broker (`wire_factory`), the usage check that what
+one runs is installed (`check_found`); and the opener of the user's own cluster at `--bootstrap-servers` (`--target broker`), never started or stopped by the suite, checked reachable (and its
 control plane answering) before the run (`open_cluster`)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from conformance.errors import TargetError
 from conformance.targets.brokers.process import ManagedBroker
@@ -40,6 +41,22 @@ def open_cluster(target: Target, opening: Opening) -> Iterator[Opened]:
     ), []
 
 
+class BrokerHooks(TypedDict, total=False):
+    """What a started broker offers the wire implementation besides its address (WireFactory's fields)."""
+
+    failover: str | None  # an in-process cluster's leader moves
+    admin: str | None  # the same cluster's topic admin, where CreateTopics is not offered
+    control_url: str | None  # its control plane
+
+
+def wire_factory(target: Target, opening: Opening, bootstrap: str, **hooks: Unpack[BrokerHooks]) -> WireFactory:
+    """The factory of the wire implementation for a run of `target` at `bootstrap`: the run's profile and timeout,
+    and the hooks the broker offers."""
+    return WireFactory(
+        bootstrap=bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout, **hooks
+    )
+
+
 def check_found(find: Callable[[], object], missing: type[Exception]) -> None:
     """A managed broker's usage check before anything starts: what it runs is found (`find`), else the one line it
     raised (`missing`) as a TargetError naming the fix (the extra to install)."""
@@ -57,7 +74,4 @@ def open_started(
     (also on errors); the factory of the wire implementation at its address, and its log."""
     opening.log_dir.mkdir(parents=True, exist_ok=True)
     with start(opening.log_dir) as broker:
-        factory = WireFactory(
-            bootstrap=broker.bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout
-        )
-        yield factory, [Path(broker.log_path)]
+        yield wire_factory(target, opening, broker.bootstrap), [Path(broker.log_path)]

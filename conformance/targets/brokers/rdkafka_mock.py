@@ -61,9 +61,8 @@ from typing import Any
 
 from conformance.extras import install_hint
 from conformance.targets.brokers.failovers import register_failover, unregister_failover
-from conformance.targets.brokers.opening import check_found
+from conformance.targets.brokers.opening import check_found, wire_factory
 from conformance.targets.brokers.process import ApiVersionsProbeError, probe_api_versions
-from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory
 from conformance.targets.target import Opened, Opening, Target
 
 __all__ = [
@@ -578,13 +577,6 @@ def open_mock_cluster(target: Target, opening: Opening) -> Iterator[Opened]:
     with MockCluster(brokers=opening.brokers or 3) as cluster:
         managed = register_failover(cluster)
         try:
-            yield WireFactory(
-                bootstrap=cluster.bootstrap,
-                profile=opening.profile,
-                target=str(target),
-                timeout=opening.timeout,
-                failover=managed,
-                admin=managed,
-            ), []
+            yield wire_factory(target, opening, cluster.bootstrap, failover=managed, admin=managed), []
         finally:
             unregister_failover(managed)

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from conformance.targets.brokers.opening import wire_factory
 from conformance.targets.brokers.process import (
     DEFAULT_READY_TIMEOUT,
     LOOPBACK,
@@ -35,7 +36,7 @@ from conformance.targets.brokers.process import (
     probe_api_versions,
     unused_log_path,
 )
-from conformance.targets.routes.wire_adapter.kafka_wire import WireFactory, check_control
+from conformance.targets.routes.wire_adapter.kafka_wire import check_control
 from conformance.targets.target import Opened, Opening, Target
 
 MAX_REFERENCE_BROKERS = 64  # kafka-conformance serve --brokers
@@ -177,10 +178,6 @@ def open_reference(target: Target, opening: Opening) -> Iterator[Opened]:
     with reference:
         # The reference broker's own control plane must answer and name the brokers Metadata names.
         check_control(reference.bootstrap, reference.control_url, timeout=opening.timeout)
-        yield WireFactory(
-            bootstrap=reference.bootstrap,
-            profile=opening.profile,
-            target=str(target),
-            timeout=opening.timeout,
-            control_url=reference.control_url,
-        ), [Path(reference.log_path)]
+        yield wire_factory(target, opening, reference.bootstrap, control_url=reference.control_url), [
+            Path(reference.log_path)
+        ]
