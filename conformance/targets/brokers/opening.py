@@ -1,7 +1,8 @@
 """What the brokers' openers share: a single managed broker started for a run and stopped on the way out
 (`open_started`), the wire implementation's factory for a started broker (`wire_factory`), the usage check that what
-one runs is installed (`check_found`); and the opener of the user's own cluster at `--bootstrap-servers` (`--target broker`), never started or stopped by the suite, checked reachable (and its
-control plane answering) before the run (`open_cluster`)."""
+one runs is installed (`check_found`); and the opener of the user's own cluster at `--bootstrap-servers` (`--target
+broker`), never started or stopped by the suite, checked reachable (and its control plane answering) before the run
+(`open_cluster`)."""
 
 from __future__ import annotations
 
