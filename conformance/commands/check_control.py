@@ -279,6 +279,13 @@ def _positive(kind: Callable[[str], Any], what: str) -> Callable[[str], Any]:
     return parse
 
 
+def _add_positive(
+    parser: argparse.ArgumentParser, flag: str, kind: Callable[[str], Any], default: Any, metavar: str, text: str
+) -> None:
+    """An option that takes a positive number of `kind`; anything else is argparse's usage error naming `flag`."""
+    parser.add_argument(flag, type=_positive(kind, flag), default=default, metavar=metavar, help=text)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Check a control plane against the OpenAPI document shipped with the suite "
@@ -289,20 +296,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "whose data you need. POST /reset and POST /retention are left out unless asked."
     )
     parser.add_argument("url", type=_base_url, metavar="URL", help="the control plane's base URL, e.g. http://127.0.0.1:8080")
-    parser.add_argument(
-        "--max-examples",
-        type=_positive(int, "--max-examples"),
-        default=DEFAULT_MAX_EXAMPLES,
-        metavar="N",
-        help=f"generated examples per operation in the fuzzing phase (default {DEFAULT_MAX_EXAMPLES})",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=_positive(float, "--timeout"),
-        default=DEFAULT_TIMEOUT,
-        metavar="S",
-        help=f"seconds to wait for each answer; no answer by then is a failure (default {DEFAULT_TIMEOUT:g})",
-    )
+    examples = f"generated examples per operation in the fuzzing phase (default {DEFAULT_MAX_EXAMPLES})"
+    _add_positive(parser, "--max-examples", int, DEFAULT_MAX_EXAMPLES, "N", examples)
+    wait = f"seconds to wait for each answer; no answer by then is a failure (default {DEFAULT_TIMEOUT:g})"
+    _add_positive(parser, "--timeout", float, DEFAULT_TIMEOUT, "S", wait)
     parser.add_argument(
         "--topic",
         type=_topic,
