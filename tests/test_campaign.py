@@ -159,7 +159,8 @@ def test_bad_campaigns_are_one_line_errors(
 
 @pytest.mark.e2e
 def test_one_task_gives_a_row_per_clause_with_the_counterexample_of_a_failure() -> None:
-    task = CampaignTask("mutant:lookup-last-match", "list_offsets", "kafka-4.0", 3, 120)
+    # The budget is not what this test is about: a loaded two-core CI took 127 s for this task (timeout at 120).
+    task = CampaignTask("mutant:lookup-last-match", "list_offsets", "kafka-4.0", 3, 600)
     rows = run_task(task, "test", str(SUITES), {})
     by_clause = {r["clause"]: r for r in rows}
     assert {r["status"] for r in rows} == {"ok"}

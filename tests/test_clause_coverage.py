@@ -97,7 +97,9 @@ def test_cli_lists_the_coverage_and_fails_on_a_gap(monkeypatch: pytest.MonkeyPat
 @pytest.mark.e2e
 def test_every_declared_clause_passes_on_the_model_under_some_profile(tmp_path: Path) -> None:
     """Issue 11 item 2: a clause a suite test declares reaches PASS against the model under at least one
-    profile; a clause that cannot (its check runs only on a failing path) would read UNSUPPORTED everywhere."""
+    profile; a clause that cannot (its check runs only on a failing path) would read UNSUPPORTED everywhere.
+    At the `fast` budget (25 examples, as mutants-fast): a clause that reaches PASS there reaches it with more
+    examples too; the model's full-budget runs are tox -e model's (2026-12-07: 117 s here, 577 s with `ci`)."""
     passed: set[str] = set()
     seen: dict[str, set[str]] = {}
     # The reference of each kind of implementation (issue 13): the model as a broker, as a codec and as a client.
@@ -105,7 +107,7 @@ def test_every_declared_clause_passes_on_the_model_under_some_profile(tmp_path: 
         out = tmp_path / f"{target.replace(':', '-')}-{profile}.json"
         run = subprocess.run(
             [sys.executable, "-m", "pytest", "suites", "--target", target, "--profile", profile,
-             "--hypothesis-profile", "ci", "--verdicts-json", str(out), "-q", "-p", "no:cacheprovider",
+             "--hypothesis-profile", "fast", "--verdicts-json", str(out), "-q", "-p", "no:cacheprovider",
              "-p", "no:schemathesis"],
             cwd=ROOT, capture_output=True, text=True, timeout=1800,
         )
