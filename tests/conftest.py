@@ -1,10 +1,16 @@
 """The project's own tests share the Hypothesis profiles registered by conformance.plugin
 (`ci` when CI is set, `dev` otherwise, `thorough` on request: --hypothesis-profile thorough), and one fixture: a
-reference broker whose clock reads this machine's time, for the drivers' end-to-end tests."""
+reference broker whose clock reads this machine's time, for the drivers' end-to-end tests.
+
+The tests that stop a run with Ctrl-C need SIGINT delivered. A shell starts a background job (`tox &`, `setsid bash
+-c '...' &`) with SIGINT ignored, Python keeps an ignored SIGINT ignored, and every process it starts inherits
+that; so here SIGINT gets Python's own handler back (a process started from this one then starts with SIGINT at its
+default, as from a terminal)."""
 
 from __future__ import annotations
 
 import base64
+import signal
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,6 +21,9 @@ import pytest
 from conformance.control.control_client import ControlClient
 from conformance.targets.brokers.reference_broker import ReferenceBroker, start_reference
 from conformance.wire.client import WireClient
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="module")
