@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from .codec import encoded_size
-from .config import TopicConfig
-from .constants import INT_MAX, LONG_MAX, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from .config import TopicConfig, target_magic
+from .constants import INT_MAX, LONG_MAX, MAGIC_V2, NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from .profiles import IndexGranularity, Profile, RetentionBasis, RollBase
 from .records import AnyBatch, ConsumerRecord, all_records
 from .time_index import OFFSET_INDEX_ENTRY_BYTES, TIME_INDEX_ENTRY_BYTES, OffsetIndex, TimeIndex
@@ -370,15 +370,16 @@ class PartitionLog:
         log_start_offset: int = 0,
         hw_follows_leo: bool = False,
     ) -> None:
-        self.config = config
         self.profile = profile
+        self._epochs: list[tuple[int, int]] = []  # leader-epoch cache: (epoch, start offset), ascending
+        self._led: list[tuple[int, int]] = []  # the epochs the partition knows (see "leader epochs" below)
+        self.config = config
         self._jitter = jitter
         self._jitter_for_segment = jitter_for_segment
         self.hw_follows_leo = hw_follows_leo
         self.log_start_offset = log_start_offset
         self.log_end_offset = log_start_offset
         self.high_watermark = log_start_offset
-        self._epochs: list[tuple[int, int]] = []  # leader-epoch cache: (epoch, start offset), ascending
         self.segments: list[Segment] = [self._new_segment(log_start_offset, now)]
 
     def __repr__(self) -> str:
@@ -427,21 +428,53 @@ class PartitionLog:
             found.extend(segment.batches[start:])
         return tuple(found)
 
-    # ------------------------------------------------------------------ leader-epoch cache
+    # ------------------------------------------------------------------ configuration
+
+    @property
+    def config(self) -> TopicConfig:
+        return self._config
+
+    @config.setter
+    def config(self, config: TopicConfig) -> None:
+        """A topic's configuration, at creation or altered. LO-5: a log whose record format precedes v2 keeps no
+        leader-epoch cache (Kafka 2.8 Log.initializeLeaderEpochCache: `if (recordVersion.precedes(RecordVersion.V2))
+        ... leaderEpochCache = None`), and a change of format across v2 starts it afresh (Log.updateConfig re-runs
+        that initialisation): dropped going to v0/v1, empty coming back to v2."""
+        before = self.keeps_epoch_cache if hasattr(self, "_config") else None
+        self._config = config
+        if before is not None and before != self.keeps_epoch_cache:
+            self._epochs = []
+
+    @property
+    def keeps_epoch_cache(self) -> bool:
+        """Whether this log keeps a leader-epoch cache: only where it stores format v2 (CNV-3, LO-5)."""
+        return target_magic(self._config, self.profile) >= MAGIC_V2
+
+    # ------------------------------------------------------------------ leader epochs
+    #
+    # Two records of (epoch, start offset), ascending in both: the log's leader-epoch cache (`_epochs`, KIP-101),
+    # which a v0/v1 log does not keep, and the epochs this replica has led or been told of (`_led`), which the
+    # partition knows whatever the format (Kafka's Partition.leaderEpoch and leaderEpochStartOffsetOpt). Both take
+    # the same changes, so on a v2 log they are equal; LATEST and the fresh-leader check read the second (LO-3,
+    # LO-4: Partition.fetchOffsetForTimestamp answers LATEST with `Optional.of(leaderEpoch)`, Kafka 2.8 on a v0
+    # topic too), EARLIEST and OffsetsForLeaderEpoch the cache (LO-5).
 
     @property
     def leader_epochs(self) -> tuple[tuple[int, int], ...]:
+        """The leader-epoch cache (empty on a v0/v1 log)."""
         return tuple(self._epochs)
 
     @property
     def latest_epoch(self) -> int:
-        return self._epochs[-1][0] if self._epochs else NO_PARTITION_LEADER_EPOCH
+        """The current leader epoch as this replica knows it (LO-4), -1 if none."""
+        return self._led[-1][0] if self._led else NO_PARTITION_LEADER_EPOCH
 
     def earliest_epoch_entry(self) -> tuple[int, int] | None:
         return self._epochs[0] if self._epochs else None
 
     def latest_epoch_start_offset(self) -> int | None:
-        return self._epochs[-1][1] if self._epochs else None
+        """Where the current leader epoch starts (LO-3's fresh-leader check), None if no epoch is known."""
+        return self._led[-1][1] if self._led else None
 
     def epoch_for_offset(self, offset: int) -> int:
         """The epoch of the last cache entry starting at or before `offset`, -1 if none."""
@@ -454,25 +487,22 @@ class PartitionLog:
 
     def assign_epoch(self, epoch: int, start_offset: int) -> None:
         """Record that `epoch` starts at `start_offset` (on becoming leader, or from an appended batch's
-        PartitionLeaderEpoch). Entries that the new one contradicts (epoch >= it or start >= its start)
-        are dropped, so the cache stays increasing in both (KIP-101 cache; not a rule of docs/rules.md)."""
+        PartitionLeaderEpoch), in the cache where the log keeps one. Entries that the new one contradicts (epoch
+        >= it or start >= its start) are dropped, so the records stay increasing in both (KIP-101 cache; not a
+        rule of docs/rules.md)."""
         if epoch < 0 or start_offset < 0:
             raise ValueError(f"leader epoch {epoch} / start offset {start_offset} must be >= 0")
-        if self._epochs:
-            last_epoch, last_start = self._epochs[-1]
-            if last_epoch == epoch and last_start <= start_offset:
-                return
-        self._epochs = [(e, s) for e, s in self._epochs if e < epoch and s < start_offset]
-        self._epochs.append((epoch, start_offset))
+        self._led = _assigned(self._led, epoch, start_offset)
+        if self.keeps_epoch_cache:  # LO-5: a v0/v1 log has no cache to record it in (Kafka: cache.foreach)
+            self._epochs = _assigned(self._epochs, epoch, start_offset)
 
     def _truncate_epochs_from_end(self, offset: int) -> None:
         self._epochs = [(e, s) for e, s in self._epochs if s < offset]
+        self._led = [(e, s) for e, s in self._led if s < offset]
 
     def _truncate_epochs_from_start(self, offset: int) -> None:
-        # The entry covering `offset` now starts there; older ones go with the deleted segments.
-        covering = [(e, s) for e, s in self._epochs if s <= offset]
-        later = [(e, s) for e, s in self._epochs if s > offset]
-        self._epochs = ([(covering[-1][0], offset)] if covering else []) + later
+        self._epochs = _from_start(self._epochs, offset)
+        self._led = _from_start(self._led, offset)
 
     # ------------------------------------------------------------------ appends (§12 steps 4-5)
 
@@ -651,6 +681,7 @@ class PartitionLog:
         self.segments = [self._new_segment(offset, now)]
         self.log_start_offset = self.log_end_offset = self.high_watermark = offset
         self._epochs = []
+        self._led = []
 
     def recover(self, now: int) -> None:
         """IDX-13: a restart after the index files were lost: every segment rebuilds its indexes and
@@ -660,3 +691,19 @@ class PartitionLog:
 
 
 __all__ = ["APPEND_ORIGINS", "PartitionLog", "Segment", "jitter_bound", "max_segment_ms"]
+
+
+def _assigned(epochs: list[tuple[int, int]], epoch: int, start_offset: int) -> list[tuple[int, int]]:
+    """`epochs` after `epoch` starting at `start_offset` is assigned (PartitionLog.assign_epoch)."""
+    if epochs:
+        last_epoch, last_start = epochs[-1]
+        if last_epoch == epoch and last_start <= start_offset:
+            return epochs
+    return [(e, s) for e, s in epochs if e < epoch and s < start_offset] + [(epoch, start_offset)]
+
+
+def _from_start(epochs: list[tuple[int, int]], offset: int) -> list[tuple[int, int]]:
+    """`epochs` after the log start moved to `offset`: the entry covering it starts there, earlier ones go."""
+    covering = [(e, s) for e, s in epochs if s <= offset]
+    later = [(e, s) for e, s in epochs if s > offset]
+    return ([(covering[-1][0], offset)] if covering else []) + later

@@ -54,14 +54,50 @@ def test_each_line_is_pinned_to_one_release_and_its_profile() -> None:
     assert set(KAFKA_LINES) >= {"3.9", "4.0"}
 
 
-def test_any_exact_release_from_3_9_on_runs_under_its_line_s_profile() -> None:
-    assert [(r.version, r.profile) for r in map(release, ("4.1.1", "4.3.0", "4.0.0", "3.9.0"))] == [
-        ("4.1.1", "kafka-4.1"), ("4.3.0", "kafka-4.1"), ("4.0.0", "kafka-4.0"), ("3.9.0", "kafka-3.9")]  # fmt: skip
+def test_any_exact_release_of_a_profiled_line_runs_under_its_profile() -> None:
+    assert [(r.version, r.profile) for r in map(release, ("4.1.1", "4.3.0", "4.0.0", "3.9.0", "2.8.1", "0.10.2.1",
+                                                          "0.10.1.0", "0.10.0.0"))] == [
+        ("4.1.1", "kafka-4.1"), ("4.3.0", "kafka-4.1"), ("4.0.0", "kafka-4.0"), ("3.9.0", "kafka-3.9"),
+        ("2.8.1", "kafka-2.8"), ("0.10.2.1", "kafka-0.10"), ("0.10.1.0", "kafka-0.10"),
+        ("0.10.0.0", "kafka-0.10.0")]  # fmt: skip
     assert str(parse_target("kafka==4.1.1")) == "kafka:4.1.1"
-    # 3.8 answers MAX_TIMESTAMP below ListOffsets v7 (KAFKA-17331 came in 3.9): no profile describes it yet.
-    for older in ("3.8.1", "3.6.0", "4.1", "4.x"):
-        with pytest.raises(TargetError, match=r"or an exact release from 3\.9\.0 on"):
+    # 3.8 answers MAX_TIMESTAMP below ListOffsets v7 (KAFKA-17331 came in 3.9), 2.7 and 1.1 differ from 2.8 in
+    # record errors (KIP-467): no profile describes those lines yet. A 0.x release has four numbers, a later three.
+    for older in ("3.8.1", "3.6.0", "2.7.2", "1.1.1", "0.11.0.3", "4.1", "4.x", "2.8.2.1", "0.10.2"[:4]):
+        with pytest.raises(TargetError, match=r"or an exact release of a line a profile describes"):
             release(older)
+
+
+def test_a_release_before_3_9_runs_in_zookeeper_mode_with_its_own_formats() -> None:
+    old, new = release("2.8"), release("4.0")
+    assert (old.zookeeper, old.artifact, old.protocol_version) == (True, "org.apache.kafka:kafka_2.13", "2.8")
+    assert (new.zookeeper, new.artifact) == (False, "org.apache.kafka:kafka_2.13")
+    assert [(r.artifact, r.protocol_version) for r in (release("0.10.2"), release("0.10.0"))] == [
+        ("org.apache.kafka:kafka_2.12", "0.10.2"), ("org.apache.kafka:kafka_2.11", "0.10.0")]  # fmt: skip
+    assert [line for line, (_, profile) in KAFKA_LINES.items()] == [
+        "4.4", "4.0", "3.9", "2.8", "0.10.2", "0.10.1", "0.10.0"]  # fmt: skip
+
+
+def test_a_zookeeper_mode_broker_is_configured_for_its_lines_formats(tmp_path: Path) -> None:
+    from conformance.targets.brokers.kafka import KafkaNode, zookeeper_properties
+
+    text = zookeeper_properties(9092, KafkaNode(1, 0, 9999), "127.0.0.1:2181", tmp_path, release("0.10.2"))
+    settings = dict(line.split("=", 1) for line in text.splitlines())
+    assert {k: settings[k] for k in ("broker.id", "zookeeper.connect", "inter.broker.protocol.version",
+                                     "log.message.format.version", "delete.topic.enable", "log.cleaner.enable")} == {
+        "broker.id": "1", "zookeeper.connect": "127.0.0.1:2181", "inter.broker.protocol.version": "0.10.2",
+        "log.message.format.version": "0.10.2", "delete.topic.enable": "true",
+        "log.cleaner.enable": "false"}  # fmt: skip
+    assert "process.roles" not in settings
+
+
+def test_a_release_before_kraft_gets_log4j_2_and_jaxb_instead_of_its_own_logging() -> None:
+    from conformance.targets.brokers.kafka import _pom
+
+    old, new = _pom("0.10.2.2"), _pom("4.0.2")
+    assert "<artifactId>kafka_2.12</artifactId><version>0.10.2.2</version><exclusions>" in old
+    assert all(a in old for a in ("<artifactId>slf4j-log4j12</artifactId>", "log4j-1.2-api", "jaxb-api"))
+    assert "<exclusions>" not in new and "jaxb-api" not in new
 
 
 def _jar(path: Path) -> Path:
@@ -119,8 +155,8 @@ def test_a_path_that_is_no_kafka_build_or_too_old_is_one_line_naming_the_fix(tmp
 
 
 def test_an_unsupported_version_and_a_wrong_profile_are_one_line_naming_the_fix() -> None:
-    with pytest.raises(TargetError, match=r"Apache Kafka 2\.8 is not a supported target: choose one of kafka:"):
-        check_target("kafka:2.8", "kafka-2.8")
+    with pytest.raises(TargetError, match=r"Apache Kafka 3\.5 is not a supported target: choose one of kafka:"):
+        check_target("kafka:3.5", "kafka-3.9")
     with pytest.raises(TargetError, match=r"behaves as profile kafka-4\.0, not kafka-4\.1: pass --profile kafka-4\.0"):
         check_target("kafka:4.0", "kafka-4.1")
 
@@ -224,7 +260,8 @@ _UNREACHABLE = (
     ("output", "says"),
     [
         (_NOT_ON_CENTRAL, r"^Apache Kafka 4\.1\.99 is not on Maven Central \(org\.apache\.kafka:kafka_2\.13:4\.1\.99\)"
-         r": choose a released version, e\.g\. kafka==4\.4\.0, or a line: kafka:4\.4, kafka:4\.0, kafka:3\.9$"),
+         r": choose a released version, e\.g\. kafka==4\.4\.0, or a line: kafka:4\.4, kafka:4\.0, kafka:3\.9, "
+         r"kafka:2\.8, kafka:0\.10\.2, kafka:0\.10\.1, kafka:0\.10\.0$"),
         (_UNREACHABLE, r"^Maven could not reach Maven Central to fetch org\.apache\.kafka:kafka_2\.13:4\.1\.99 "
          r"\(Could not transfer artifact .*: Unknown host repo\.maven\.apache\.org\): check the network, or a "
          r"proxy or mirror in ~/\.m2/settings\.xml$"),
@@ -262,7 +299,8 @@ def test_a_release_central_lacks_stops_run_before_pytest_and_leaves_nothing(
     assert captured.err.splitlines() == [
         f"fetching Apache Kafka {version} from Maven Central...",
         f"kafka-conformance: error: Apache Kafka {version} is not on Maven Central (org.apache.kafka:kafka_2.13:"
-        f"{version}): choose a released version, e.g. kafka==4.4.0, or a line: kafka:4.4, kafka:4.0, kafka:3.9",
+        f"{version}): choose a released version, e.g. kafka==4.4.0, or a line: kafka:4.4, kafka:4.0, kafka:3.9, "
+        "kafka:2.8, kafka:0.10.2, kafka:0.10.1, kafka:0.10.0",
     ]
     assert not (tmp_path / "out" / "verdicts.json").exists()
     assert not kafka.runtime_dir(version).exists()

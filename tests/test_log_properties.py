@@ -529,6 +529,33 @@ def test_message_format_v0_topic_refuses_timestamp_lookups() -> None:
     assert list_offsets(log, -1, version=6, profile=KAFKA_2_8).error is ErrorCode.NONE
 
 
+def test_a_v0_or_v1_log_keeps_no_epoch_cache_but_knows_its_leader_epoch() -> None:
+    """LO-5 (Kafka 2.8 Log.initializeLeaderEpochCache: no cache for a record version before v2): EARLIEST answers
+    epoch -1 on a topic stored as v0 or v1, and OffsetsForLeaderEpoch finds nothing; LATEST keeps the partition's
+    leader epoch (LO-4, Partition.fetchOffsetForTimestamp). Both measured on Apache Kafka 2.8.2: EARLIEST -1, LATEST
+    0 at ListOffsets v4 on a topic with message.format.version=0.9.0. Going back to v2 starts an empty cache."""
+    from conformance.reference.handlers import end_offset_for_epoch
+
+    for magic in (0, 1):
+        log = PartitionLog(TopicConfig(message_format_magic=magic), KAFKA_2_8, now=0, hw_follows_leo=True)
+        log.assign_epoch(0, 0)  # becomes leader at epoch 0
+        assert not log.keeps_epoch_cache and log.leader_epochs == ()
+        assert list_offsets(log, -2, version=6, profile=KAFKA_2_8).leader_epoch == -1
+        assert list_offsets(log, -1, version=6, profile=KAFKA_2_8).leader_epoch == 0
+        assert end_offset_for_epoch(log, 0) == (-1, -1)
+    log = PartitionLog(TopicConfig(), KAFKA_2_8, now=0, hw_follows_leo=True)
+    log.assign_epoch(0, 0)
+    assert list_offsets(log, -2, version=6, profile=KAFKA_2_8).leader_epoch == 0
+    log.config = TopicConfig(message_format_magic=1)
+    assert log.leader_epochs == () and list_offsets(log, -2, version=6, profile=KAFKA_2_8).leader_epoch == -1
+    log.config = TopicConfig()
+    assert log.leader_epochs == () and log.latest_epoch == 0
+    # From 3.0 the format version is ignored (CNV-3): every log is v2 and keeps its cache.
+    v0_asked = PartitionLog(TopicConfig(message_format_magic=0), KAFKA_3_9, now=0, hw_follows_leo=True)
+    v0_asked.assign_epoch(0, 0)
+    assert list_offsets(v0_asked, -2, version=6, profile=KAFKA_3_9).leader_epoch == 0
+
+
 def test_cached_max_timestamp_3_0_to_3_7() -> None:
     """LO-6 / DIS-7 (3.0-3.7, KAFKA-16310): MAX_TIMESTAMP answered the segment's cached offset (the
     batch's last offset) with the latest epoch, not the record's."""

@@ -116,7 +116,7 @@ def _counts() -> dict[str, str]:
 
 
 def _versions() -> dict[str, str]:
-    from conformance.targets.brokers.kafka import KAFKA_LINES, NEWEST_LINE, OLDEST_RELEASE
+    from conformance.targets.brokers.kafka import KAFKA_LINES, NEWEST_LINE
     from conformance.targets.brokers.kfake import KFAKE_VERSION
     from conformance.targets.libraries import LIBRARIES
 
@@ -127,7 +127,6 @@ def _versions() -> dict[str, str]:
         "kafka.newest": NEWEST_LINE,
         "kafka.newest.release": KAFKA_LINES[NEWEST_LINE][0],
         "kafka.lines": ", ".join(KAFKA_LINES),
-        "kafka.oldest-release": ".".join(str(n) for n in OLDEST_RELEASE) + ".0",
         "kfake.version": KFAKE_VERSION,
     }
     return found
@@ -203,12 +202,24 @@ def facts_table() -> str:
     return _table(("`observed_is`", "The value it names"), ((f"`{name}`", meaning) for name, meaning in FACTS.items()))
 
 
+def kafka_lines_table() -> str:
+    """Every Kafka line the suite runs: its pinned release, profile, mode and Maven artifact."""
+    from conformance.targets.brokers.kafka import KAFKA_LINES, release
+
+    rows = []
+    for line in KAFKA_LINES:
+        found = release(line)
+        mode = "ZooKeeper mode (a ZooKeeper of its own)" if found.zookeeper else "KRaft (one combined node)"
+        rows.append((_code(f"kafka:{line}"), found.version, _code(found.profile), mode, _code(found.artifact)))
+    return _table(("Line", "Release", "Profile", "Runs in", "Maven artifact"), rows)
+
+
 def pinned_table() -> str:
-    from conformance.targets.brokers.kafka import KAFKA_ARTIFACT, KAFKA_LINES
+    from conformance.targets.brokers.kafka import KAFKA_LINES, artifact_of
     from conformance.targets.libraries import LIBRARIES
 
     rows: list[tuple[object, ...]] = [
-        (_code(f"kafka:{line}"), "Apache Kafka", KAFKA_ARTIFACT, "Maven Central", f"{exact} (profile `{profile}`)")
+        (_code(f"kafka:{line}"), "Apache Kafka", artifact_of(exact), "Maven Central", f"{exact} (profile `{profile}`)")
         for line, (exact, profile) in KAFKA_LINES.items()
     ]
     rows += [
@@ -263,6 +274,7 @@ def _tables() -> dict[str, str]:
         "table.observables": observables_table(),
         "table.facts": facts_table(),
         "table.pinned": pinned_table(),
+        "table.kafka-lines": kafka_lines_table(),
         "table.tox": tox_table(),
         "cli": cli_reference(),
     }

@@ -1,7 +1,15 @@
-"""The `kafka` managed targets: Apache Kafka brokers from Maven Central, started in KRaft mode on loopback.
+"""The `kafka` managed targets: Apache Kafka brokers from Maven Central on loopback, in KRaft mode from 3.9 and in
+ZooKeeper mode before (each with a ZooKeeper of its own: conformance.targets.brokers.zookeeper).
 
 `--target kafka` is the newest supported line, `kafka:4.0` (or `kafka==4.0`) a given one; each line is pinned to
 one release (`KAFKA_LINES`), so a run is reproducible and the jars are fetched once.
+
+ZooKeeper mode (a release before 3.9): ZooKeeper starts first, then each broker through our ZooKeeper-mode launcher
+(kafka_control: `ClockedZkKafka`, the same clock and line protocol as the KRaft one), configured with its own line's
+inter-broker protocol and message format (`KafkaRelease.protocol_version`), so topics that ask for an older
+message.format.version store v0 or v1 batches; stopped brokers first, ZooKeeper last. Releases before KRaft get
+log4j 2 (with its log4j 1 bridge) instead of their own logging libraries, JAXB (which Java 11 removed and 0.10-1.x
+call) and the `--add-opens` their index files' unmapping needs on Java 17.
 
 Obtaining a release: Maven resolves `org.apache.kafka:kafka_2.13:<version>` with its runtime dependencies plus a
 log4j 2 binding for SLF4J 1.x (Kafka's own jars declare slf4j-api 1.7.36 and no binding, so without one the
@@ -32,17 +40,15 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import hashlib
 import os
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,8 +56,14 @@ from conformance.control.control_plane import ControlPlane
 from conformance.errors import TargetError
 from conformance.jvm.locate import JvmUnavailable
 from conformance.jvm.locate import java_tool as locate_java_tool
-from conformance.progress import step
-from conformance.targets.brokers.kafka_control import LAUNCHER_CLASS, KafkaControlled, LauncherClock, launcher_classes
+from conformance.targets.brokers import maven, zookeeper
+from conformance.targets.brokers.kafka_control import (
+    LAUNCHER_CLASS,
+    ZK_LAUNCHER_CLASS,
+    KafkaControlled,
+    LauncherClock,
+    launcher_classes,
+)
 from conformance.targets.brokers.opening import wire_factory
 from conformance.targets.brokers.process import (
     LOOPBACK,
@@ -69,25 +81,63 @@ from conformance.wire.connection import WireError
 KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
 # Each supported line, pinned to one release of Maven Central (newest first), with the behaviour profile it has
 # (models.profiles): 3.9 is the last line that takes Produce v0-v2 and down-converts for old fetches; from 4.1
-# on the profile is kafka-4.1.
+# on the profile is kafka-4.1. The lines before 3.9 run in ZooKeeper mode (KafkaRelease.zookeeper), storing the
+# message formats their profiles describe: v0 and v1 on 0.10, v0 to v2 on 2.8. A line of 0.x is named by three
+# numbers (Kafka's own: 0.10.0, 0.10.1, 0.10.2), a later one by two.
 KAFKA_LINES: dict[str, tuple[str, str]] = {
     "4.4": ("4.4.0", "kafka-4.1"),
     "4.0": ("4.0.2", "kafka-4.0"),
     "3.9": ("3.9.1", "kafka-3.9"),
+    "2.8": ("2.8.2", "kafka-2.8"),
+    "0.10.2": ("0.10.2.2", "kafka-0.10"),
+    "0.10.1": ("0.10.1.1", "kafka-0.10"),
+    "0.10.0": ("0.10.0.1", "kafka-0.10.0"),
 }
 NEWEST_LINE = next(iter(KAFKA_LINES))
+# The lines whose behaviour a profile describes exactly (any release of them is a target): the profile of each.
+# The lines between (0.11-2.7, 3.0-3.8) differ from both neighbours (the clauses that came in them: record
+# errors in 2.4/2.5, MAX_TIMESTAMP in 3.0, its exact answer in 3.8, the special targets' version floors in 3.9,
+# KAFKA-17331) and are refused until a profile describes them.
+_PROFILE_OF_LINE: dict[tuple[int, ...], str] = {
+    (0, 10, 0): "kafka-0.10.0",
+    (0, 10, 1): "kafka-0.10",
+    (0, 10, 2): "kafka-0.10",
+    (2, 8): "kafka-2.8",
+    (3, 9): "kafka-3.9",
+    (4, 0): "kafka-4.0",
+}
 NODE_ID = 1  # the first node's broker (and controller) id; the others follow (2, 3)
 # The cluster sizes a run may ask for (--brokers): a KRaft quorum of one voter, or of three, which keeps a majority
 # when one is down; two voters would stop with either node and add nothing a leader move needs over three.
 KAFKA_BROKERS = (1, 3)
-_LOG4J = "2.24.3"  # log4j-slf4j-impl (the binding for SLF4J 1.x) and log4j-core
+_LOG4J = "2.24.3"  # log4j-slf4j-impl (the binding for SLF4J 1.x), log4j-core, log4j-1.2-api
 _RESOLVE_TIMEOUT = 900.0  # a first download of about 45 jars (43 MB for 4.4.0)
 _FORMAT_AND_START_TIMEOUT = 120.0
 _PROBE_TIMEOUT = 5.0  # one Metadata request while the nodes find each other
 _STOP_TIMEOUT = 30.0  # a controlled shutdown of a one-node KRaft cluster takes a few seconds
 _JVM_OPTIONS = ("-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
+# What releases built for Java 8 need on Java 17: the index files' unmapping reaches into sun.nio.ch.
+_OLD_JVM_OPTIONS = ("--add-opens=java.base/sun.nio.ch=ALL-UNNAMED", "--add-opens=java.base/java.nio=ALL-UNNAMED")
 _CACHE = Path(os.environ.get("KTS_CACHE", Path.home() / ".cache" / "kafka-timestamp-conformance"))
 _NEVER_MS = 10 * 365 * 24 * 3600 * 1000  # ten years: "not on its own"
+# KRaft from 3.9 on: our KRaft launcher builds the broker through KafkaRaftServer(KafkaConfig, Time), which 3.9
+# has (2.8-3.8 take a third argument); the releases before run in ZooKeeper mode, which every one of them has.
+_FIRST_KRAFT = (3, 9)
+
+
+def release_numbers(version: str) -> tuple[int, ...] | None:
+    """The numbers of an exact release ("2.8.2" -> (2, 8, 2); "0.10.2.2" -> (0, 10, 2, 2)), None for anything else:
+    a release of 0.x has four numbers, a later one three."""
+    matched = _EXACT.match(version)
+    if matched is None:
+        return None
+    numbers = tuple(int(g) for g in matched.groups() if g is not None)
+    return numbers if len(numbers) == (4 if numbers[0] == 0 else 3) else None
+
+
+def line_of(numbers: tuple[int, ...]) -> tuple[int, ...]:
+    """A release's line: the first three numbers of a 0.x release, the first two of a later one."""
+    return numbers[:3] if numbers[0] == 0 else numbers[:2]
 
 
 @dataclass(frozen=True)
@@ -104,26 +154,49 @@ class KafkaRelease:
     def target(self) -> str:
         return f"kafka={self.path}" if self.path is not None else f"kafka:{self.line}"
 
+    @property
+    def numbers(self) -> tuple[int, ...]:
+        return tuple(int(n) for n in re.findall(r"\d+", self.version)[:4])
 
-# The oldest line a profile describes exactly: kafka-3.9 is 3.9's behaviour, not 3.6-3.8's. 3.8.1 ran (82 PASS)
-# but answers MAX_TIMESTAMP at ListOffsets v1 where 3.9 refuses it: the special targets' version floors came in
-# 3.9 (KAFKA-17331, KafkaApis.scala 3.9:1166-1198; 3.8.0 has none), and 3.6-3.7 also predate the exact
-# MAX_TIMESTAMP of 3.8 (KAFKA-16310). Those lines need a profile of their own before they can be targets.
-OLDEST_RELEASE = (3, 9)
-_EXACT = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+    @property
+    def zookeeper(self) -> bool:
+        """Whether this release runs in ZooKeeper mode (before 3.9) rather than KRaft."""
+        return self.numbers[:2] < _FIRST_KRAFT
+
+    @property
+    def artifact(self) -> str:
+        """Its Maven artifact: the newest Scala build Central has of it (2.13 from 2.4, 2.12 from 0.10.2)."""
+        if self.numbers[:2] >= (2, 4):
+            return KAFKA_ARTIFACT
+        return "org.apache.kafka:kafka_2.12" if self.numbers[:3] >= (0, 10, 2) else "org.apache.kafka:kafka_2.11"
+
+    @property
+    def protocol_version(self) -> str:
+        """Its own line as inter.broker.protocol.version and log.message.format.version take it ("2.8",
+        "0.10.2"): the formats and protocol the line's profile describes."""
+        return ".".join(str(n) for n in line_of(self.numbers))
 
 
-def profile_of_release(major: int, minor: int) -> str:
-    """The behaviour profile of a release by its line (models.profiles): 3.9, 4.0, then 4.1 and after."""
-    if (major, minor) >= (4, 1):
+# The exact releases a target may name: four numbers on 0.x, three after.
+_EXACT = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:\.(\d+))?$")
+
+
+def profile_of_release(numbers: tuple[int, ...]) -> str | None:
+    """The behaviour profile of a release by its line (models.profiles), None for a line no profile describes."""
+    if numbers[:2] >= (4, 1):
         return "kafka-4.1"
-    return "kafka-4.0" if (major, minor) == (4, 0) else "kafka-3.9"
+    return _PROFILE_OF_LINE.get(line_of(numbers))
+
+
+def _profiled_lines() -> str:
+    lines = sorted(_PROFILE_OF_LINE, reverse=True)
+    return ", ".join(".".join(map(str, line)) for line in lines) + " and 4.1 on"
 
 
 def release(version: str | None) -> KafkaRelease:
     """The release `--target kafka[:VERSION]` names: the newest line without one; a line ("4.0") or its pinned
-    release ("4.0.2"); any other exact release from 3.9.0 on (`kafka==4.1.1`: Maven Central must serve it) under its
-    line's profile; anything else a TargetError listing the choices."""
+    release ("4.0.2"); any other exact release of a line a profile describes (`kafka==4.1.1`, `kafka==2.8.1`: Maven
+    Central must serve it) under its line's profile; anything else a TargetError listing the choices."""
     if version is None:
         line = NEWEST_LINE
     else:
@@ -131,16 +204,14 @@ def release(version: str | None) -> KafkaRelease:
     if line:
         exact, profile = KAFKA_LINES[line]
         return KafkaRelease(line, exact, profile)
-    matched = _EXACT.match(version or "")
-    if matched is not None and tuple(int(g) for g in matched.groups()[:2]) >= OLDEST_RELEASE:
-        major, minor = int(matched.group(1)), int(matched.group(2))
-        return KafkaRelease(str(version), str(version), profile_of_release(major, minor))
+    numbers = release_numbers(version or "")
+    profile = profile_of_release(numbers) if numbers is not None else None
+    if numbers is not None and profile is not None:
+        return KafkaRelease(str(version), str(version), profile)
     supported = ", ".join(f"kafka:{ln} ({exact})" for ln, (exact, _) in KAFKA_LINES.items())
-    oldest = ".".join(str(n) for n in OLDEST_RELEASE)
     raise TargetError(
-        f"Apache Kafka {version} is not a supported target: choose one of {supported}, or an exact release from "
-        f"{oldest}.0 on "
-        "(kafka==4.1.1)"
+        f"Apache Kafka {version} is not a supported target: choose one of {supported}, or an exact release of a "
+        f"line a profile describes ({_profiled_lines()}: kafka==4.1.1, kafka==2.8.1)"
     )
 
 
@@ -191,14 +262,15 @@ def local_jars(path: str) -> tuple[str, list[Path]]:
 
 
 def local_build(path: str) -> KafkaRelease:
-    """`kafka=PATH`: the local build's version (from its kafka_2.13 jar) under its line's profile; a line older
-    than OLDEST_RELEASE is refused as a release of it would be."""
+    """`kafka=PATH`: the local build's version (from its kafka_2.13 jar) under its line's profile; a build older than
+    3.9 (the first line our KRaft launcher runs: a local build runs in KRaft mode) is refused."""
     version, _ = local_jars(path)
     major, minor = (int(n) for n in version.split(".")[:2])
-    if (major, minor) < OLDEST_RELEASE:
-        oldest = ".".join(str(n) for n in OLDEST_RELEASE)
+    profile = profile_of_release((major, minor))
+    if (major, minor) < _FIRST_KRAFT or profile is None:
+        oldest = ".".join(str(n) for n in _FIRST_KRAFT)
         raise TargetError(f"kafka={path} is Apache Kafka {version}: a local build must be {oldest} or newer")
-    return KafkaRelease(f"{major}.{minor}", version, profile_of_release(major, minor), path=path)
+    return KafkaRelease(f"{major}.{minor}", version, profile, path=path)
 
 
 def local_runtime(jars: Sequence[Path], cache: Path = _CACHE) -> Path:
@@ -256,24 +328,36 @@ def runtime_dir(version: str, cache: Path = _CACHE) -> Path:
 
 
 def _runtime_complete(version: str, cache: Path = _CACHE) -> bool:
-    return (runtime_dir(version, cache) / ".complete").is_file()
+    return maven.complete(runtime_dir(version, cache))
+
+
+def artifact_of(version: str) -> str:
+    """Apache Kafka `version`'s Maven artifact (KafkaRelease.artifact)."""
+    return KafkaRelease(version, version, "").artifact
+
+
+# What a release before KRaft gets instead of its own logging libraries: Kafka's log4j 1 calls (0.10 logs through
+# log4j 1 directly) go through log4j 2's bridge, so one log4j 2 configuration serves every release; JAXB, which
+# Java 11 dropped and 0.10-1.x call; an SLF4J API the log4j 2 binding was built for (0.10.0 brings 1.6.1).
+_OLD_LOGGING = ("log4j:log4j", "org.slf4j:slf4j-log4j12", "ch.qos.reload4j:reload4j", "org.slf4j:slf4j-reload4j")
+_OLD_EXTRAS = (
+    maven.Dependency("org.apache.logging.log4j", "log4j-1.2-api", _LOG4J),
+    maven.Dependency("org.slf4j", "slf4j-api", "1.7.36"),
+    maven.Dependency("javax.xml.bind", "jaxb-api", "2.3.1"),
+)
 
 
 def _pom(version: str) -> str:
-    dependencies = [
-        (*KAFKA_ARTIFACT.split(":"), version),
-        ("org.apache.logging.log4j", "log4j-slf4j-impl", _LOG4J),
-        ("org.apache.logging.log4j", "log4j-core", _LOG4J),
-    ]
-    deps = "\n".join(
-        f"    <dependency><groupId>{g}</groupId><artifactId>{a}</artifactId><version>{v}</version></dependency>"
-        for g, a, v in dependencies
+    found = KafkaRelease(version, version, "")
+    group, artifact = found.artifact.split(":")
+    excluded = _OLD_LOGGING if found.zookeeper else ()
+    dependencies = (
+        maven.Dependency(group, artifact, version, excluded),
+        maven.Dependency("org.apache.logging.log4j", "log4j-slf4j-impl", _LOG4J),
+        maven.Dependency("org.apache.logging.log4j", "log4j-core", _LOG4J),
+        *(_OLD_EXTRAS if found.zookeeper else ()),
     )
-    return (
-        '<project xmlns="http://maven.apache.org/POM/4.0.0">\n  <modelVersion>4.0.0</modelVersion>\n'
-        f"  <groupId>kafka-conformance</groupId><artifactId>kafka-runtime</artifactId><version>{version}</version>\n"
-        f"  <dependencies>\n{deps}\n  </dependencies>\n</project>\n"
-    )
+    return maven.pom("kafka-runtime", version, dependencies)
 
 
 # What Maven says when Central has no such artifact, and when it cannot reach Central at all.
@@ -295,9 +379,9 @@ def maven_failure(output: str, version: str) -> str:
     cannot be reached, or Maven's first error; without the colour codes Maven puts around its messages (even in
     batch mode, and with style.color=never)."""
     plain = _ANSI.sub("", output)
-    artifact = f"{KAFKA_ARTIFACT}:{version}"
+    artifact = f"{artifact_of(version)}:{version}"
     # Maven names the missing artifact group:name:type:version ("org.apache.kafka:kafka_2.13:jar:4.1.99").
-    missing = re.escape(KAFKA_ARTIFACT) + rf":(jar|pom):{re.escape(version)}\b"
+    missing = re.escape(artifact_of(version)) + rf":(jar|pom):{re.escape(version)}\b"
     if _NOT_ON_CENTRAL.search(plain) and re.search(missing, plain):
         return (
             f"Apache Kafka {version} is not on Maven Central ({artifact}): choose a released version, e.g. "
@@ -320,54 +404,23 @@ def resolve_runtime(version: str, cache: Path = _CACHE, *, timeout: float = _RES
     """The folder of jars of Apache Kafka `version` (its `lib/`), fetched with Maven on first use; a
     ManagedProcessError naming the fix when Maven is missing or cannot resolve it (and no folder left behind in the
     cache for a release that could not be had)."""
-    home = runtime_dir(version, cache)
-    lib = home / "lib"
-    if _runtime_complete(version, cache):
-        return lib
-    cache.mkdir(parents=True, exist_ok=True)
-    lock_file = cache / f".kafka-{version}.lock"
-    with open(lock_file, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _runtime_complete(version, cache):  # another run fetched it while this one waited
-            return lib
-        try:
-            with step(f"fetching Apache Kafka {version} from Maven Central...", f"fetched Apache Kafka {version}"):
-                _fetch(version, home, lib, timeout)
-        except BaseException:
-            # A release Maven Central does not have (kafka==4.1.99), a fetch that failed or was stopped: nothing
-            # stays in the cache, so the folder never reads as a release that was had, and the next run starts afresh.
-            shutil.rmtree(home, ignore_errors=True)
-            lock_file.unlink(missing_ok=True)
-            raise
-    return lib
+    scala = artifact_of(version).rpartition(":")[2]
+    return maven.resolve(
+        runtime_dir(version, cache),
+        _pom(version),
+        what=f"Apache Kafka {version}",
+        marker=f"{scala}-*.jar",
+        mvn=_maven,
+        failure=lambda output: maven_failure(output, version),
+        timeout=timeout,
+    )
 
 
-def _fetch(version: str, home: Path, lib: Path, timeout: float) -> None:
-    """Apache Kafka `version`'s jars into `lib` with Maven, under the caller's lock; a ManagedProcessError naming the
-    fix (maven_failure) when it cannot."""
+def _maven() -> str:
     try:
-        mvn = _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central")
+        return _tool("mvn", "Maven 3.8 or newer (apt-get install maven): it fetches Apache Kafka from Maven Central")
     except TargetError as exc:
         raise ManagedProcessError(str(exc)) from None
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "pom.xml").write_text(_pom(version), encoding="utf-8")
-    staging = Path(tempfile.mkdtemp(prefix="lib-", dir=home))
-    command = [mvn, "-q", "-B", "-f", str(home / "pom.xml"), "dependency:copy-dependencies",
-               f"-DoutputDirectory={staging}", "-DincludeScope=runtime"]  # fmt: skip
-    try:
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired:
-        raise ManagedProcessError(
-            f"Maven did not fetch Apache Kafka {version} within {timeout:.0f} s: is Maven Central reachable "
-            "(a proxy in ~/.m2/settings.xml)?"
-        ) from None
-    if done.returncode != 0 or not any(staging.glob("kafka_2.13-*.jar")):
-        raise ManagedProcessError(maven_failure(done.stdout + done.stderr, version))
-    shutil.rmtree(lib, ignore_errors=True)
-    staging.rename(lib)
-    (home / ".complete").write_text(version + "\n", encoding="utf-8")
 
 
 # --- starting a broker ----------------------------------------------------------------------------------------
@@ -441,22 +494,9 @@ def quorum_voters(nodes: Sequence[KafkaNode]) -> str:
     return ",".join(f"{n.node_id}@{LOOPBACK}:{n.controller_port}" for n in nodes)
 
 
-def server_properties(
-    port: int, node: KafkaNode, voters: str, log_dir: Path, *, brokers: int = 1, secure: SecureListener | None = None
-) -> str:
-    """A node's configuration: a combined broker and controller on loopback in a static quorum of `voters`
-    (see the module doc); `brokers` nodes in all; with `secure`, its SASL_SSL listener as well."""
-    extra = f",SASL_SSL://{LOOPBACK}:{secure.port}" if secure is not None else ""
-    settings = {
-        "process.roles": "broker,controller",
-        "node.id": str(node.node_id),
-        "controller.quorum.voters": voters,
-        "listeners": f"PLAINTEXT://{LOOPBACK}:{port}{extra},CONTROLLER://{LOOPBACK}:{node.controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}{extra}",
-        "controller.listener.names": "CONTROLLER",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL",
-        "inter.broker.listener.name": "PLAINTEXT",
-        "log.dirs": str(log_dir),
+def _shared_properties(brokers: int) -> dict[str, str]:
+    """The settings a node has in either mode: the suite's topics, clock and retention (see the module doc)."""
+    return {
         "num.partitions": "1",
         "auto.create.topics.enable": "false",
         # The suite names the replication factor of its topics (kafka_wire: min(3, brokers)); a topic created
@@ -483,25 +523,82 @@ def server_properties(
         # run to run (IDX.compacted-roll-max-lag NON-STRICT in 1 of 3 runs of 4.4.0). The roll a compaction lag
         # forces (IDX-9) is decided at append and stays.
         "log.cleaner.enable": "false",
+    }
+
+
+def server_properties(
+    port: int, node: KafkaNode, voters: str, log_dir: Path, *, brokers: int = 1, secure: SecureListener | None = None
+) -> str:
+    """A node's configuration: a combined broker and controller on loopback in a static quorum of `voters`
+    (see the module doc); `brokers` nodes in all; with `secure`, its SASL_SSL listener as well."""
+    extra = f",SASL_SSL://{LOOPBACK}:{secure.port}" if secure is not None else ""
+    settings = {
+        "process.roles": "broker,controller",
+        "node.id": str(node.node_id),
+        "controller.quorum.voters": voters,
+        "listeners": f"PLAINTEXT://{LOOPBACK}:{port}{extra},CONTROLLER://{LOOPBACK}:{node.controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}{extra}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(log_dir),
+        **_shared_properties(brokers),
         **(secure.properties() if secure is not None else {}),
     }
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
+def zookeeper_properties(
+    port: int, node: KafkaNode, zookeeper_connect: str, log_dir: Path, found: KafkaRelease, *, brokers: int = 1
+) -> str:
+    """A broker's configuration in ZooKeeper mode: its id, its PLAINTEXT listener on loopback, its ZooKeeper; the
+    inter-broker protocol and the default message format of its own line, so its topics store the formats its
+    profile describes (a topic's message.format.version takes an older one: CNV-3); topics deletable (0.10
+    keeps them otherwise)."""
+    settings = {
+        "broker.id": str(node.node_id),
+        "listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
+        "advertised.listeners": f"PLAINTEXT://{LOOPBACK}:{port}",
+        "zookeeper.connect": zookeeper_connect,
+        "inter.broker.protocol.version": found.protocol_version,
+        "log.message.format.version": found.protocol_version,
+        "delete.topic.enable": "true",
+        "log.dirs": str(log_dir),
+        **_shared_properties(brokers),
+    }
+    return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+def _node_folder(work: Path, node: KafkaNode, port: int, properties: Callable[[Path], str]) -> tuple[Path, Path]:
+    """A node's private folder under `work` with its data folder, its configuration (`properties` of the data
+    folder) and its log4j 2 configuration: the folder and the configuration file."""
+    run = Path(tempfile.mkdtemp(prefix=f"node-{node.node_id}-{port}-", dir=work))
+    (run / "data").mkdir()
+    config = run / "server.properties"
+    config.write_text(properties(run / "data"), encoding="utf-8")
+    (run / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
+    return run, config
+
+
 def kafka_command(
-    java: str, lib: Path, launcher: Path, work: Path, port: int, node: KafkaNode, voters: str, cluster_id: str,
-    *, brokers: int = 1, secure: SecureListener | None = None,
+    java: str,
+    lib: Path,
+    launcher: Path,
+    work: Path,
+    port: int,
+    node: KafkaNode,
+    voters: str,
+    cluster_id: str,
+    *,
+    brokers: int = 1,
+    secure: SecureListener | None = None,
 ) -> list[str]:
     """The argv that formats a fresh log directory of `node` under `work` (the cluster's `cluster_id`) and then
     runs it, its broker on `port`, through our launcher (`launcher`: its classes), whose clock control listens
     on the node's clock port, as one shell whose `exec` makes the broker the process group's leader."""
-    run = Path(tempfile.mkdtemp(prefix=f"node-{node.node_id}-{port}-", dir=work))
-    (run / "data").mkdir()
-    config = run / "server.properties"
-    config.write_text(
-        server_properties(port, node, voters, run / "data", brokers=brokers, secure=secure), encoding="utf-8"
+    run, config = _node_folder(
+        work, node, port, lambda data: server_properties(port, node, voters, data, brokers=brokers, secure=secure)
     )
-    (run / "log4j2.properties").write_text(_LOG4J2, encoding="utf-8")
     jvm = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp", f"{lib}/*"]
     # `--cluster-id=ID`, not `-t ID`: a base64 id may start with "-", which the tool's parser reads as an option.
     fmt = [*jvm, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(config),
@@ -516,6 +613,27 @@ def kafka_command(
     broker = [java, *_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}", "-cp",
               f"{lib}/*:{launcher}", LAUNCHER_CLASS, str(config), str(node.clock_port)]  # fmt: skip
     return ["/bin/sh", "-c", f"{shlex.join(fmt)} && exec {shlex.join(broker)}"]
+
+
+def zookeeper_kafka_command(
+    java: str,
+    lib: Path,
+    launcher: Path,
+    work: Path,
+    port: int,
+    node: KafkaNode,
+    zookeeper_connect: str,
+    found: KafkaRelease,
+    *,
+    brokers: int = 1,
+) -> list[str]:
+    """The argv that runs `node` of a ZooKeeper-mode cluster of `found`, its broker on `port`, through our launcher
+    for ZooKeeper mode (`launcher`: its classes), whose clock control listens on the node's clock port."""
+    run, config = _node_folder(
+        work, node, port, lambda data: zookeeper_properties(port, node, zookeeper_connect, data, found, brokers=brokers)
+    )
+    return [java, *_JVM_OPTIONS, *_OLD_JVM_OPTIONS, f"-Dlog4j2.configurationFile={run / 'log4j2.properties'}",
+            "-cp", f"{lib}/*:{launcher}", ZK_LAUNCHER_CLASS, str(config), str(node.clock_port)]  # fmt: skip
 
 
 def new_cluster_id() -> str:
@@ -535,7 +653,8 @@ def resident_megabytes(pid: int) -> float | None:
 
 
 def _java_and_launcher(found: KafkaRelease) -> tuple[str, Path, Path]:
-    """java, the release's jars and our launcher compiled against them; a ManagedProcessError naming the fix."""
+    """java, the release's jars and our launcher (for its mode) compiled against them; a ManagedProcessError naming
+    the fix."""
     try:
         java = _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
         javac = _tool("javac", "a JDK 17 or newer with javac (apt-get install openjdk-17-jdk-headless)")
@@ -545,33 +664,53 @@ def _java_and_launcher(found: KafkaRelease) -> tuple[str, Path, Path]:
         home = local_runtime(local_jars(found.path)[1])
         return java, home / "lib", launcher_classes(javac, home / "lib", home)
     lib = resolve_runtime(found.version)
-    return java, lib, launcher_classes(javac, lib, runtime_dir(found.version))
+    if found.zookeeper:
+        zookeeper.resolve_zookeeper(_CACHE, _maven())
+    return java, lib, launcher_classes(javac, lib, runtime_dir(found.version), zookeeper=found.zookeeper)
 
 
 def kafka_nodes(
-    found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
-    ready_timeout: float = _FORMAT_AND_START_TIMEOUT, secure: SecureListener | None = None,
+    found: KafkaRelease,
+    log_dir: Path,
+    work: Path,
+    nodes: Sequence[KafkaNode],
+    *,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
+    secure: SecureListener | None = None,
+    zookeeper_connect: Callable[[], str] | None = None,
 ) -> list[ManagedBroker]:
-    """The managed processes of one cluster of `found` (not started): one per node, formatted with one cluster
-    id, in a static quorum of them all; configuration and data under `work`, logs in `log_dir`; `secure` (one
-    node only) its SASL_SSL listener."""
-    if secure is not None and len(nodes) != 1:
-        raise ValueError("a SASL_SSL listener is offered on a one-node cluster only")
+    """The managed processes of one cluster of `found` (not started): one per node; in KRaft formatted with one
+    cluster id, in a static quorum of them all, in ZooKeeper mode on the ZooKeeper `zookeeper_connect` names
+    when the node starts; configuration and data under `work`, logs in `log_dir`; `secure` (one KRaft node only)
+    its SASL_SSL listener."""
+    if secure is not None and (len(nodes) != 1 or found.zookeeper):
+        raise ValueError("a SASL_SSL listener is offered on a one-node KRaft cluster only")
     java, lib, launcher = _java_and_launcher(found)
     log_dir.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     voters, cluster_id = quorum_voters(nodes), new_cluster_id()
+
+    def command(port: int, node: KafkaNode) -> list[str]:
+        if found.zookeeper:
+            if zookeeper_connect is None:
+                raise ValueError(f"Apache Kafka {found.version} runs in ZooKeeper mode: name its ZooKeeper")
+            return zookeeper_kafka_command(
+                java, lib, launcher, work, port, node, zookeeper_connect(), found, brokers=len(nodes)
+            )
+        return kafka_command(
+            java, lib, launcher, work, port, node, voters, cluster_id, brokers=len(nodes), secure=secure
+        )
+
+    mode = "ZooKeeper mode" if found.zookeeper else "KRaft"
     shape = "one node" if len(nodes) == 1 else f"node {{}} of {len(nodes)}"
     return [
         ManagedBroker(
             "kafka" if len(nodes) == 1 else f"kafka-node{node.node_id}",
-            lambda port, node=node: kafka_command(  # type: ignore[misc]
-                java, lib, launcher, work, port, node, voters, cluster_id, brokers=len(nodes), secure=secure
-            ),
+            lambda port, node=node: command(port, node),  # type: ignore[misc]
             log_dir,
             ready_timeout=ready_timeout,
             stop_timeout=_STOP_TIMEOUT,
-            description=f"Apache Kafka {found.version} (KRaft, {shape.format(node.node_id)})",
+            description=f"Apache Kafka {found.version} ({mode}, {shape.format(node.node_id)})",
         )
         for node in nodes
     ]
@@ -580,48 +719,56 @@ def kafka_nodes(
 def _note_startup(found: KafkaRelease, broker: ManagedBroker) -> None:
     rss = resident_megabytes(broker.pid)
     memory = f", {rss:.0f} MB resident" if rss is not None else ""
+    started = "(format included)" if not found.zookeeper else "(ZooKeeper mode)"
     with broker.log_path.open("a", encoding="utf-8") as log:  # the figures where a reader of the log sees them
         log.write(
             f"# kafka-conformance: Apache Kafka {found.version} answered ApiVersions {broker.startup_seconds:.1f} s "
-            f"after spawn (format included){memory}\n"
+            f"after spawn {started}{memory}\n"
         )
 
 
-def start_kafka(
-    found: KafkaRelease,
-    log_dir: Path,
-    work: Path,
-    *,
-    clock_port: int,
-    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
-) -> ManagedBroker:
-    """A fresh one-node Apache Kafka of `found` on a free loopback port, ready (it answered ApiVersions), its clock
-    control on `clock_port` (kafka_control.LauncherClock); its configuration and data under `work`, its log in
-    `log_dir`."""
-    node = KafkaNode(NODE_ID, free_loopback_port(), clock_port)
-    (broker,) = kafka_nodes(found, log_dir, work, [node], ready_timeout=ready_timeout)
-    broker.start()
-    _note_startup(found, broker)
-    return broker
+@contextlib.contextmanager
+def _zookeeper_for(found: KafkaRelease, log_dir: Path, work: Path) -> Iterator[zookeeper.ZooKeeperProcess | None]:
+    """The cluster's own ZooKeeper, started and ready, where `found` runs in ZooKeeper mode (None in KRaft);
+    stopped on the way out, after the brokers."""
+    if not found.zookeeper:
+        yield None
+        return
+    java = _tool("java", "a JDK 17 or newer (apt-get install openjdk-17-jdk-headless), or set JAVA_HOME")
+    lib = zookeeper.resolve_zookeeper(_CACHE, _maven())
+    with zookeeper.ZooKeeperProcess(java, lib, work, log_dir) as keeper:
+        yield keeper
 
 
 @contextlib.contextmanager
 def kafka_cluster(
-    found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
-    ready_timeout: float = _FORMAT_AND_START_TIMEOUT, secure: SecureListener | None = None,
+    found: KafkaRelease,
+    log_dir: Path,
+    work: Path,
+    nodes: Sequence[KafkaNode],
+    *,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
+    secure: SecureListener | None = None,
 ) -> Iterator[list[ManagedBroker]]:
-    """A fresh Apache Kafka of `found` on `nodes`, started side by side and ready (each answered ApiVersions,
-    which a node of a quorum does once a majority of voters is up); every node stopped on the way out. `secure`:
-    a SASL_SSL listener beside the PLAINTEXT one (one node only)."""
-    brokers = kafka_nodes(found, log_dir, work, nodes, ready_timeout=ready_timeout, secure=secure)
-    start_together(brokers)
-    try:
-        _await_every_node_known(brokers, [n.node_id for n in nodes], timeout=ready_timeout)
-        for broker in brokers:
-            _note_startup(found, broker)
-        yield brokers
-    finally:
-        stop_together(brokers)
+    """A fresh Apache Kafka of `found` on `nodes` (in ZooKeeper mode with a ZooKeeper of its own, started first and
+    stopped last), started side by side and ready (each answered ApiVersions, which a node of a quorum does once a
+    majority of voters is up); every node stopped on the way out. `secure`: a SASL_SSL listener beside the
+    PLAINTEXT one (one KRaft node only)."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    with _zookeeper_for(found, log_dir, work) as keeper:
+        connect = (lambda: keeper.connect) if keeper is not None else None
+        brokers = kafka_nodes(
+            found, log_dir, work, nodes, ready_timeout=ready_timeout, secure=secure, zookeeper_connect=connect
+        )
+        start_together(brokers)
+        try:
+            _await_every_node_known(brokers, [n.node_id for n in nodes], timeout=ready_timeout)
+            for broker in brokers:
+                _note_startup(found, broker)
+            yield brokers
+        finally:
+            stop_together(brokers)
 
 
 def _await_every_node_known(brokers: Sequence[ManagedBroker], node_ids: Sequence[int], *, timeout: float) -> None:
@@ -711,5 +858,11 @@ def check_kafka_line(line: str, opening: Opening) -> KafkaRelease:
 def open_kafka(target: Target, opening: Opening) -> Iterator[Opened]:
     """`--target kafka[:VERSION]`: a fresh Apache Kafka for the run on the suite's clock (`opening.brokers` nodes,
     default one), stopped on the way out (also on errors)."""
-    with kafka_on_the_suites_clock(kafka_release(target), opening) as kafka:
-        yield wire_factory(target, opening, kafka.bootstrap, control_url=kafka.control_url), kafka.log_paths
+    found = kafka_release(target)
+    with kafka_on_the_suites_clock(found, opening) as kafka:
+        yield (
+            wire_factory(
+                target, opening, kafka.bootstrap, control_url=kafka.control_url, marks_by_produce=found.zookeeper
+            ),
+            kafka.log_paths,
+        )

@@ -1,4 +1,5 @@
-"""Apache Kafka on a clock the suite drives: the launcher (our own Java, `java/kts/kafka/ClockedKafka.java`), its
+"""Apache Kafka on a clock the suite drives: the launchers (our own Java, `java/kts/kafka/`: ClockedKafka.java for
+KRaft, ClockedZkKafka.java for ZooKeeper mode, sharing SuiteClock.java and ClockControl.java), their
 line protocol, and the control plane's view of such a broker (`KafkaControlled`, served by
 conformance.control.control_plane with the project's OpenAPI document).
 
@@ -57,8 +58,9 @@ def partition_metadata(client: WireClient, topic: str, partition: int) -> Partit
     return part
 
 
-LAUNCHER_SOURCE = Path(__file__).parent / "java" / "kts" / "kafka" / "ClockedKafka.java"
-LAUNCHER_CLASS = "kts.kafka.ClockedKafka"
+_LAUNCHER_SOURCES = Path(__file__).parent / "java" / "kts" / "kafka"
+LAUNCHER_CLASS = "kts.kafka.ClockedKafka"  # KRaft
+ZK_LAUNCHER_CLASS = "kts.kafka.ClockedZkKafka"  # ZooKeeper mode
 _COMPILE_TIMEOUT = 180.0
 # What the control plane offers on Apache Kafka: its clock, retention when asked, and the claim that the broker
 # takes idempotent batches from producer ids it did not allocate (Kafka does); leader-failover besides where there
@@ -69,18 +71,32 @@ _LIST_OFFSETS, _LATEST = 2, -1  # ListOffsets' API key and its LATEST target (th
 _ELECTION_NOT_NEEDED = 84
 
 
-def launcher_classes(javac: str, lib: Path, home: Path) -> Path:
-    """The launcher compiled against `lib` (the release's jars) under `home`, built on first use; a
-    ManagedProcessError naming the fix when javac fails."""
-    source = LAUNCHER_SOURCE.read_bytes()
-    key = hashlib.sha256(source).hexdigest()[:12]
+def launcher_class(zookeeper: bool) -> str:
+    """The launcher's main class for a broker in ZooKeeper mode or KRaft."""
+    return ZK_LAUNCHER_CLASS if zookeeper else LAUNCHER_CLASS
+
+
+def launcher_sources(zookeeper: bool) -> list[Path]:
+    """The launcher's sources: its main class and the clock and line protocol both launchers share."""
+    main = launcher_class(zookeeper).rpartition(".")[2]
+    return [_LAUNCHER_SOURCES / f"{name}.java" for name in ("SuiteClock", "ClockControl", main)]
+
+
+def launcher_classes(javac: str, lib: Path, home: Path, *, zookeeper: bool = False) -> Path:
+    """The launcher (ZooKeeper mode or KRaft) compiled against `lib` (the release's jars) under `home`, built on
+    first use; a ManagedProcessError naming the fix when javac fails."""
+    sources = launcher_sources(zookeeper)
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    key = digest.hexdigest()[:12]
     classes = home / f"launcher-{key}"
-    if (classes / "kts" / "kafka" / "ClockedKafka.class").is_file():
+    if (classes / (launcher_class(zookeeper).replace(".", "/") + ".class")).is_file():
         return classes
     work = Path(tempfile.mkdtemp(prefix="launcher-", dir=home))
     try:
         try:
-            compile_java(javac, f"{lib}/*", work, [LAUNCHER_SOURCE], _COMPILE_TIMEOUT)
+            compile_java(javac, f"{lib}/*", work, sources, _COMPILE_TIMEOUT)
         except JavacFailed as failed:
             if failed.status is None:
                 raise ManagedProcessError(

@@ -48,6 +48,7 @@ class BrokerHooks(TypedDict, total=False):
     failover: str | None  # an in-process cluster's leader moves
     admin: str | None  # the same cluster's topic admin, where CreateTopics is not offered
     control_url: str | None  # its control plane
+    marks_by_produce: bool  # its DescribeConfigs shows a change before the broker applies it (WireFactory)
 
 
 def wire_factory(target: Target, opening: Opening, bootstrap: str, **hooks: Unpack[BrokerHooks]) -> WireFactory:

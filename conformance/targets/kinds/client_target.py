@@ -181,12 +181,15 @@ class ClientFactory(WireFactory):
         )  # fmt: skip
 
 
-def _client_factory(target: Target, opening: Opening, bootstrap: str, control_url: str) -> ClientFactory:
-    """The factory of client target `target` against the broker at `bootstrap` with its control plane."""
+def _client_factory(
+    target: Target, opening: Opening, bootstrap: str, control_url: str, *, marks_by_produce: bool = False
+) -> ClientFactory:
+    """The factory of client target `target` against the broker at `bootstrap` with its control plane
+    (`marks_by_produce`: WireFactory's)."""
     return ClientFactory(
         bootstrap=bootstrap, profile=opening.profile, target=str(target), timeout=opening.timeout,
         control_url=control_url, library=target.library, fault=target.seeded, version=target.version,
-        path=target.path, log_dir=str(opening.log_dir),
+        path=target.path, log_dir=str(opening.log_dir), marks_by_produce=marks_by_produce,
     )  # fmt: skip
 
 
@@ -197,8 +200,12 @@ def open_client(target: Target, opening: Opening) -> Iterator[Opened]:
     on errors)."""
     check_library(target.library, target.version, target.path)
     if target.against is not None:
-        with kafka_on_the_suites_clock(check_kafka_line(target.against, opening), opening) as kafka:
-            yield _client_factory(target, opening, kafka.bootstrap, kafka.control_url), kafka.log_paths
+        found = check_kafka_line(target.against, opening)
+        with kafka_on_the_suites_clock(found, opening) as kafka:
+            factory = _client_factory(
+                target, opening, kafka.bootstrap, kafka.control_url, marks_by_produce=found.zookeeper
+            )
+            yield factory, kafka.log_paths
         return
     reference = start_reference(opening.log_dir, profile=opening.profile, target=target.served)
     with reference:

@@ -66,10 +66,11 @@ from conformance.wire.security import PLAINTEXT, SecuritySettings
 from models.cluster import FetchResponse, ProduceResponse
 from models.codec import decode_batches, encode_batches
 from models.config import TopicConfig, check_config
-from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, ErrorCode, IsolationLevel, TimestampType
+from models.constants import LONG_MAX, MAGIC_V0, MAGIC_V1, NO_TIMESTAMP, ErrorCode, IsolationLevel, TimestampType
 from models.errors import CodecError, ConfigError
 from models.list_offsets import ListOffsetsAnswer
 from models.profiles import Profile, get_profile
+from models.records import RecordSpec, build_batches
 from models.validator import RecordError
 
 # Kafka API keys the adapter uses (the protocol guide's numbering).
@@ -227,6 +228,9 @@ class WireFactory:
     # the user's command that moves leaders (conformance.targets.routes.wire_adapter.fault_hook)
     fault_hook: str | None = None
     control_url: str | None = None  # the implementation's control plane (conformance.control.control_client)
+    # Whether an applied config change is seen by producing to a mark topic (_await_applied): a broker whose
+    # DescribeConfigs shows a change before the broker applies it (Kafka in ZooKeeper mode reads ZooKeeper).
+    marks_by_produce: bool = False
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
     # Topic names are the suite's names behind this prefix (default kts-<run id>-); "" names a user's
     # existing topic as it is (audit mode reads topics it did not create).
@@ -256,6 +260,7 @@ class WireFactory:
             failover=move,
             admin=admin,
             control=control,
+            marks_by_produce=self.marks_by_produce,
         )
 
 
@@ -336,8 +341,10 @@ class WireImplementation(Implementation):
         failover: Callable[[str, int, int], None] | None = None,
         admin: TopicAdmin | None = None,
         control: ControlClient | None = None,
+        marks_by_produce: bool = False,
     ) -> None:
         self.client = client
+        self.marks_by_produce = marks_by_produce
         self.admin = admin
         self.name = name
         self.profile = profile
@@ -507,13 +514,34 @@ class WireImplementation(Implementation):
         bootstrap = self.client.bootstrap
         if self.control_moves and bootstrap not in _unplaced:
             replicas = self.probe.broker_ids[:replication]
-            error, message = self.client.create_topic(
-                name, configs=configs, assignments={p: replicas for p in range(partitions)}
-            )
+            error, message = self._create_anew(
+                name, lambda: self.client.create_topic(
+                    name, configs=configs, assignments={p: replicas for p in range(partitions)}
+                )
+            )  # fmt: skip
             if error != ErrorCode.INVALID_REQUEST:
                 return error, message
             _unplaced.add(bootstrap)
-        return self.client.create_topic(name, partitions=partitions, replication_factor=replication, configs=configs)
+        return self._create_anew(
+            name,
+            lambda: self.client.create_topic(
+                name, partitions=partitions, replication_factor=replication, configs=configs
+            ),
+        )
+
+    def _create_anew(self, name: str, create: Callable[[], tuple[int, str | None]]) -> tuple[int, str | None]:
+        """`create()`, asked again while the broker says TOPIC_ALREADY_EXISTS of a name this process deleted, up
+        to the client's timeout: a broker in ZooKeeper mode answers DeleteTopics once its metadata drops the
+        topic, while the controller may still be removing it from ZooKeeper (a state machine creates the same
+        topic in each example)."""
+        deadline = time.monotonic() + self.client.timeout
+        while True:
+            error, message = create()
+            if error != ErrorCode.TOPIC_ALREADY_EXISTS or name not in _deleted.get(self.client.bootstrap, ()):
+                return error, message
+            if time.monotonic() >= deadline:
+                return error, f"{message} (deleted by this run {self.client.timeout:g} s before)"
+            time.sleep(0.05)
 
     def config_in_force(self, topic: str, config: TopicConfig) -> TopicConfig:
         """`config` as the broker holds it for `topic`: a segment-shaping config it refused and this adapter left
@@ -670,6 +698,9 @@ class WireImplementation(Implementation):
         say so."""
         if self.marks is None:
             return
+        if self.marks_by_produce:
+            self._await_applied_by_produce()
+            return
         name = self._name(_MARK_TOPIC)
         if self.marks == 0:
             error, message = self.client.create_topic(name, partitions=1, replication_factor=1)
@@ -703,6 +734,49 @@ class WireImplementation(Implementation):
                 "or allow it longer with --wire-timeout SECONDS"
             )
 
+    def _await_applied_by_produce(self) -> None:
+        """`_await_applied` on a broker whose DescribeConfigs shows a change before the broker applies it: Kafka in
+        ZooKeeper mode describes a topic's configs from ZooKeeper, while each broker applies a change when its
+        listener processes the change's notification, in the order they were made (Kafka 2.8.2: a produce right
+        after message.timestamp.type was seen altered back to CreateTime was stamped LogAppendTime). The mark is a
+        change of the mark topic's message.timestamp.type, which every one of its partitions (one led by each
+        broker) shows in force in a produce's answer: log_append_time -1 under CreateTime, the broker's time under
+        LogAppendTime."""
+        assert self.marks is not None
+        name = self._name(_MARK_TOPIC)
+        brokers = self.probe.broker_ids
+        if self.marks == 0:
+            error, message = self.client.create_topic(name, assignments={p: [b] for p, b in enumerate(brokers)})
+            if error != 0:
+                self._no_marks(f"CreateTopics {name} failed: {error_name(error)} {message}")
+                return
+            self.created.append(name)
+        self.marks += 1
+        stamped = self.marks % 2 == 1  # LogAppendTime on odd marks
+        wanted = "LogAppendTime" if stamped else "CreateTime"
+        error, message = self.client.alter_configs(name, {"message.timestamp.type": wanted})
+        if error != 0:
+            self._no_marks(f"altering {name}'s message.timestamp.type failed: {error_name(error)} {message}")
+            return
+        version = min(self.client.max_version(PRODUCE, 8), 8)
+        now = int(time.time() * 1000)
+        record = encode_batches(build_batches([RecordSpec(now, value=b"mark")], magic=2 if version >= 3 else 1))
+        deadline = time.monotonic() + self.client.timeout
+        for partition, broker in enumerate(brokers):
+            while True:
+                answer = self.client.produce(name, partition, record, version=version, acks=1)
+                shown = answer.log_append_time is not None and answer.log_append_time != NO_TIMESTAMP
+                if answer.error_code == 0 and shown == stamped:
+                    break
+                if time.monotonic() >= deadline:
+                    raise ConfigNotInForce(
+                        f"{name}: broker {broker} did not stamp a produce as {wanted} within "
+                        f"{self.client.timeout:g} s of the alter (error {error_name(answer.error_code)}): check that "
+                        "broker's log (it may not be processing ZooKeeper's config changes), or allow it longer with "
+                        "--wire-timeout SECONDS"
+                    )
+                time.sleep(0.005)
+
     def _no_marks(self, why: str) -> None:
         self.marks = None
         self.notes.append(f"an alter counts as applied once DescribeConfigs shows it (no later mark: {why})")
@@ -713,6 +787,7 @@ class WireImplementation(Implementation):
         with contextlib.suppress(WireError):
             if DELETE_TOPICS in self.client.api_versions():
                 self.client.delete_topics(list(names))
+                _deleted.setdefault(self.client.bootstrap, set()).update(names)
                 return
         if self.admin is not None:
             for name in names:
@@ -940,6 +1015,8 @@ class BrokerLost(WireError):
 
 
 _lost: dict[str, str] = {}
+# The topics this process deleted, by bootstrap address: a create of one of them waits out its deletion.
+_deleted: dict[str, set[str]] = {}
 
 
 def _client_error_code(exc: WireError) -> ErrorCode:
