@@ -80,6 +80,8 @@ def check_config(config: TopicConfig, profile: Profile) -> None:
             )
         if value < 0:
             raise ConfigError(f"message.timestamp.{name}.max.ms must be >= 0")
+    if not config.downconversion_enable and not profile.has_downconversion_config:
+        raise ConfigError(f"message.downconversion.enable does not exist in {profile.name} (KIP-283, 2.0)")
     if config.compression_type != "producer":
         try:
             topic_codec(config.compression_type)

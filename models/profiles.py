@@ -108,6 +108,7 @@ class Profile:
     list_offsets_versions: tuple[int, int]
     honours_message_format_version: bool  # CNV-3: IBP < 3.0
     down_conversion: bool  # CNV-5 (0.10.0-3.9); CNV-7 removed in 4.0
+    has_downconversion_config: bool  # CNV-5: message.downconversion.enable (KIP-283, 2.0)
     # Validation (VAL-3..8)
     exempt_no_timestamp: bool  # VAL-3: -1 exempt from the range check (0.11+)
     range_rule: RangeRule
@@ -173,6 +174,7 @@ KAFKA_0_10_0 = Profile(
     list_offsets_versions=(0, 0),
     honours_message_format_version=True,
     down_conversion=True,
+    has_downconversion_config=False,
     exempt_no_timestamp=False,
     range_rule=RangeRule.SYMMETRIC,
     has_difference_config=True,
@@ -226,6 +228,8 @@ KAFKA_2_8 = replace(
     visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
     # 2.2: a fresh leader refuses capped lookups until its HW reaches the epoch start (KIP-207).
     fresh_leader_check=True,
+    # 2.0: message.downconversion.enable (KIP-283; 0.10.2.2 refuses it: "Unknown Log configuration").
+    has_downconversion_config=True,
     # 2.4/2.5: record errors (KIP-467), all failing records listed from 2.5 (VAL-11).
     record_errors=RecordErrorsStyle.ALL,
     produce_versions=(0, 9),

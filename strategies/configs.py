@@ -117,5 +117,5 @@ def topic_configs(
         index_interval_bytes=draw(st.sampled_from(INDEX_INTERVAL_BYTES_CHOICES)),
         segment_index_bytes=draw(st.sampled_from(SEGMENT_INDEX_BYTES_CHOICES)),
         compacted=compacted,
-        downconversion_enable=draw(st.booleans()) if prof.down_conversion else True,
+        downconversion_enable=draw(st.booleans()) if prof.down_conversion and prof.has_downconversion_config else True,
     )

@@ -107,7 +107,10 @@ def test_down_conversion(suite: Suite, data: Draws) -> None:
     # to v1 (Fetch v2-v3), where the type and the timestamps must survive; a small budget then still meets it.
     lat = data.draw(st.sampled_from((True, False)), label='lat')
     fetch_version = data.draw(st.sampled_from((3, 2, 1, 0)), label='fetch_version')
-    enable = data.draw(st.sampled_from((True, False)), label='enable')
+    # message.downconversion.enable came in 2.0 (KIP-283): before, conversion is always on.
+    enable = True
+    if suite.profile.has_downconversion_config:
+        enable = data.draw(st.sampled_from((True, False)), label='enable')
     twin = suite.twin()
     lat = lat and twin.has(Capability.LOG_APPEND_TIME)
     config = TopicConfig(

@@ -25,7 +25,8 @@ STEPS = {
     },
     ("kafka-0.10", "kafka-2.8"): {
         # 0.11: format v2, -1 exempt, Produce v3 / Fetch v4, ListOffsets v2; 1.0: cap < last fetchable;
-        # 2.0-2.8: ListOffsets v3..v6; 2.4/2.5: record errors (KIP-467), else-branch LAT-flag check.
+        # 2.0: message.downconversion.enable (KIP-283); 2.0-2.8: ListOffsets v3..v6; 2.4/2.5: record errors
+        # (KIP-467), else-branch LAT-flag check.
         "max_magic",
         "exempt_no_timestamp",
         "produce_versions",
@@ -35,6 +36,7 @@ STEPS = {
         "fresh_leader_check",
         "record_errors",
         "error_text",
+        "has_downconversion_config",  # 2.0: message.downconversion.enable (KIP-283)
         "kafka_version",
     },
     ("kafka-2.8", "kafka-3.9"): {

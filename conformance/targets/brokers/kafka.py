@@ -82,26 +82,23 @@ KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
 # Each supported line, pinned to one release of Maven Central (newest first), with the behaviour profile it has
 # (models.profiles): 3.9 is the last line that takes Produce v0-v2 and down-converts for old fetches; from 4.1
 # on the profile is kafka-4.1. The lines before 3.9 run in ZooKeeper mode (KafkaRelease.zookeeper), storing the
-# message formats their profiles describe: v0 and v1 on 0.10, v0 to v2 on 2.8. A line of 0.x is named by three
-# numbers (Kafka's own: 0.10.0, 0.10.1, 0.10.2), a later one by two.
+# message formats their profiles describe (v0 to v2 on 2.8). A line of 0.x is named by three numbers (Kafka's own:
+# 0.10.0, 0.10.1, 0.10.2), a later one by two.
 KAFKA_LINES: dict[str, tuple[str, str]] = {
     "4.4": ("4.4.0", "kafka-4.1"),
     "4.0": ("4.0.2", "kafka-4.0"),
     "3.9": ("3.9.1", "kafka-3.9"),
     "2.8": ("2.8.2", "kafka-2.8"),
-    "0.10.2": ("0.10.2.2", "kafka-0.10"),
-    "0.10.1": ("0.10.1.1", "kafka-0.10"),
-    "0.10.0": ("0.10.0.1", "kafka-0.10.0"),
 }
 NEWEST_LINE = next(iter(KAFKA_LINES))
 # The lines whose behaviour a profile describes exactly (any release of them is a target): the profile of each.
 # The lines between (0.11-2.7, 3.0-3.8) differ from both neighbours (the clauses that came in them: record
 # errors in 2.4/2.5, MAX_TIMESTAMP in 3.0, its exact answer in 3.8, the special targets' version floors in 3.9,
 # KAFKA-17331) and are refused until a profile describes them.
+# The 0.10 lines (profiles kafka-0.10.0 and kafka-0.10) start and run on the suite's clock in ZooKeeper mode, but
+# their profiles are not yet proven on them (0.10.2.2: 4 clauses FAIL whose cause, Kafka or the model, is not yet
+# settled), so they are not targets yet.
 _PROFILE_OF_LINE: dict[tuple[int, ...], str] = {
-    (0, 10, 0): "kafka-0.10.0",
-    (0, 10, 1): "kafka-0.10",
-    (0, 10, 2): "kafka-0.10",
     (2, 8): "kafka-2.8",
     (3, 9): "kafka-3.9",
     (4, 0): "kafka-4.0",
@@ -763,7 +760,11 @@ def kafka_cluster(
         )
         start_together(brokers)
         try:
-            _await_every_node_known(brokers, [n.node_id for n in nodes], timeout=ready_timeout)
+            # In ZooKeeper mode even one node: a broker answers ApiVersions before the controller's first
+            # UpdateMetadata tells it who is alive, and its Metadata names no broker until then (0.10.2.2).
+            _await_every_node_known(
+                brokers, [n.node_id for n in nodes], timeout=ready_timeout, single=found.zookeeper
+            )
             for broker in brokers:
                 _note_startup(found, broker)
             yield brokers
@@ -771,10 +772,13 @@ def kafka_cluster(
             stop_together(brokers)
 
 
-def _await_every_node_known(brokers: Sequence[ManagedBroker], node_ids: Sequence[int], *, timeout: float) -> None:
+def _await_every_node_known(
+    brokers: Sequence[ManagedBroker], node_ids: Sequence[int], *, timeout: float, single: bool = False
+) -> None:
     """Until each node's Metadata names every node: a node answers ApiVersions before the others' registrations
-    reach it, and a run that asked Metadata then would see fewer brokers than the control plane names."""
-    if len(brokers) < 2:
+    reach it, and a run that asked Metadata then would see fewer brokers than the control plane names. A one-node
+    cluster is awaited too where `single` says so (ZooKeeper mode)."""
+    if len(brokers) < 2 and not single:
         return
     deadline = time.monotonic() + timeout
     for broker in brokers:

@@ -31,7 +31,7 @@ _RESOLVE_TIMEOUT = 600.0
 _READY_TIMEOUT = 60.0
 _STOP_TIMEOUT = 10.0
 _JVM_OPTIONS = ("-Xms16m", "-Xmx128m", "-XX:+UseSerialGC", "-Djava.awt.headless=true")
-_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
+ZOOKEEPER_MAIN = "org.apache.zookeeper.server.ZooKeeperServerMain"
 _LOGBACK = """\
 <configuration>
   <appender name="out" class="ch.qos.logback.core.ConsoleAppender">
@@ -101,7 +101,7 @@ class ZooKeeperProcess(ManagedBroker):
             )
             (run / "logback.xml").write_text(_LOGBACK, encoding="utf-8")
             return [java, *_JVM_OPTIONS, f"-Dlogback.configurationFile={run / 'logback.xml'}", "-cp", f"{lib}/*",
-                    _MAIN, str(config)]  # fmt: skip
+                    ZOOKEEPER_MAIN, str(config)]  # fmt: skip
 
         super().__init__(
             "zookeeper", command, log_dir, ready_timeout=ready_timeout, stop_timeout=_STOP_TIMEOUT,
