@@ -19,8 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conformance.targets.brokers.kafka import KAFKA_LINES, release, resident_megabytes, resolve_runtime, start_kafka
-from conformance.targets.brokers.process import free_loopback_port, probe_api_versions
+from conformance.targets.brokers.kafka import (
+    KAFKA_LINES,
+    cluster_nodes,
+    kafka_cluster,
+    release,
+    resident_megabytes,
+    resolve_runtime,
+)
+from conformance.targets.brokers.process import probe_api_versions
 
 
 def main() -> int:
@@ -37,7 +44,9 @@ def main() -> int:
         ready, rss, warm, stop = [], [], [], []
         for _ in range(args.rounds):
             with tempfile.TemporaryDirectory(prefix="bench-kafka-") as tmp:
-                broker = start_kafka(found, Path(tmp) / "logs", Path(tmp) / "work", clock_port=free_loopback_port())
+                # One node (and its ZooKeeper, for a line before 3.9); the stop is the cluster's, ZooKeeper's too.
+                cluster = kafka_cluster(found, Path(tmp) / "logs", Path(tmp) / "work", cluster_nodes(1))
+                (broker,) = cluster.__enter__()
                 try:
                     ready.append(broker.startup_seconds or 0.0)
                     rss.append(resident_megabytes(broker.pid) or 0.0)
@@ -46,7 +55,7 @@ def main() -> int:
                     warm.append(resident_megabytes(broker.pid) or 0.0)
                 finally:
                     began = time.monotonic()
-                    broker.stop()
+                    cluster.__exit__(None, None, None)
                     stop.append(time.monotonic() - began)
         print(f"{found.version:<8} {fetch:>8.1f} {min(ready):>8.2f} {statistics.median(rss):>7.0f} "
               f"{statistics.median(warm):>9.0f} {min(stop):>7.2f}")  # fmt: skip
