@@ -59,14 +59,14 @@ def test_each_line_is_pinned_to_one_release_and_its_profile() -> None:
 
 
 def test_any_exact_release_of_a_profiled_line_runs_under_its_profile() -> None:
-    assert [(r.version, r.profile) for r in map(release, ("4.1.1", "4.3.0", "4.0.0", "3.9.0", "2.8.1"))] == [
+    assert [(r.version, r.profile) for r in map(release, ("4.1.1", "4.3.0", "4.0.0", "3.9.0", "2.8.1", "2.6.0"))] == [
         ("4.1.1", "kafka-4.1"), ("4.3.0", "kafka-4.1"), ("4.0.0", "kafka-4.0"), ("3.9.0", "kafka-3.9"),
-        ("2.8.1", "kafka-2.8")]  # fmt: skip
+        ("2.8.1", "kafka-2.8"), ("2.6.0", "kafka-2.8")]  # fmt: skip
     assert str(parse_target("kafka==4.1.1")) == "kafka:4.1.1"
-    # 3.8 answers MAX_TIMESTAMP below ListOffsets v7 (KAFKA-17331 came in 3.9), 2.7 and 1.1 differ from 2.8 in
+    # 3.8 answers MAX_TIMESTAMP below ListOffsets v7 (KAFKA-17331 came in 3.9), 2.5 and 1.1 differ from 2.8 in
     # record errors (KIP-467), the 0.10 profiles are not yet proven on their lines: no target yet. A 0.x release
     # has four numbers, a later one three.
-    for older in ("3.8.1", "3.6.0", "2.7.2", "1.1.1", "0.11.0.3", "0.10.2.2", "4.1", "4.x", "2.8.2.1", "0.10"):
+    for older in ("3.8.1", "3.6.0", "2.5.1", "1.1.1", "0.11.0.3", "0.10.2.2", "4.1", "4.x", "2.8.2.1", "0.10"):
         with pytest.raises(TargetError, match=r"or an exact release of a line a profile describes"):
             release(older)
 
@@ -79,7 +79,8 @@ def test_a_release_before_3_9_runs_in_zookeeper_mode_with_its_own_formats() -> N
     zero_ten_two, zero_ten_zero = KafkaRelease("0.10.2", "0.10.2.2", ""), KafkaRelease("0.10.0", "0.10.0.1", "")
     assert [(r.zookeeper, r.artifact, r.protocol_version) for r in (zero_ten_two, zero_ten_zero)] == [
         (True, "org.apache.kafka:kafka_2.12", "0.10.2"), (True, "org.apache.kafka:kafka_2.11", "0.10.0")]  # fmt: skip
-    assert list(KAFKA_LINES) == ["4.4", "4.0", "3.9", "2.8"]
+    assert list(KAFKA_LINES) == ["4.4", "4.0", "3.9", "2.8", "2.7", "2.6"]
+    assert {release(line).zookeeper for line in ("2.8", "2.7", "2.6")} == {True}
 
 
 def test_a_zookeeper_mode_broker_is_configured_for_its_lines_formats(tmp_path: Path) -> None:
@@ -266,7 +267,7 @@ _UNREACHABLE = (
     [
         (_NOT_ON_CENTRAL, r"^Apache Kafka 4\.1\.99 is not on Maven Central \(org\.apache\.kafka:kafka_2\.13:4\.1\.99\)"
          r": choose a released version, e\.g\. kafka==4\.4\.0, or a line: kafka:4\.4, kafka:4\.0, kafka:3\.9, "
-         r"kafka:2\.8$"),
+         r"kafka:2\.8, kafka:2\.7, kafka:2\.6$"),
         (_UNREACHABLE, r"^Maven could not reach Maven Central to fetch org\.apache\.kafka:kafka_2\.13:4\.1\.99 "
          r"\(Could not transfer artifact .*: Unknown host repo\.maven\.apache\.org\): check the network, or a "
          r"proxy or mirror in ~/\.m2/settings\.xml$"),
@@ -305,7 +306,7 @@ def test_a_release_central_lacks_stops_run_before_pytest_and_leaves_nothing(
         f"fetching Apache Kafka {version} from Maven Central...",
         f"kafka-conformance: error: Apache Kafka {version} is not on Maven Central (org.apache.kafka:kafka_2.13:"
         f"{version}): choose a released version, e.g. kafka==4.4.0, or a line: kafka:4.4, kafka:4.0, kafka:3.9, "
-        "kafka:2.8",
+        "kafka:2.8, kafka:2.7, kafka:2.6",
     ]
     assert not (tmp_path / "out" / "verdicts.json").exists()
     assert not kafka.runtime_dir(version).exists()
