@@ -94,9 +94,10 @@ KAFKA_LINES: dict[str, tuple[str, str]] = {
 }
 NEWEST_LINE = next(iter(KAFKA_LINES))
 # The lines whose behaviour a profile describes exactly (any release of them is a target): the profile of each.
-# The lines between (0.11-2.7, 3.0-3.8) differ from both neighbours (the clauses that came in them: record
-# errors in 2.4/2.5, MAX_TIMESTAMP in 3.0, its exact answer in 3.8, the special targets' version floors in 3.9,
-# KAFKA-17331) and are refused until a profile describes them.
+# The lines between (0.11-2.5, 3.0-3.8) differ from both neighbours (the clauses that came in them: record
+# errors in 2.4/2.5, MAX_TIMESTAMP in 3.0, its exact answer in 3.8, KAFKA-16310, the special targets' version
+# floors in 3.9, KAFKA-17331: 3.8.1 answers MAX_TIMESTAMP at ListOffsets v1 where 3.9 refuses it) and are refused
+# until a profile describes them.
 # The 0.10 lines (profiles kafka-0.10.0 and kafka-0.10) start and run on the suite's clock in ZooKeeper mode, but
 # their profiles are not yet proven on them (0.10.2.2: 4 clauses FAIL whose cause, Kafka or the model, is not yet
 # settled), so they are not targets yet.
@@ -585,17 +586,8 @@ def _node_folder(work: Path, node: KafkaNode, port: int, properties: Callable[[P
 
 
 def kafka_command(
-    java: str,
-    lib: Path,
-    launcher: Path,
-    work: Path,
-    port: int,
-    node: KafkaNode,
-    voters: str,
-    cluster_id: str,
-    *,
-    brokers: int = 1,
-    secure: SecureListener | None = None,
+    java: str, lib: Path, launcher: Path, work: Path, port: int, node: KafkaNode, voters: str, cluster_id: str,
+    *, brokers: int = 1, secure: SecureListener | None = None,
 ) -> list[str]:
     """The argv that formats a fresh log directory of `node` under `work` (the cluster's `cluster_id`) and then
     runs it, its broker on `port`, through our launcher (`launcher`: its classes), whose clock control listens
@@ -620,16 +612,8 @@ def kafka_command(
 
 
 def zookeeper_kafka_command(
-    java: str,
-    lib: Path,
-    launcher: Path,
-    work: Path,
-    port: int,
-    node: KafkaNode,
-    zookeeper_connect: str,
-    found: KafkaRelease,
-    *,
-    brokers: int = 1,
+    java: str, lib: Path, launcher: Path, work: Path, port: int, node: KafkaNode, zookeeper_connect: str,
+    found: KafkaRelease, *, brokers: int = 1,
 ) -> list[str]:
     """The argv that runs `node` of a ZooKeeper-mode cluster of `found`, its broker on `port`, through our launcher
     for ZooKeeper mode (`launcher`: its classes), whose clock control listens on the node's clock port."""
@@ -674,13 +658,8 @@ def _java_and_launcher(found: KafkaRelease) -> tuple[str, Path, Path]:
 
 
 def kafka_nodes(
-    found: KafkaRelease,
-    log_dir: Path,
-    work: Path,
-    nodes: Sequence[KafkaNode],
-    *,
-    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
-    secure: SecureListener | None = None,
+    found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT, secure: SecureListener | None = None,
     zookeeper_connect: Callable[[], str] | None = None,
 ) -> list[ManagedBroker]:
     """The managed processes of one cluster of `found` (not started): one per node; in KRaft formatted with one
@@ -746,13 +725,8 @@ def _zookeeper_for(found: KafkaRelease, log_dir: Path, work: Path) -> Iterator[z
 
 @contextlib.contextmanager
 def kafka_cluster(
-    found: KafkaRelease,
-    log_dir: Path,
-    work: Path,
-    nodes: Sequence[KafkaNode],
-    *,
-    ready_timeout: float = _FORMAT_AND_START_TIMEOUT,
-    secure: SecureListener | None = None,
+    found: KafkaRelease, log_dir: Path, work: Path, nodes: Sequence[KafkaNode], *,
+    ready_timeout: float = _FORMAT_AND_START_TIMEOUT, secure: SecureListener | None = None,
 ) -> Iterator[list[ManagedBroker]]:
     """A fresh Apache Kafka of `found` on `nodes` (in ZooKeeper mode with a ZooKeeper of its own, started first and
     stopped last), started side by side and ready (each answered ApiVersions, which a node of a quorum does once a

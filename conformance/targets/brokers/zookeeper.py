@@ -18,9 +18,8 @@ import socket
 import tempfile
 from pathlib import Path
 
-from conformance.errors import TargetError
 from conformance.targets.brokers import maven
-from conformance.targets.brokers.process import LOOPBACK, ManagedBroker, ManagedProcessError, NotReady
+from conformance.targets.brokers.process import LOOPBACK, ManagedBroker, NotReady
 
 ZOOKEEPER = "3.8.4"
 _PROVIDED = (
@@ -116,10 +115,3 @@ class ZooKeeperProcess(ManagedBroker):
     def _probe(self, timeout: float) -> None:
         probe_srvr(self.port, timeout)
 
-
-def obtain_zookeeper(cache: Path, mvn: str) -> None:
-    """ZooKeeper's jars before anything starts; a TargetError naming the fix when they cannot be had."""
-    try:
-        resolve_zookeeper(cache, mvn)
-    except ManagedProcessError as exc:
-        raise TargetError(str(exc)) from None
