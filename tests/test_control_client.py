@@ -25,7 +25,7 @@ import pytest
 from conformance import cli
 from conformance.control.control_client import ControlClient, ControlPlaneError
 from conformance.control.control_plane import ControlPlane
-from conformance.errors import TargetError
+from conformance.errors import EnvironmentFailure, TargetError
 from conformance.judging.capabilities import Capability
 from conformance.plugin.launcher import SuitesRun, pytest_command
 from conformance.plugin.run_options import resolve_namespace
@@ -177,11 +177,15 @@ def test_answers_outside_the_contract_are_one_line_errors_and_unknown_capabiliti
                           b'{"capabilities": ["clock-control", "teleport", "zstd"], "brokers": [2, 0, 1]}'),
     })  # fmt: skip
     client = ControlClient(odd.url, timeout=2.0)
-    with pytest.raises(ControlPlaneError, match=r"HTTP 200 with '<html>hello</html>', not a JSON object"):
+    with pytest.raises(ControlPlaneError, match=r"HTTP 200 with '<html>hello</html>', not a JSON object") as odd_body:
         client.clock(0)
+    assert not isinstance(odd_body.value, EnvironmentFailure)
     with pytest.raises(ControlPlaneError, match=r"HTTP 500: 'Traceback .*' \(not problem\+json\)") as caught:
         client.clock(1)
     assert caught.value.status == 500 and "check-control" in _one_line(caught.value)
+    # A control plane that broke is an environment failure (its test's clauses BLOCKED); one that answers outside
+    # the contract is not.
+    assert isinstance(caught.value, EnvironmentFailure)
     with pytest.raises(ControlPlaneError, match=r"breaks the contract: 'now_ms' is 'soon'"):
         client.clock(2)
     capabilities, brokers = client.capabilities()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.control.control_client import ControlPlaneBroke, ControlPlaneError
 from conformance.judging.checks import NOT_GIVEN, CheckRecord, ClauseViolation, check_equal, recording
 from conformance.judging.expectations import (
     Expectation,
@@ -388,6 +389,29 @@ def test_harness_error_reads_the_innermost_frame_and_every_failure_of_a_group() 
     text = harness_error_text(broke)
     assert text.startswith(HARNESS_ERROR_PREFIX + "the suite's own code raised IndexError: tuple index out of range")
     assert "targets/routes/wire_adapter/kafka_wire.py:2" in text and "Traceback (most recent call last)" in text
+
+
+def test_a_control_plane_that_broke_is_the_environment_s_wherever_it_is_raised() -> None:
+    """A control plane answering 5xx (or not reachable) left the clock undriven: the test decided nothing, so its
+    clauses are BLOCKED, with a message that blames neither the implementation nor the suite's code."""
+    broke = ControlPlaneBroke("http://127.0.0.1:1", "POST /retention", "HTTP 500 (field server): failed", "see log")
+    assert is_harness_error(ControlPlaneBroke, str(PACKAGE_DIR / "control" / "control_client.py"))
+    assert is_harness_error(ControlPlaneBroke, None)
+    assert harness_error(broke) is broke
+    text = harness_error_text(broke)
+    assert text.startswith(HARNESS_ERROR_PREFIX + "a part around the implementation failed: control plane at")
+    assert "suite's own code" not in text
+    # A control plane refusing a request (4xx) or breaking its contract stays what it was.
+    assert not is_harness_error(ControlPlaneError, str(PACKAGE_DIR / "control" / "control_client.py"))
+
+
+def test_draws_that_went_another_way_on_the_replay_are_the_suite_s_not_a_flaky_answer() -> None:
+    """FlakyStrategyDefinition: the suite's data generation depended on outside state (BLOCKED); FlakyFailure: the
+    implementation failed once and passed on the replay (its FAIL)."""
+    from hypothesis.errors import FlakyFailure, FlakyStrategyDefinition
+
+    assert is_harness_error(FlakyStrategyDefinition, str(PACKAGE_DIR.parent / "suites" / "machine.py"))
+    assert not is_harness_error(FlakyFailure, str(PACKAGE_DIR.parent / "suites" / "machine.py"))
 
 
 def test_a_harness_error_blocks_the_clauses_no_check_decided_and_fails_the_test() -> None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn
 from urllib.parse import quote, urlsplit
 
-from conformance.errors import TargetError
+from conformance.errors import EnvironmentFailure, TargetError
 from conformance.judging.capabilities import Capability
 
 # What a user does when the control plane does not answer (or answers outside the contract).
@@ -44,6 +44,11 @@ class ControlPlaneError(TargetError):
         self.status = status
         self.field = field
         super().__init__(f"control plane at {url}: {operation} failed: {problem}: {fix}")
+
+
+class ControlPlaneBroke(ControlPlaneError, EnvironmentFailure):
+    """A control plane that failed on a request (HTTP 5xx) or could not be reached: an environment failure, not
+    the implementation's (its test's clauses are BLOCKED)."""
 
 
 class ControlClient:
@@ -165,7 +170,9 @@ class ControlClient:
         return self._error(operation, problem, fix, status=status, field=field_name)
 
     def _error(self, operation: str, problem: str, fix: str, **kwargs: Any) -> ControlPlaneError:
-        return ControlPlaneError(self.url, operation, problem, fix, **kwargs)
+        status = kwargs.get("status")
+        broke = fix == FIX_UNREACHABLE or (status is not None and status >= 500)
+        return (ControlPlaneBroke if broke else ControlPlaneError)(self.url, operation, problem, fix, **kwargs)
 
     def _contract(self, operation: str, problem: str) -> NoReturn:
         raise self._error(operation, f"the answer breaks the contract: {problem}", FIX_CONTRACT)

@@ -11,6 +11,12 @@ person to read (as before):
   a broker's bytes, the control-plane client reading its answers, the served reference broker, the seeded
   mutants, the model adapter (the implementation itself under `--target model`), the codec and client library
   adapters. A broker answering garbage that makes the wire client raise is still the implementation's FAIL.
+Two more kinds are the harness's wherever they are raised: an `EnvironmentFailure` (conformance.errors), a part
+around the implementation that failed, such as a control plane answering 5xx or not reachable: the clock could not
+be driven, so the test decided nothing; and Hypothesis' FlakyStrategyDefinition, a test whose draws went another way
+on its replay than on its first run: the suite's data generation depended on something outside it, a defect of the
+suite's test, not an answer of the implementation (an answer that fails once and passes on the replay is a
+FlakyFailure, and stays the implementation's FAIL).
 """
 
 from __future__ import annotations
@@ -19,6 +25,10 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+
+from hypothesis.errors import FlakyStrategyDefinition
+
+from conformance.errors import EnvironmentFailure
 
 # The errors a bug of the suite's own code raises (a value the implementation produced shows as a ValueError, a
 # codec error or a protocol error, and is judged as the implementation's).
@@ -68,7 +78,10 @@ def in_harness(filename: str | None, package_dir: Path = PACKAGE_DIR) -> bool:
 
 
 def is_harness_error(error: type[BaseException], innermost_file: str | None, package_dir: Path = PACKAGE_DIR) -> bool:
-    """Whether an exception of type `error` raised in `innermost_file` is a bug of the harness (the module doc)."""
+    """Whether an exception of type `error` raised in `innermost_file` is a bug of the harness (the module doc), or
+    a failure of its environment wherever it was raised (`EnvironmentFailure`: a control plane that broke)."""
+    if issubclass(error, (EnvironmentFailure, FlakyStrategyDefinition)):
+        return True
     return issubclass(error, PROGRAMMING_ERRORS) and in_harness(innermost_file, package_dir)
 
 
@@ -109,6 +122,11 @@ def harness_error_text(exc: BaseException) -> str:
     frame = innermost_frame(exc)
     where = f" at {frame.filename}:{frame.lineno} ({frame.name})" if frame is not None else ""
     trace = "".join(traceback.format_exception(exc)).rstrip()
+    if isinstance(exc, EnvironmentFailure):
+        return (
+            f"{HARNESS_ERROR_PREFIX}a part around the implementation failed: {exc}. This says nothing about the "
+            f"implementation's timestamps: the test's clauses are BLOCKED (not decided).\n{trace}"
+        )
     return (
         f"{HARNESS_ERROR_PREFIX}the suite's own code raised {type(exc).__name__}: {exc}{where}. This is a bug of "
         "the suite, not a departure of the implementation: the test's clauses are BLOCKED (not decided). Report "
