@@ -174,6 +174,7 @@ OFFSET_NOT_AVAILABLE = _where(lambda p: p.list_offsets_versions[1] >= 5)  # List
 MAX_TS_EXACT = _where(lambda p: p.max_timestamp_lookup is MaxTimestampLookup.EXACT)
 EARLIEST_LOCAL = _where(lambda p: p.min_version_for_target(-4) is not None)
 LATEST_TIERED = _where(lambda p: p.min_version_for_target(-5) is not None)
+PENDING_UPLOAD = _where(lambda p: p.min_version_for_target(-6) is not None)
 TARGETS_VERSIONED = _where(lambda p: p.unknown_special_target is UnknownSpecialTarget.UNSUPPORTED_VERSION)
 TARGETS_SEARCHED = _where(
     lambda p: p.unknown_special_target is UnknownSpecialTarget.SEARCH and p.list_offsets_versions[1] >= 1
@@ -739,6 +740,8 @@ _LIST_OFFSETS: tuple[Clause, ...] = (
             ("TV-13", "TV-16")),
     _clause("LO.latest-tiered-none", ("LO-5",), "KIP-1005", MUST, LATEST_TIERED,
             "Without tiered storage LATEST_TIERED (-5) returns offset -1 and epoch -1."),
+    _clause("LO.earliest-pending-upload-none", ("LO-5",), "KIP-1023", MUST, PENDING_UPLOAD,
+            "Without tiered storage EARLIEST_PENDING_UPLOAD (-6, ListOffsets v11) returns offset -1 and epoch -1."),
     _clause("LO.max-timestamp-first-record", ("LO-6", "DIS-7"), "KIP-734", MUST, MAX_TS_EXACT,
             "MAX_TIMESTAMP (-3) returns the largest timestamp with the offset of the first record holding "
             "it and its batch's epoch (Kafka's code since 3.8, as KIP-734 intended).", ("TV-14", "TV-15")),
@@ -758,8 +761,9 @@ _LIST_OFFSETS: tuple[Clause, ...] = (
             "MAX_TIMESTAMP does not consult the log start offset, so after DeleteRecords it may return an "
             "offset below it while the segment exists."),
     _clause("LO.special-target-min-version", ("LO-1",), "KAFKA-17331", MUST, TARGETS_VERSIONED,
-            "MAX_TIMESTAMP below v7, EARLIEST_LOCAL below v8 or LATEST_TIERED below v9 gets "
-            "UNSUPPORTED_VERSION (35) with offset -1, timestamp -1.", ("TV-16",)),
+            "MAX_TIMESTAMP below v7, EARLIEST_LOCAL below v8, LATEST_TIERED below v9 or (4.2+) "
+            "EARLIEST_PENDING_UPLOAD below v11 gets UNSUPPORTED_VERSION (35) with offset -1, timestamp -1.",
+            ("TV-16",)),
     _clause("LO.unknown-target-unsupported", ("LO-1",), "KAFKA-17331", MUST, TARGETS_VERSIONED,
             "A negative target the broker does not know (e.g. -7) gets UNSUPPORTED_VERSION with "
             "offset -1, timestamp -1."),

@@ -24,7 +24,7 @@ from .conversion import fetch_view
 from .errors import CodecError, ModelError
 from .list_offsets import ListOffsetsAnswer, list_offsets
 from .log import PartitionLog
-from .profiles import DEFAULT_PROFILE, Profile
+from .profiles import DEFAULT_PROFILE, Profile, RecordErrorsStyle
 from .records import AnyBatch, ConsumerRecord, DefaultBatch, all_records
 from .validator import (
     AppendOrigin,
@@ -382,16 +382,32 @@ class Cluster:
             return ProduceResponse(ErrorCode.CORRUPT_MESSAGE, base_offset=-1, log_append_time=-1, log_start_offset=-1)
         return self.produce(topic, index, batches, produce_version=produce_version)
 
-    @staticmethod
-    def _rejection(rejected: AppendRejected, log: PartitionLog, *, request_level: bool = False) -> ProduceResponse:
+    def _rejection(
+        self, rejected: AppendRejected, log: PartitionLog, *, request_level: bool = False
+    ) -> ProduceResponse:
         """VAL-11: base_offset -1, log_append_time -1; nothing written. log_start_offset is the partition's for a
         rejection the log's validation raised (Kafka's ReplicaManager.appendToLocalLog: RecordValidationException
         and any other exception go through processFailedRecord), and -1 where Kafka answers UNKNOWN_LOG_APPEND_INFO:
         a request refused before the log (KafkaApis: ProduceRequest.validateRecords, a PartitionResponse with
-        only the error), a CorruptRecordException (a CRC that does not match), a record or batch too large."""
-        unknown = request_level or rejected.error in _UNKNOWN_APPEND_INFO
+        only the error), a CorruptRecordException (a CRC that does not match), a record or batch too large.
+        Before KIP-467 (2.4; a profile with no record errors) INVALID_RECORD (87) did not exist: an
+        InvalidRecordException was a CorruptRecordException, answered CORRUPT_MESSAGE (2); and an
+        InvalidTimestampException was among the exceptions answered UNKNOWN_LOG_APPEND_INFO (ReplicaManager
+        .appendToLocalLog's first case before 2.4), so it carries log_start_offset -1 too. Measured: 2.3.1 and 2.1.1
+        answer a v3 produce of a magic 0 set, a RecordsCount lie and a v0 zstd message CORRUPT_MESSAGE, and an
+        out-of-range timestamp INVALID_TIMESTAMP with log_start_offset -1, where 2.4.1 answers INVALID_RECORD and
+        the log start offset; 2.2.2 answers an idempotent batch on a v1-format topic with the log start offset."""
+        error = rejected.error
+        before_record_errors = self.profile.record_errors is RecordErrorsStyle.NONE
+        if before_record_errors and error is ErrorCode.INVALID_RECORD:
+            error = ErrorCode.CORRUPT_MESSAGE
+        unknown = (
+            request_level
+            or error in _UNKNOWN_APPEND_INFO
+            or (before_record_errors and error is ErrorCode.INVALID_TIMESTAMP)
+        )
         return ProduceResponse(
-            rejected.error,
+            error,
             base_offset=-1,
             log_append_time=-1,
             log_start_offset=-1 if unknown else log.log_start_offset,

@@ -248,8 +248,9 @@ def _find(
         return earliest(log), False
     if special and target == SpecialTarget.EARLIEST_LOCAL:
         return earliest_local(log), False
-    if special and target == SpecialTarget.LATEST_TIERED:
-        # LO-5: no tiered storage in the model.
+    if special and target in (SpecialTarget.LATEST_TIERED, SpecialTarget.EARLIEST_PENDING_UPLOAD):
+        # LO-5: no tiered storage in the model, so nothing tiered and nothing waiting to be uploaded (KIP-1005,
+        # KIP-1023: 4.4.0 answers -6 at v11 with offset -1, epoch -1 on a log without remote storage).
         return (NO_TIMESTAMP, -1, NO_PARTITION_LEADER_EPOCH), False
     if special and target == SpecialTarget.MAX_TIMESTAMP:
         return max_timestamp_lookup(log, profile.max_timestamp_lookup), True

@@ -119,7 +119,13 @@ class Profile:
     lat_flag_check: LogAppendTimeFlagCheck
     record_errors: RecordErrorsStyle
     error_text: ErrorTextStyle
+    # VAL-8: the compressed path validating in place reads records without key and value, which a record error
+    # prints as PartialDefaultRecord (2.6+: KAFKA-9820 put KAFKA-8106's skipKeyValueIterator to use)
+    partial_in_place_records: bool
     invalid_record_text_3_2: bool  # VAL-9 top-level wording for INVALID_RECORD since 3.2
+    # VAL-14: the request-level checks of a Produce v3+ are answered per partition (2.1+, with zstd's
+    # UNSUPPORTED_COMPRESSION_TYPE, KIP-110); before, they ran while the request was parsed, closing the connection
+    request_checks_answered: bool
     # Compression / index (CMP-7, IDX-4, IDX-9, IDX-10)
     shallow_offset_of_max: ShallowOffsetOfMax
     index_granularity: IndexGranularity
@@ -184,7 +190,9 @@ KAFKA_0_10_0 = Profile(
     lat_flag_check=LogAppendTimeFlagCheck.ALWAYS,
     record_errors=RecordErrorsStyle.NONE,
     error_text=ErrorTextStyle.V0_10,
+    partial_in_place_records=False,
     invalid_record_text_3_2=False,
+    request_checks_answered=False,
     shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
     index_granularity=IndexGranularity.NONE,
     roll_base=RollBase.WALL_CLOCK,
@@ -214,51 +222,176 @@ KAFKA_0_10 = replace(
     retention_basis=RetentionBasis.LARGEST_TIMESTAMP,
 )
 
-KAFKA_2_8 = replace(
+KAFKA_0_11 = replace(
     KAFKA_0_10,
-    name="kafka-2.8",
-    kafka_version="2.8",
-    description="format v2, -1 exempt, symmetric difference check, all record errors (KIP-467), "
-    "ListOffsets v6 without MAX_TIMESTAMP, message.format.version honoured",
-    # 0.11: format v2, Produce v3 / Fetch v4, -1 exempt from the range check (VAL-3).
+    name="kafka-0.11",
+    kafka_version="0.11",
+    description="0.10 plus format v2 (KIP-98): -1 exempt from the range check, the offset in record errors' text, "
+    "Produce v3, ListOffsets v2",
+    # 0.11: format v2, Produce v3 / Fetch v4-5, ListOffsets v2 (KIP-98), -1 exempt from the range check (VAL-3).
     max_magic=2,
     exempt_no_timestamp=True,
     error_text=ErrorTextStyle.V0_11,
-    # 1.0: ListOffsets answers only offsets < the last fetchable offset (LO-3).
+    produce_versions=(0, 3),
+    fetch_versions=(0, 5),
+    list_offsets_versions=(0, 2),
+)
+
+KAFKA_1_0 = replace(
+    KAFKA_0_11,
+    name="kafka-1.0",
+    kafka_version="1.0-1.1",
+    description="0.11 plus lookups capped below the last fetchable offset",
+    # 1.0: ListOffsets answers only offsets < the last fetchable offset (LO-3); Produce v5, Fetch v6-7.
     visibility_cap=VisibilityCap.LT_LAST_FETCHABLE,
-    # 2.2: a fresh leader refuses capped lookups until its HW reaches the epoch start (KIP-207).
-    fresh_leader_check=True,
-    # 2.0: message.downconversion.enable (KIP-283; 0.10.2.2 refuses it: "Unknown Log configuration").
+    produce_versions=(0, 5),
+    fetch_versions=(0, 7),
+)
+
+KAFKA_2_0 = replace(
+    KAFKA_1_0,
+    name="kafka-2.0",
+    kafka_version="2.0",
+    description="1.0 plus message.downconversion.enable (KIP-283)",
+    # 2.0: message.downconversion.enable (KIP-283; 0.10.2.2 refuses it: "Unknown Log configuration"); Produce v6,
+    # Fetch v8, ListOffsets v3.
     has_downconversion_config=True,
-    # 2.4/2.5: record errors (KIP-467), all failing records listed from 2.5 (VAL-11).
+    produce_versions=(0, 6),
+    fetch_versions=(0, 8),
+    list_offsets_versions=(0, 3),
+)
+
+KAFKA_2_1 = replace(
+    KAFKA_2_0,
+    name="kafka-2.1",
+    kafka_version="2.1",
+    description="2.0 plus zstd (KIP-110) with Produce v3+ request checks answered per partition, ListOffsets v4",
+    # 2.1: zstd (KIP-110, Produce v7, Fetch v10) and the request checks answered per partition (VAL-14);
+    # ListOffsets v4 (KIP-320; its leader epoch came in 2.2, KAFKA-7568: a Kafka bug of 2.1, not this profile's).
+    request_checks_answered=True,
+    produce_versions=(0, 7),
+    fetch_versions=(0, 10),
+    list_offsets_versions=(0, 4),
+)
+
+KAFKA_2_2 = replace(
+    KAFKA_2_1,
+    name="kafka-2.2",
+    kafka_version="2.2-2.3",
+    description="2.1 plus a fresh leader refusing capped lookups (KIP-207, ListOffsets v5)",
+    # 2.2: a fresh leader refuses capped lookups until its HW reaches the epoch start (KIP-207), ListOffsets v5;
+    # 2.3: Fetch v11.
+    fresh_leader_check=True,
+    fetch_versions=(0, 11),
+    list_offsets_versions=(0, 5),
+)
+
+KAFKA_2_4 = replace(
+    KAFKA_2_2,
+    name="kafka-2.4",
+    kafka_version="2.4",
+    description="2.2 plus the first failing record in record errors (KIP-467, Produce v8)",
+    # 2.4: record errors (KIP-467), the first failing record only (VAL-11); Produce v8.
+    record_errors=RecordErrorsStyle.FIRST,
+    produce_versions=(0, 8),
+)
+
+KAFKA_2_5 = replace(
+    KAFKA_2_4,
+    name="kafka-2.5",
+    kafka_version="2.5",
+    description="2.4 plus every failing record in record errors (KIP-467)",
+    # 2.5: every failing record listed (VAL-11).
     record_errors=RecordErrorsStyle.ALL,
+)
+
+KAFKA_2_8 = replace(
+    KAFKA_2_5,
+    name="kafka-2.8",
+    kafka_version="2.6-2.8",
+    description="2.5 plus PartialDefaultRecord in in-place record errors (KAFKA-9820), ListOffsets v6",
+    # 2.6: in-place validation reads PartialDefaultRecord (VAL-8, KAFKA-9820); 2.8: Produce v9, Fetch v12 (2.7),
+    # ListOffsets v6 (flexible versions).
+    partial_in_place_records=True,
     produce_versions=(0, 9),
     fetch_versions=(0, 12),
     list_offsets_versions=(0, 6),
 )
 
-KAFKA_3_9 = replace(
+# The 3.x lines, each the previous profile plus what its first release changed. A profile's API version ranges are
+# its newest line's (the lines it covers offer a prefix: ApiVersions narrows them, narrow_versions).
+
+KAFKA_3_0 = replace(
     KAFKA_2_8,
-    name="kafka-3.9",
-    kafka_version="3.9",
-    description="KIP-937 before/after with fallback to difference, LogAppendTime-flag acceptance "
-    "on CreateTime topics, exact MAX_TIMESTAMP (3.8 fix), UNSUPPORTED_VERSION for unknown targets",
-    # 3.0: IBP >= 3.0 ignores message.format.version (CNV-3); MAX_TIMESTAMP (KIP-734).
+    name="kafka-3.0",
+    kafka_version="3.0-3.1",
+    description="2.8 plus MAX_TIMESTAMP (KIP-734, ListOffsets v7) and message.format.version ignored (IBP 3.0)",
+    # 3.0: IBP >= 3.0 ignores message.format.version (CNV-3); MAX_TIMESTAMP (KIP-734). Before 3.9 the broker checks
+    # no target's version: a known target is special at any version (LO-1).
     honours_message_format_version=False,
+    max_timestamp_lookup=MaxTimestampLookup.EXACT,
+    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7)),
+    # 3.1: Fetch v13 (topic ids, KIP-516).
+    fetch_versions=(0, 13),
+    list_offsets_versions=(0, 7),
+)
+
+KAFKA_3_2 = replace(
+    KAFKA_3_0,
+    name="kafka-3.2",
+    kafka_version="3.2-3.4",
+    description="3.0 plus the INVALID_RECORD top-level wording (3.2)",
     # 3.2: the INVALID_RECORD top-level wording (VAL-9).
     invalid_record_text_3_2=True,
+)
+
+KAFKA_3_5 = replace(
+    KAFKA_3_2,
+    name="kafka-3.5",
+    kafka_version="3.5",
+    description="3.2 plus EARLIEST_LOCAL (KIP-405, ListOffsets v8)",
+    # 3.5: EARLIEST_LOCAL (-4) at ListOffsets v8; Fetch v15 (KIP-903).
+    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8)),
+    fetch_versions=(0, 15),
+    list_offsets_versions=(0, 8),
+)
+
+KAFKA_3_6 = replace(
+    KAFKA_3_5,
+    name="kafka-3.6",
+    kafka_version="3.6-3.7",
+    description="3.5 plus KIP-937 before/after with fallback to difference and LogAppendTime-flag acceptance on "
+    "CreateTime topics",
     # 3.6: KIP-937 before/after, and the LogAppendTime-flag regression (VAL-8).
     range_rule=RangeRule.BEFORE_AFTER,
     has_before_after_configs=True,
     lat_flag_check=LogAppendTimeFlagCheck.ELSE_BRANCH,
     error_text=ErrorTextStyle.V3_6,
-    # 3.8: KAFKA-16310/16341/16342 (CMP-7, LO-6).
+    # 3.7: Produce v10 and Fetch v16 (KIP-951).
+    produce_versions=(0, 10),
+    fetch_versions=(0, 16),
+)
+
+KAFKA_3_8 = replace(
+    KAFKA_3_6,
+    name="kafka-3.8",
+    kafka_version="3.8",
+    description="3.6 plus the offset of the max timestamp as the batch's last offset (KAFKA-16310/16341/16342)",
+    # 3.8: KAFKA-16310/16341/16342 (CMP-7); Produce v11.
     shallow_offset_of_max=ShallowOffsetOfMax.BATCH_LAST,
-    max_timestamp_lookup=MaxTimestampLookup.EXACT,
-    # 3.5 EARLIEST_LOCAL, 3.9 LATEST_TIERED, and UNSUPPORTED_VERSION for unknown targets (LO-1).
+    produce_versions=(0, 11),
+)
+
+KAFKA_3_9 = replace(
+    KAFKA_3_8,
+    name="kafka-3.9",
+    kafka_version="3.9",
+    description="KIP-937 before/after with fallback to difference, LogAppendTime-flag acceptance "
+    "on CreateTime topics, exact MAX_TIMESTAMP (3.8 fix), UNSUPPORTED_VERSION for unknown targets",
+    # 3.9: LATEST_TIERED (KIP-1005), and UNSUPPORTED_VERSION for unknown targets or below their version (LO-1,
+    # KAFKA-17331); Fetch v17.
     unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,
     special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9)),
-    produce_versions=(0, 11),
     fetch_versions=(0, 17),
     list_offsets_versions=(0, 9),
 )
@@ -285,11 +418,27 @@ KAFKA_4_1 = replace(
     shallow_offset_of_max=ShallowOffsetOfMax.PER_BATCH,
     index_granularity=IndexGranularity.PER_BATCH,
     roll_base=RollBase.FIRST_BATCH,
+    # 4.1: Produce v13 (topic ids, KIP-516) and Fetch v18.
     produce_versions=(3, 13),
+    fetch_versions=(4, 18),
+)
+
+KAFKA_4_2 = replace(
+    KAFKA_4_1,
+    name="kafka-4.2",
+    kafka_version="4.2",
+    description="4.1 plus EARLIEST_PENDING_UPLOAD (-6) at ListOffsets v11 (KIP-1023)",
+    # 4.2: ListOffsets v11 and its EARLIEST_PENDING_UPLOAD target (KIP-1023).
+    special_target_min_versions=((-1, 0), (-2, 0), (-3, 7), (-4, 8), (-5, 9), (-6, 11)),
+    list_offsets_versions=(1, 11),
 )
 
 PROFILES: dict[str, Profile] = {
-    p.name: p for p in (KAFKA_0_10_0, KAFKA_0_10, KAFKA_2_8, KAFKA_3_9, KAFKA_4_0, KAFKA_4_1)
+    p.name: p
+    for p in (
+        KAFKA_0_10_0, KAFKA_0_10, KAFKA_0_11, KAFKA_1_0, KAFKA_2_0, KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, KAFKA_2_5,
+        KAFKA_2_8, KAFKA_3_0, KAFKA_3_2, KAFKA_3_5, KAFKA_3_6, KAFKA_3_8, KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_2,
+    )
 }
 DEFAULT_PROFILE = KAFKA_4_0
 

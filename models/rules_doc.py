@@ -62,9 +62,17 @@ Each clause line reads: ID, level, KIP, profiles, then its summary.
 
 
 def _profiles_label(profiles: Sequence[str]) -> str:
+    """"all profiles", or the runs of consecutive profiles (in PROFILES order): "kafka-2.8 to kafka-3.9, kafka-4.1"."""
     if list(profiles) == list(PROFILES):
         return "all profiles"
-    return ", ".join(profiles)
+    order = list(PROFILES)
+    runs: list[list[str]] = []
+    for name in sorted(profiles, key=order.index):
+        if runs and order.index(runs[-1][-1]) + 1 == order.index(name):
+            runs[-1].append(name)
+        else:
+            runs.append([name])
+    return ", ".join(run[0] if len(run) == 1 else f"{run[0]} to {run[-1]}" for run in runs)
 
 
 def _clause_line(clause: Clause) -> str:

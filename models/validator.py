@@ -183,6 +183,15 @@ def check_produce_request(
         )
     if produce_version < 3:
         return None
+    refused = _request_refusal(batches, produce_version)
+    if refused is not None and not profile.request_checks_answered:
+        # Before 2.1 ProduceRequest checked its records while it was parsed: a request failing the checks is never
+        # answered, the connection is closed (2.0.1 and 1.1.1 drop it where 2.1.1 answers).
+        return _rejected(NOT_SERVED, f"{refused.detail}: the request fails to parse, the broker closes the connection")
+    return refused
+
+
+def _request_refusal(batches: Sequence[AnyBatch], produce_version: int) -> AppendRejected | None:
     prefix = f"Produce requests with version {produce_version}"
     if not batches:
         return _rejected(
@@ -337,7 +346,8 @@ def _v2_source_records(batch: DefaultBatch, *, partial: bool = False) -> list[_S
 def _v2_describer(offset: int, ts: int, record: Record, *, partial: bool = False) -> Callable[[], str]:
     """How Kafka prints the record in a per-record error (VAL-8): DefaultRecord.toString (0 bytes for a null key
     or value), or, where the compressed path validates in place and so reads with skipKeyValueIterator (Kafka
-    2.4+, LogValidator.validateMessagesAndAssignOffsetsCompressed: `inPlaceAssignment && magic >= 2`),
+    2.6+, KAFKA-9820; LogValidator.validateMessagesAndAssignOffsetsCompressed: `inPlaceAssignment && magic >= 2`;
+    2.5.1 still prints DefaultRecord),
     PartialDefaultRecord.toString, which prints the stored key and value sizes (-1 for null; javap of
     kafka-clients 3.9.1)."""
 
@@ -885,9 +895,8 @@ def _validate_compressed(
                 ErrorCode.INVALID_RECORD,
                 f"Invalid wrapper compressionType found in legacy deep record iterator {batch.magic}",
             )
-        # Kafka 2.4+ reads a v2 batch it will keep in place without keys and values (skipKeyValueIterator); every
-        # profile that takes magic 2 is 2.8 or later.
-        partial = in_place and first.magic >= MAGIC_V2
+        # Kafka 2.6+ reads a v2 batch it will keep in place without keys and values (skipKeyValueIterator, KAFKA-9820).
+        partial = in_place and first.magic >= MAGIC_V2 and ctx.profile.partial_in_place_records
         records, failures, broken = _scan_batch(batch, ctx, partial=partial)
         if broken is not None:
             raise broken

@@ -36,9 +36,9 @@ from models.constants import (
     IsolationLevel,
     TimestampType,
 )
-from models.list_offsets import ListOffsetsAnswer
+from models.list_offsets import ListOffsetsAnswer, max_timestamp_lookup
 from models.log import PartitionLog
-from models.profiles import Profile, narrow_versions
+from models.profiles import MaxTimestampLookup, Profile, narrow_versions
 from models.records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, java_long
 from strategies.records import batches
 from strategies.timestamps import DEFAULT_MARGIN_MS, timestamps
@@ -388,8 +388,18 @@ class Twin:
 
     def list_offsets_facts(self, topic: str) -> dict[str, object]:
         """Values from the model's log that a known ListOffsets departure may equal (observables.FACTS)."""
-        batches = self.ref.cluster.leader_log(topic).batches()  # type: ignore[attr-defined]
-        return {"last-batch-base-plus-one": batches[-1].base_offset + 1} if batches else {}
+        log = self.ref.cluster.leader_log(topic)  # type: ignore[attr-defined]
+        batches = log.batches()
+        if not batches:
+            return {}
+        facts: dict[str, object] = {"last-batch-base-plus-one": batches[-1].base_offset + 1}
+        found = max_timestamp_lookup(log, MaxTimestampLookup.EXACT)
+        if found is not None:
+            offset = found[1]
+            facts["max-timestamp-batch-last-offset"] = next(
+                b.last_offset for b in batches if b.base_offset <= offset <= b.last_offset
+            )
+        return facts
 
     def elect_leader(self, topic: str, broker: int) -> None:
         self.impl.elect_leader(topic, 0, broker)
@@ -714,14 +724,18 @@ def list_offsets_clause(target: int, version: int, expected: ListOffsetsAnswer, 
         from models.profiles import UnknownSpecialTarget
 
         if profile.unknown_special_target is UnknownSpecialTarget.SEARCH:
-            return "LO.unknown-target-searched"
-        return "LO.special-target-min-version" if minimum is not None else "LO.unknown-target-unsupported"
+            if minimum is None:
+                return "LO.unknown-target-searched"
+            # Before 3.9 a target the broker knows is special at any version (LO-1): its own clause, below.
+        else:
+            return "LO.special-target-min-version" if minimum is not None else "LO.unknown-target-unsupported"
     return {
         -1: "LO.latest-is-high-watermark",
         -2: "LO.earliest-is-log-start",
         -3: "LO.max-timestamp-empty" if expected.offset == -1 else "LO.max-timestamp-first-record",
         -4: "LO.earliest-local-equals-earliest",
         -5: "LO.latest-tiered-none",
+        -6: "LO.earliest-pending-upload-none",
     }.get(target, "LO.unknown-target-unsupported")
 
 

@@ -369,7 +369,8 @@ class TimestampContractMachine(RuleBasedStateMachine):
                                      clause=clause)
         if self.has(Capability.MAX_TIMESTAMP_LOOKUP):
             observed, expected = self.twin.list_offsets(TOPIC, -3, version=version)
-            check_list_offsets(observed, expected, target=-3, version=version, profile=self.profile)
+            check_list_offsets(observed, expected, target=-3, version=version, profile=self.profile,
+                               facts=self.twin.list_offsets_facts(TOPIC))
 
     @invariant()
     def lat_records_read_batch_max(self) -> None:

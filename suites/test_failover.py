@@ -164,6 +164,7 @@ def _compare(
             profile=profile,
             clause=clause,
             context=where,
+            facts=twin.list_offsets_facts(topic),
         )
     return observed_answers
 

@@ -123,9 +123,8 @@ def test_answers_stay_below_high_watermark(suite: Suite, data: Draws) -> None:
     for version in max_versions:
         observed, expected = twin.list_offsets(topic, SpecialTarget.MAX_TIMESTAMP, version=version)
         _check_below_high_watermark("LO.max-timestamp-capped", observed, high_watermark, f"MAX_TIMESTAMP v{version}")
-        check_list_offsets(
-            observed, expected, target=SpecialTarget.MAX_TIMESTAMP, version=version, profile=suite.profile
-        )
+        check_list_offsets(observed, expected, target=SpecialTarget.MAX_TIMESTAMP, version=version,
+                           profile=suite.profile, facts=twin.list_offsets_facts(topic))
 
 
 # ------------------------------------------------------------------------------------ LO-3/LO-4 isolation

@@ -167,7 +167,7 @@ def test_every_area_has_clauses() -> None:
 
 def test_kip937_clauses_only_where_before_after_exist() -> None:
     with_configs = {p.name for p in PROFILES.values() if p.has_before_after_configs}
-    assert with_configs == {"kafka-3.9", "kafka-4.0", "kafka-4.1"}
+    assert with_configs == {"kafka-3.6", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.2"}
     for clause in CLAUSES:
         if clause.kip == "KIP-937":
             assert set(clause.profiles) <= with_configs, clause.id
@@ -255,13 +255,16 @@ def test_legacy_consumer_view_only_where_legacy_records_are_stored() -> None:
     legacy = ("CON.v0-no-timestamp", "CON.v1-uncompressed-own", "CON.v1-wrapper-createtime-inner",
               "CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-v0-inner")
     for cid in legacy:
-        assert get_clause(cid).profiles == ("kafka-0.10.0", "kafka-0.10", "kafka-2.8"), cid
+        honoured = tuple(p.name for p in PROFILES.values() if p.honours_message_format_version)
+        assert get_clause(cid).profiles == honoured, cid
+        assert "kafka-2.8" in get_clause(cid).profiles and "kafka-3.0" not in get_clause(cid).profiles
     assert "kafka-4.0" in get_clause("CON.v2-lat-max-timestamp").profiles
 
 
 def test_wrapped_bounds_only_where_each_side_has_its_own_bound() -> None:
     """VAL-7: a Long.MAX_VALUE side prints wrapped only under KIP-937's before/after configs."""
-    assert get_clause("VAL.error-bounds-wraparound").profiles == ("kafka-3.9", "kafka-4.0", "kafka-4.1")
+    assert get_clause("VAL.error-bounds-wraparound").profiles == (
+        "kafka-3.6", "kafka-3.8", "kafka-3.9", "kafka-4.0", "kafka-4.1", "kafka-4.2")
 
 
 def test_checked_elsewhere_is_catalogue_data() -> None:

@@ -38,6 +38,7 @@ from models.records import RecordSpec, build_v2
 from tests.test_managed_processes import assert_gone
 from tests.test_run_stopped import _descendants
 
+OLDEST = next(reversed(KAFKA_LINES))  # the oldest line a target names
 PRODUCE, LIST_OFFSETS = 0, 2
 
 
@@ -59,15 +60,17 @@ def test_each_line_is_pinned_to_one_release_and_its_profile() -> None:
 
 
 def test_any_exact_release_of_a_profiled_line_runs_under_its_profile() -> None:
-    assert [(r.version, r.profile) for r in map(release, ("4.1.1", "4.3.0", "4.0.0", "3.9.0", "2.8.1", "2.6.0"))] == [
-        ("4.1.1", "kafka-4.1"), ("4.3.0", "kafka-4.1"), ("4.0.0", "kafka-4.0"), ("3.9.0", "kafka-3.9"),
-        ("2.8.1", "kafka-2.8"), ("2.6.0", "kafka-2.8")]  # fmt: skip
+    exact = ("4.1.1", "4.3.0", "4.0.0", "3.9.0", "3.8.0", "3.7.1", "3.5.1", "3.3.1", "3.1.0", "2.8.1", "2.6.0")
+    assert [(r.version, r.profile) for r in map(release, exact)] == [
+        ("4.1.1", "kafka-4.1"), ("4.3.0", "kafka-4.2"), ("4.0.0", "kafka-4.0"), ("3.9.0", "kafka-3.9"),
+        ("3.8.0", "kafka-3.8"), ("3.7.1", "kafka-3.6"), ("3.5.1", "kafka-3.5"), ("3.3.1", "kafka-3.2"),
+        ("3.1.0", "kafka-3.0"), ("2.8.1", "kafka-2.8"), ("2.6.0", "kafka-2.8")]  # fmt: skip
     assert str(parse_target("kafka==4.1.1")) == "kafka:4.1.1"
-    # 3.8 answers MAX_TIMESTAMP below ListOffsets v7 (KAFKA-17331 came in 3.9), 2.5 and 1.1 differ from 2.8 in
-    # record errors (KIP-467), the 0.10 profiles are not yet proven on their lines: no target yet. A 0.x release
-    # has four numbers, a later one three.
-    for older in ("3.8.1", "3.6.0", "2.5.1", "1.1.1", "0.11.0.3", "0.10.2.2", "4.1", "4.x", "2.8.2.1", "0.10"):
-        with pytest.raises(TargetError, match=r"or an exact release of a line a profile describes"):
+    # The 0.10 profiles are not yet proven on their lines: no target yet. A 0.x release has four numbers, a later one
+    # three.
+    span = re.escape(f"choose a line, kafka:{OLDEST} to kafka:{NEWEST_LINE} (each its last release), or")
+    for older in ("0.10.2.2", "0.10.1.1", "0.9.0.1", "4.x", "2.8.2.1", "0.10"):
+        with pytest.raises(TargetError, match=span):
             release(older)
 
 
@@ -79,8 +82,12 @@ def test_a_release_before_3_9_runs_in_zookeeper_mode_with_its_own_formats() -> N
     zero_ten_two, zero_ten_zero = KafkaRelease("0.10.2", "0.10.2.2", ""), KafkaRelease("0.10.0", "0.10.0.1", "")
     assert [(r.zookeeper, r.artifact, r.protocol_version) for r in (zero_ten_two, zero_ten_zero)] == [
         (True, "org.apache.kafka:kafka_2.12", "0.10.2"), (True, "org.apache.kafka:kafka_2.11", "0.10.0")]  # fmt: skip
-    assert list(KAFKA_LINES) == ["4.4", "4.0", "3.9", "2.8", "2.7", "2.6"]
-    assert {release(line).zookeeper for line in ("2.8", "2.7", "2.6")} == {True}
+    assert list(KAFKA_LINES)[:5] == ["4.4", "4.3", "4.2", "4.1", "4.0"]
+    assert list(KAFKA_LINES)[-3:] == ["2.2", "2.1", "2.0"]
+    # KRaft from 3.9, ZooKeeper mode before, and a line for every minor release between the oldest and the newest.
+    numbers = [tuple(int(n) for n in line.split(".")) for line in KAFKA_LINES]
+    assert all(release(line).zookeeper is (n < (3, 9)) for line, n in zip(KAFKA_LINES, numbers, strict=True))
+    assert len(numbers) == len(set(numbers)) == 24
 
 
 def test_a_zookeeper_mode_broker_is_configured_for_its_lines_formats(tmp_path: Path) -> None:
@@ -135,7 +142,7 @@ def test_a_built_checkout_runs_every_modules_jars_and_cores_dependencies(tmp_pat
         _jar(tmp_path / name)
     version, jars = local_jars(str(tmp_path))
     assert version == "4.2.0-SNAPSHOT" and len(jars) == 4
-    assert local_build(str(tmp_path)).profile == "kafka-4.1"
+    assert local_build(str(tmp_path)).profile == "kafka-4.2"
     home = local_runtime(jars, cache=tmp_path / "cache")
     assert sorted(p.resolve() for p in (home / "lib").iterdir()) == sorted(j.resolve() for j in jars)
     assert local_runtime(jars, cache=tmp_path / "cache") == home  # kept while the jars are unchanged
@@ -150,7 +157,7 @@ def test_a_path_that_is_no_kafka_build_or_too_old_is_one_line_naming_the_fix(tmp
     with pytest.raises(TargetError, match=r"is not a folder: give an unpacked Kafka distribution or a built checkout"):
         local_build(str(tmp_path / "a-file"))
     with pytest.raises(TargetError, match=r"has neither libs/kafka_2\.13-\*\.jar .* run `\./gradlew jar`"):
-        check_target(f"kafka={tmp_path}", "kafka-4.1")
+        check_target(f"kafka={tmp_path}", "kafka-4.2")
     _jar(tmp_path / "old" / "libs" / "kafka_2.13-3.8.1.jar")
     with pytest.raises(TargetError, match=r"is Apache Kafka 3\.8\.1: a local build must be 3\.9 or newer"):
         local_build(str(tmp_path / "old"))
@@ -161,8 +168,9 @@ def test_a_path_that_is_no_kafka_build_or_too_old_is_one_line_naming_the_fix(tmp
 
 
 def test_an_unsupported_version_and_a_wrong_profile_are_one_line_naming_the_fix() -> None:
-    with pytest.raises(TargetError, match=r"Apache Kafka 3\.5 is not a supported target: choose one of kafka:"):
-        check_target("kafka:3.5", "kafka-3.9")
+    unsupported = rf"Apache Kafka 0\.10\.2 is not a supported target: choose a line, kafka:{OLDEST}"
+    with pytest.raises(TargetError, match=unsupported):
+        check_target("kafka:0.10.2", "kafka-0.10")
     with pytest.raises(TargetError, match=r"behaves as profile kafka-4\.0, not kafka-4\.1: pass --profile kafka-4\.0"):
         check_target("kafka:4.0", "kafka-4.1")
 
@@ -266,8 +274,8 @@ _UNREACHABLE = (
     ("output", "says"),
     [
         (_NOT_ON_CENTRAL, r"^Apache Kafka 4\.1\.99 is not on Maven Central \(org\.apache\.kafka:kafka_2\.13:4\.1\.99\)"
-         r": choose a released version, e\.g\. kafka==4\.4\.0, or a line: kafka:4\.4, kafka:4\.0, kafka:3\.9, "
-         r"kafka:2\.8, kafka:2\.7, kafka:2\.6$"),
+         r": choose a released version, e\.g\. kafka==4\.4\.0, or a line from kafka:" + re.escape(OLDEST)
+         + r" to kafka:4\.4$"),
         (_UNREACHABLE, r"^Maven could not reach Maven Central to fetch org\.apache\.kafka:kafka_2\.13:4\.1\.99 "
          r"\(Could not transfer artifact .*: Unknown host repo\.maven\.apache\.org\): check the network, or a "
          r"proxy or mirror in ~/\.m2/settings\.xml$"),
@@ -305,8 +313,7 @@ def test_a_release_central_lacks_stops_run_before_pytest_and_leaves_nothing(
     assert captured.err.splitlines() == [
         f"fetching Apache Kafka {version} from Maven Central...",
         f"kafka-conformance: error: Apache Kafka {version} is not on Maven Central (org.apache.kafka:kafka_2.13:"
-        f"{version}): choose a released version, e.g. kafka==4.4.0, or a line: kafka:4.4, kafka:4.0, kafka:3.9, "
-        "kafka:2.8, kafka:2.7, kafka:2.6",
+        f"{version}): choose a released version, e.g. kafka==4.4.0, or a line from kafka:{OLDEST} to kafka:4.4",
     ]
     assert not (tmp_path / "out" / "verdicts.json").exists()
     assert not kafka.runtime_dir(version).exists()

@@ -876,5 +876,8 @@ def _h4_zstd_fetch(i: Implementation) -> str:
     return i.fetch(T, 0, 0, fetch_version=3).error.name
 
 
+# Without tiered storage -6 answers -1/-1 at v11 (kafka-4.2), where the fault answers the log start offset.
+WITNESSES["tiered-targets-as-earliest"] = _lookup_witness("LO.earliest-pending-upload-none", (0,), -6, version=11)
+WITNESS_PROFILES["tiered-targets-as-earliest"] = "kafka-4.2"
 WITNESSES["zstd-down-converted"] = _h4("CNV.down-convert-zstd-unsupported", Obs.FETCH_ERROR, _h4_zstd_fetch)
 WITNESS_PROFILES["zstd-down-converted"] = "kafka-3.9"

@@ -23,37 +23,109 @@ STEPS = {
         "fetch_versions",
         "kafka_version",
     },
-    ("kafka-0.10", "kafka-2.8"): {
-        # 0.11: format v2, -1 exempt, Produce v3 / Fetch v4, ListOffsets v2; 1.0: cap < last fetchable;
-        # 2.0: message.downconversion.enable (KIP-283); 2.0-2.8: ListOffsets v3..v6; 2.4/2.5: record errors
-        # (KIP-467), else-branch LAT-flag check.
+    ("kafka-0.10", "kafka-0.11"): {
+        # 0.11: format v2, -1 exempt, the offset in record errors' text, Produce v3, Fetch v4-5, ListOffsets v2.
         "max_magic",
         "exempt_no_timestamp",
+        "error_text",
         "produce_versions",
         "fetch_versions",
         "list_offsets_versions",
-        "visibility_cap",
-        "fresh_leader_check",
-        "record_errors",
-        "error_text",
-        "has_downconversion_config",  # 2.0: message.downconversion.enable (KIP-283)
         "kafka_version",
     },
-    ("kafka-2.8", "kafka-3.9"): {
-        # 3.0: MAX_TIMESTAMP, IBP >= 3.0 ignores message.format.version; 3.2: INVALID_RECORD text;
-        # 3.5: EARLIEST_LOCAL; 3.6: KIP-937 and the LAT-flag regression; 3.8: exact max-timestamp
-        # offset; 3.9: LATEST_TIERED and UNSUPPORTED_VERSION for unknown targets.
+    ("kafka-0.11", "kafka-1.0"): {
+        # 1.0: cap < last fetchable; Produce v5, Fetch v6-7.
+        "visibility_cap",
+        "produce_versions",
+        "fetch_versions",
+        "kafka_version",
+    },
+    ("kafka-1.0", "kafka-2.0"): {
+        # 2.0: message.downconversion.enable (KIP-283); Produce v6, Fetch v8, ListOffsets v3.
+        "has_downconversion_config",
+        "produce_versions",
+        "fetch_versions",
+        "list_offsets_versions",
+        "kafka_version",
+    },
+    ("kafka-2.0", "kafka-2.1"): {
+        # 2.1: zstd (KIP-110) with the Produce request checks answered per partition; Produce v7, Fetch v10,
+        # ListOffsets v4.
+        "request_checks_answered",
+        "produce_versions",
+        "fetch_versions",
+        "list_offsets_versions",
+        "kafka_version",
+    },
+    ("kafka-2.1", "kafka-2.2"): {
+        # 2.2: a fresh leader refuses (KIP-207), ListOffsets v5; 2.3: Fetch v11.
+        "fresh_leader_check",
+        "fetch_versions",
+        "list_offsets_versions",
+        "kafka_version",
+    },
+    ("kafka-2.2", "kafka-2.4"): {
+        # 2.4: the first failing record in record errors (KIP-467), Produce v8.
+        "record_errors",
+        "produce_versions",
+        "kafka_version",
+    },
+    ("kafka-2.4", "kafka-2.5"): {
+        # 2.5: every failing record in record errors.
+        "record_errors",
+        "kafka_version",
+    },
+    ("kafka-2.5", "kafka-2.8"): {
+        # 2.6: PartialDefaultRecord in in-place record errors (KAFKA-9820); 2.7/2.8: Fetch v12, Produce v9,
+        # ListOffsets v6.
+        "partial_in_place_records",
+        "produce_versions",
+        "fetch_versions",
+        "list_offsets_versions",
+        "kafka_version",
+    },
+    ("kafka-2.8", "kafka-3.0"): {
+        # 3.0: MAX_TIMESTAMP (KIP-734, ListOffsets v7), IBP >= 3.0 ignores message.format.version; 3.1: Fetch v13.
         "honours_message_format_version",
+        "max_timestamp_lookup",
+        "special_target_min_versions",
+        "fetch_versions",
+        "list_offsets_versions",
+        "kafka_version",
+    },
+    ("kafka-3.0", "kafka-3.2"): {
+        # 3.2: the INVALID_RECORD top-level wording.
+        "invalid_record_text_3_2",
+        "kafka_version",
+    },
+    ("kafka-3.2", "kafka-3.5"): {
+        # 3.5: EARLIEST_LOCAL (KIP-405, ListOffsets v8), Fetch v15.
+        "special_target_min_versions",
+        "fetch_versions",
+        "list_offsets_versions",
+        "kafka_version",
+    },
+    ("kafka-3.5", "kafka-3.6"): {
+        # 3.6: KIP-937 and the LAT-flag regression; 3.7: Produce v10, Fetch v16 (KIP-951).
         "range_rule",
         "has_before_after_configs",
         "lat_flag_check",
         "error_text",
-        "invalid_record_text_3_2",
+        "produce_versions",
+        "fetch_versions",
+        "kafka_version",
+    },
+    ("kafka-3.6", "kafka-3.8"): {
+        # 3.8: the offset of the max timestamp is the batch's last (KAFKA-16310/16341/16342); Produce v11.
         "shallow_offset_of_max",
-        "max_timestamp_lookup",
+        "produce_versions",
+        "kafka_version",
+    },
+    ("kafka-3.8", "kafka-3.9"): {
+        # 3.9: LATEST_TIERED (KIP-1005, ListOffsets v9) and UNSUPPORTED_VERSION for unknown targets (KAFKA-17331);
+        # Fetch v17.
         "unknown_special_target",
         "special_target_min_versions",
-        "produce_versions",
         "fetch_versions",
         "list_offsets_versions",
         "kafka_version",
@@ -70,11 +142,18 @@ STEPS = {
         "kafka_version",
     },
     ("kafka-4.0", "kafka-4.1"): {
-        # 4.1: KAFKA-806 per-batch index entries and roll base.
+        # 4.1: KAFKA-806 per-batch index entries and roll base; Produce v13, Fetch v18.
         "index_granularity",
         "roll_base",
         "shallow_offset_of_max",
         "produce_versions",
+        "fetch_versions",
+        "kafka_version",
+    },
+    ("kafka-4.1", "kafka-4.2"): {
+        # 4.2: ListOffsets v11 and EARLIEST_PENDING_UPLOAD (KIP-1023).
+        "special_target_min_versions",
+        "list_offsets_versions",
         "kafka_version",
     },
 }

@@ -176,6 +176,23 @@ def _earliest_zero(log: PartitionLog, target: int, version: int, answer: ListOff
     return replace(answer, offset=0)
 
 
+def _tiered_as_earliest(
+    log: PartitionLog, target: int, version: int, answer: ListOffsetsAnswer
+) -> ListOffsetsAnswer:
+    if target not in (SpecialTarget.LATEST_TIERED, SpecialTarget.EARLIEST_PENDING_UPLOAD) or answer.error:
+        return answer
+    return replace(answer, offset=log.log_start_offset, leader_epoch=log.latest_epoch)
+
+
+_model_mutant(
+    "tiered-targets-as-earliest",
+    "LATEST_TIERED (-5) and EARLIEST_PENDING_UPLOAD (-6) answer the log start offset, as EARLIEST_LOCAL does, "
+    "instead of offset -1 and epoch -1 on a log without tiered storage.",
+    ("LO.latest-tiered-none", "LO.earliest-pending-upload-none"),
+    offsets=_tiered_as_earliest,
+)
+
+
 _model_mutant(
     "earliest-returns-zero",
     "EARLIEST (-2) answers offset 0 instead of the log start offset once retention has deleted segments.",

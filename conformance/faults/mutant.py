@@ -24,7 +24,7 @@ from models.config import TopicConfig
 from models.constants import IsolationLevel, TimestampType
 from models.list_offsets import ListOffsetsAnswer
 from models.log import PartitionLog, Segment
-from models.profiles import Profile, get_profile
+from models.profiles import PROFILES, Profile, get_profile
 from models.records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec
 from models.time_index import TimeIndex
 from models.validator import AppendRejected, ValidatedAppend
@@ -65,9 +65,10 @@ class Mutant(SeededFault[Callable[[Profile], Implementation]]):
 
     @property
     def profile(self) -> str:
-        """The profile the mutant runs under by default: the first of MAIN_PROFILES it `runs_under`,
-        derived from its declared clauses (else its first seeded profile)."""
-        derived = next((p for p in MAIN_PROFILES if self.runs_under(p)), None)
+        """The profile the mutant runs under by default: the first of MAIN_PROFILES it `runs_under`, then of every
+        profile (a clause of one line only, as ListOffsets v11's of kafka-4.2), derived from its declared clauses
+        (else its first seeded profile)."""
+        derived = next((p for p in (*MAIN_PROFILES, *PROFILES) if self.runs_under(p)), None)
         if derived is not None:
             return derived
         return self.profiles[0] if self.profiles else MAIN_PROFILES[0]

@@ -95,6 +95,8 @@ FACTS: dict[str, str] = {
     "sent": "what the producer sent for this field",
     "last-batch-base-plus-one": "one past the base offset of the last batch in the model's log (where the "
     "high watermark is one past its last offset)",
+    "max-timestamp-batch-last-offset": "the last offset of the batch holding the record MAX_TIMESTAMP should answer "
+    "(the offset a segment cached for its max timestamp from 3.0 to 3.7, KAFKA-16310)",
     "batch-first-create-time": "the create time the producer wrote for the first record of the same batch (a "
     "client's RecordMetadata)",
     "requested-timestamp": "a by-time lookup reported as the broker's offset with the requested target as its "

@@ -35,6 +35,7 @@ from conformance.targets.brokers.kafka import (
     KAFKA_BROKERS,
     KAFKA_LINES,
     check_kafka,
+    kafka_expectations,
     kafka_profile,
     kafka_release,
     obtain_kafka,
@@ -157,7 +158,9 @@ class TargetSpec:
     obtained: str  # how it is obtained, what runs
     opener: Opener
     description: str
-    expectations: str | None = None  # its shipped expectations file under suites/expectations/, for the pinned version
+    # Its shipped expectations file under suites/expectations/, for the pinned version; or what names it from the
+    # parsed target (a Kafka line's file of Kafka's own bugs).
+    expectations: str | Callable[[Target], str | None] | None = None
     hypothesis_profile: str = "broker"  # the Hypothesis budget `kafka-conformance run` picks by default
     check: Check | None = None  # a usage check of its own before anything starts
     # What it fetches or builds before anything starts (conformance.targets.target.Obtain), None for nothing: run by
@@ -303,11 +306,12 @@ TARGETS: tuple[TargetSpec, ...] = (
         "kafka", Kind.BROKER, ServedBy.MANAGED,
         obtained="Maven Central: org.apache.kafka:kafka_2.13 (fetched with Maven; needs Java 17+)",
         opener=open_kafka, check=check_kafka, obtain=obtain_kafka, versions=True, paths=True, in_groups=False,
-        profile=kafka_profile,
+        profile=kafka_profile, expectations=kafka_expectations,
         max_brokers=max(KAFKA_BROKERS), broker_counts=KAFKA_BROKERS, version=_kafka_version,
-        description="Apache Kafka in KRaft mode, one node on free loopback ports (three with --brokers 3, with "
-        "leader moves): kafka (the newest line, 4.4), kafka:4.0, kafka:3.9, kafka==<release> from 3.9.0, or "
-        "kafka=PATH (a local build: an unpacked distribution or a checkout after ./gradlew jar)",
+        description="Apache Kafka on the suite's clock, one node on free loopback ports (three with --brokers 3, "
+        "with leader moves), in KRaft mode from 3.9 and in ZooKeeper mode before: kafka (the newest line), "
+        "kafka:<line> (its last release) from 2.6 to the newest, kafka==<release> of those lines, or kafka=PATH (a "
+        "local build from 3.9: an unpacked distribution or a checkout after ./gradlew jar)",
     ),
     TargetSpec(
         "noida", Kind.BROKER, ServedBy.MANAGED, obtained="PyPI: noida-db (the targets extra)", opener=open_noida,
@@ -597,7 +601,8 @@ def expectations_file(target: Target) -> str | None:
     as STALE or UNEXPECTED-PASS, a new departure as FAIL. A mutant has none."""
     if target.mutant is not None:
         return None
-    return spec_of(target).expectations
+    shipped = spec_of(target).expectations
+    return shipped(target) if callable(shipped) else shipped
 
 
 # Why a target that is not the user's cluster takes no --control-url.

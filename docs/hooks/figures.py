@@ -127,6 +127,7 @@ def _versions() -> dict[str, str]:
         "kafka.newest": NEWEST_LINE,
         "kafka.newest.release": KAFKA_LINES[NEWEST_LINE][0],
         "kafka.lines": ", ".join(KAFKA_LINES),
+        "kafka.oldest": next(reversed(KAFKA_LINES)),
         "kfake.version": KFAKE_VERSION,
     }
     return found
@@ -203,15 +204,19 @@ def facts_table() -> str:
 
 
 def kafka_lines_table() -> str:
-    """Every Kafka line the suite runs: its pinned release, profile, mode and Maven artifact."""
+    """Every Kafka line the suite runs: its pinned release, profile, mode, Maven artifact and file of Kafka's own
+    bugs."""
     from conformance.targets.brokers.kafka import KAFKA_LINES, release
+    from conformance.targets.registry import expectations_file, parse_target
 
     rows = []
     for line in KAFKA_LINES:
         found = release(line)
         mode = "ZooKeeper mode (a ZooKeeper of its own)" if found.zookeeper else "KRaft (one combined node)"
-        rows.append((_code(f"kafka:{line}"), found.version, _code(found.profile), mode, _code(found.artifact)))
-    return _table(("Line", "Release", "Profile", "Runs in", "Maven artifact"), rows)
+        bugs = expectations_file(parse_target(f"kafka:{line}"))
+        rows.append((_code(f"kafka:{line}"), found.version, _code(found.profile), mode, _code(found.artifact),
+                     _code(f"suites/expectations/{bugs}") if bugs else "none"))  # fmt: skip
+    return _table(("Line", "Release", "Profile", "Runs in", "Maven artifact", "Kafka's own bugs"), rows)
 
 
 def pinned_table() -> str:

@@ -72,6 +72,7 @@ from conformance.targets.brokers.process import (
     free_loopback_port,
     start_together,
     stop_together,
+    unused_log_path,
 )
 from conformance.targets.kinds.implementation import Kind
 from conformance.targets.target import Opened, Opening, ServedBy, Target
@@ -79,38 +80,48 @@ from conformance.wire.client import WireClient
 from conformance.wire.connection import WireError
 
 KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
-# Each supported line, pinned to one release of Maven Central (newest first), with the behaviour profile it has
-# (models.profiles): 3.9 is the last line that takes Produce v0-v2 and down-converts for old fetches; from 4.1
-# on the profile is kafka-4.1. The lines before 3.9 run in ZooKeeper mode (KafkaRelease.zookeeper), storing the
-# message formats their profiles describe (v0 to v2 on 2.8). A line of 0.x is named by three numbers (Kafka's own:
-# 0.10.0, 0.10.1, 0.10.2), a later one by two.
-KAFKA_LINES: dict[str, tuple[str, str]] = {
-    "4.4": ("4.4.0", "kafka-4.1"),
-    "4.0": ("4.0.2", "kafka-4.0"),
-    "3.9": ("3.9.1", "kafka-3.9"),
-    "2.8": ("2.8.2", "kafka-2.8"),
-    "2.7": ("2.7.2", "kafka-2.8"),
-    "2.6": ("2.6.3", "kafka-2.8"),
-}
-NEWEST_LINE = next(iter(KAFKA_LINES))
-# The lines whose behaviour a profile describes exactly (any release of them is a target): the profile of each.
-# The lines between (0.11-2.5, 3.0-3.8) differ from both neighbours (the clauses that came in them: record
-# errors in 2.4/2.5, MAX_TIMESTAMP in 3.0, its exact answer in 3.8, KAFKA-16310, the special targets' version
-# floors in 3.9, KAFKA-17331: 3.8.1 answers MAX_TIMESTAMP at ListOffsets v1 where 3.9 refuses it) and are refused
-# until a profile describes them.
-# The 0.10 lines (profiles kafka-0.10.0 and kafka-0.10) start and run on the suite's clock in ZooKeeper mode, but
-# their profiles are not yet proven on them (0.10.2.2: 4 clauses FAIL whose cause, Kafka or the model, is not yet
-# settled), so they are not targets yet.
-# 2.6 and 2.7 behave as 2.8 on every clause (2.6.3 and 2.7.2 give 2.8.2's verdicts, clause for clause, with no
-# expectations file); 2.5.1 differs in a record error's text (VAL.lat-flag-error-text: "Invalid timestamp type in
-# message DefaultRecord..." where 2.6 on name PartialDefaultRecord), so 2.5 waits for a profile of its own.
+# The lines whose behaviour a profile describes (models.profiles; any release of them is a target), each
+# with its profile: a line behaves as the profile of the newest change before it; from 4.2 on the profile is
+# kafka-4.2. Each profile was decided on the line's last release (kafka:<line>, below): with no expectations file, or
+# with its line's file of Kafka's own bugs only (_KNOWN_BUGS), it exits 0. What a profile adds to the one before, and
+# in which release, is in models/profiles.py. The lines before 3.9 run in ZooKeeper mode (KafkaRelease.zookeeper),
+# storing the message formats their profiles describe (v0 to v2 up to 2.8; IBP 3.0 on ignores
+# message.format.version). A line of 0.x is named by three numbers (Kafka's own: 0.10.0, 0.10.1, 0.10.2), a later
+# one by two.
+# Not targets yet: 1.1 and before, whose profiles (kafka-1.0, kafka-0.11, kafka-0.10, kafka-0.10.0) are not yet
+# proven on them: 1.0.2 failed VAL.lat-response-time in the state machine of two runs, not on their replays (a produce
+# to a LogAppendTime topic answered log_append_time -1); 0.10.2.2 FAILs 4 clauses whose cause, Kafka or the model, is
+# not yet settled. Every one of them starts and runs on the suite's clock in ZooKeeper mode.
 _PROFILE_OF_LINE: dict[tuple[int, ...], str] = {
+    (2, 0): "kafka-2.0",
+    (2, 1): "kafka-2.1",
+    (2, 2): "kafka-2.2",
+    (2, 3): "kafka-2.2",
+    (2, 4): "kafka-2.4",
+    (2, 5): "kafka-2.5",
     (2, 6): "kafka-2.8",
     (2, 7): "kafka-2.8",
     (2, 8): "kafka-2.8",
+    (3, 0): "kafka-3.0",
+    (3, 1): "kafka-3.0",
+    (3, 2): "kafka-3.2",
+    (3, 3): "kafka-3.2",
+    (3, 4): "kafka-3.2",
+    (3, 5): "kafka-3.5",
+    (3, 6): "kafka-3.6",
+    (3, 7): "kafka-3.6",
+    (3, 8): "kafka-3.8",
     (3, 9): "kafka-3.9",
     (4, 0): "kafka-4.0",
+    (4, 1): "kafka-4.1",
 }
+_NEWEST_PROFILE = ((4, 2), "kafka-4.2")  # this line and every later one
+# Each line a target names (kafka:<line>), pinned to its last release on Maven Central (newest first), so a run is
+# reproducible and the jars are fetched once.
+_PINNED = (
+    "4.4.0", "4.3.2", "4.2.2", "4.1.2", "4.0.2", "3.9.1", "3.8.1", "3.7.2", "3.6.2", "3.5.2", "3.4.1", "3.3.2",
+    "3.2.3", "3.1.2", "3.0.2", "2.8.2", "2.7.2", "2.6.3", "2.5.1", "2.4.1", "2.3.1", "2.2.2", "2.1.1", "2.0.1",
+)
 NODE_ID = 1  # the first node's broker (and controller) id; the others follow (2, 3)
 # The cluster sizes a run may ask for (--brokers): a KRaft quorum of one voter, or of three, which keeps a majority
 # when one is down; two voters would stop with either node and add nothing a leader move needs over three.
@@ -188,14 +199,45 @@ _EXACT = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:\.(\d+))?$")
 
 def profile_of_release(numbers: tuple[int, ...]) -> str | None:
     """The behaviour profile of a release by its line (models.profiles), None for a line no profile describes."""
-    if numbers[:2] >= (4, 1):
-        return "kafka-4.1"
+    first, newest = _NEWEST_PROFILE
+    if numbers[:2] >= first:
+        return newest
     return _PROFILE_OF_LINE.get(line_of(numbers))
 
 
-def _profiled_lines() -> str:
-    lines = sorted(_PROFILE_OF_LINE, reverse=True)
-    return ", ".join(".".join(map(str, line)) for line in lines) + " and 4.1 on"
+def _pinned_line(exact: str) -> tuple[str, tuple[str, str]]:
+    numbers = release_numbers(exact)
+    assert numbers is not None, exact
+    profile = profile_of_release(numbers)
+    assert profile is not None, exact
+    return ".".join(map(str, line_of(numbers))), (exact, profile)
+
+
+# Each line a target names: its pinned release and its profile.
+KAFKA_LINES: dict[str, tuple[str, str]] = dict(_pinned_line(exact) for exact in _PINNED)
+NEWEST_LINE = next(iter(KAFKA_LINES))
+
+
+# Apache Kafka's own timestamp bugs, as KNOWN entries of a shipped expectations file (suites/expectations/), by the
+# lines that shipped them: a bug is a departure from the line's profile with its JIRA, never a profile of its own.
+# KAFKA-16310 (with KAFKA-16342): from 3.0 (KIP-734) to 3.7 MAX_TIMESTAMP answers the offset the segment cached for
+# its max timestamp (a batch's last offset), not the first record holding it; fixed in 3.8.
+# KAFKA-7568: 2.1's ListOffsets v4 (KIP-320) answers leader epoch -1 everywhere; fixed in 2.2.
+_KNOWN_BUGS: dict[tuple[int, ...], str] = {
+    (2, 1): "kafka-2.1.toml",
+    **{(3, n): "kafka-3.0-3.7.toml" for n in range(8)},
+}
+
+
+def kafka_expectations(target: Target) -> str | None:
+    """The shipped expectations file of the Kafka `target` names: its line's known bugs (_KNOWN_BUGS), None for a line
+    without any."""
+    return _KNOWN_BUGS.get(line_of(kafka_release(target).numbers))
+
+
+def _lines_span() -> str:
+    """The lines a target may name, oldest to newest: "kafka:2.6 to kafka:4.4"."""
+    return f"kafka:{next(reversed(KAFKA_LINES))} to kafka:{NEWEST_LINE}"
 
 
 def release(version: str | None) -> KafkaRelease:
@@ -213,10 +255,9 @@ def release(version: str | None) -> KafkaRelease:
     profile = profile_of_release(numbers) if numbers is not None else None
     if numbers is not None and profile is not None:
         return KafkaRelease(str(version), str(version), profile)
-    supported = ", ".join(f"kafka:{ln} ({exact})" for ln, (exact, _) in KAFKA_LINES.items())
     raise TargetError(
-        f"Apache Kafka {version} is not a supported target: choose one of {supported}, or an exact release of a "
-        f"line a profile describes ({_profiled_lines()}: kafka==4.1.1, kafka==2.8.1)"
+        f"Apache Kafka {version} is not a supported target: choose a line, {_lines_span()} (each its last release), "
+        f"or an exact release of one (kafka==4.1.1, kafka==2.8.1)"
     )
 
 
@@ -352,15 +393,27 @@ _OLD_EXTRAS = (
 )
 
 
+# The ZooKeeper client of 2.0-2.3 (3.4.13 and 3.4.14) cannot reach any server on Java 14 and later: it parses the
+# address InetSocketAddress prints, whose form Java 14 changed ("Unable to canonicalize address
+# 127.0.0.1/<unresolved>:PORT because it's not resolvable", ZOOKEEPER-3779, fixed in 3.5.8). Those releases get the
+# client of the suite's ZooKeeper instead, whose API is a superset of what they call (2.4 moved to 3.5 unchanged).
+_ZOOKEEPER_CLIENT_REPLACED = ((2, 0), (2, 4))
+
+
 def _pom(version: str) -> str:
     found = KafkaRelease(version, version, "")
     group, artifact = found.artifact.split(":")
     excluded = _OLD_LOGGING if found.zookeeper else ()
+    first, end = _ZOOKEEPER_CLIENT_REPLACED
+    client = first <= found.numbers[:2] < end
+    if client:
+        excluded = (*excluded, "org.apache.zookeeper:zookeeper")
     dependencies = (
         maven.Dependency(group, artifact, version, excluded),
         maven.Dependency("org.apache.logging.log4j", "log4j-slf4j-impl", _LOG4J),
         maven.Dependency("org.apache.logging.log4j", "log4j-core", _LOG4J),
         *(_OLD_EXTRAS if found.zookeeper else ()),
+        *(zookeeper.client_dependencies() if client else ()),
     )
     return maven.pom("kafka-runtime", version, dependencies)
 
@@ -374,9 +427,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def _released_examples() -> str:
-    """The pinned releases, which Maven Central serves: "kafka==4.4.0, or a line: kafka:4.4, kafka:4.0, kafka:3.9"."""
-    lines = ", ".join(f"kafka:{line}" for line in KAFKA_LINES)
-    return f"kafka=={KAFKA_LINES[NEWEST_LINE][0]}, or a line: {lines}"
+    """The pinned releases, which Maven Central serves: "kafka==4.4.0, or a line from kafka:2.6 to kafka:4.4"."""
+    return f"kafka=={KAFKA_LINES[NEWEST_LINE][0]}, or a line from {_lines_span()}"
 
 
 def maven_failure(output: str, version: str) -> str:
@@ -806,13 +858,19 @@ def kafka_on_the_suites_clock(
             clocks = {n.node_id: LauncherClock(n.clock_port, timeout=opening.timeout) for n in nodes}
             addresses = {n.node_id: b.bootstrap for n, b in zip(nodes, brokers, strict=True)}
             controlled = KafkaControlled(clocks, addresses, timeout=opening.timeout)
-            control = ControlPlane(controlled, host=LOOPBACK).start()
-            try:
-                yield RunningKafka(",".join(addresses.values()), control.url, [Path(b.log_path) for b in brokers])
-            finally:
-                control.stop()
-                for clock in clocks.values():
-                    clock.close_connection()
+            # The control plane's own log beside the brokers': a request it failed on is there with its traceback.
+            first_port = addresses[nodes[0].node_id].rpartition(":")[2]
+            Path(opening.log_dir).mkdir(parents=True, exist_ok=True)
+            control_log = unused_log_path(Path(opening.log_dir), f"kafka-control-{first_port}")
+            with control_log.open("w", encoding="utf-8") as log:
+                control = ControlPlane(controlled, host=LOOPBACK, log=log).start()
+                try:
+                    logs = [Path(b.log_path) for b in brokers]
+                    yield RunningKafka(",".join(addresses.values()), control.url, [*logs, control_log])
+                finally:
+                    control.stop()
+                    for clock in clocks.values():
+                        clock.close_connection()
     finally:
         shutil.rmtree(work, ignore_errors=True)  # its data: the brokers are stopped
 

@@ -41,6 +41,13 @@ _LOGBACK = """\
 """
 
 
+def client_dependencies() -> tuple[maven.Dependency, ...]:
+    """This ZooKeeper's client for a Kafka runtime whose own cannot run here (kafka._ZOOKEEPER_CLIENT_REPLACED):
+    without its logging, which the runtime's log4j 2 binding serves."""
+    logging = ("ch.qos.logback:logback-classic", "ch.qos.logback:logback-core")
+    return (maven.Dependency("org.apache.zookeeper", "zookeeper", ZOOKEEPER, logging),)
+
+
 def runtime_home(cache: Path) -> Path:
     return cache / f"zookeeper-{ZOOKEEPER}"
 

@@ -159,14 +159,23 @@ public final class ClockedZkKafka {
         int deleted = 0;
         for (Object log : logs) {
             Object config = log.getClass().getMethod("config").invoke(log);
-            boolean compact = (Boolean) config.getClass().getMethod("compact").invoke(config);
-            boolean delete = (Boolean) config.getClass().getMethod("delete").invoke(config);
+            boolean compact = flag(config, "compact");
+            boolean delete = flag(config, "delete");
             if (compact && !delete) {
                 continue; // compacted-only logs are the cleaner's alone
             }
             deleted += (Integer) deleteOld.invoke(log);
         }
         return deleted;
+    }
+
+    /**
+     * A LogConfig's boolean: a method of the Scala kafka.log.LogConfig (to 3.4), a public field of the Java
+     * org.apache.kafka.storage.internals.log.LogConfig it became (3.5 on, as in the KRaft launcher).
+     */
+    private static boolean flag(Object config, String name) throws ReflectiveOperationException {
+        Method method = noArgument(config.getClass(), name);
+        return method != null ? (Boolean) method.invoke(config) : config.getClass().getField(name).getBoolean(config);
     }
 
     private static Method noArgument(Class<?> type, String name) {
