@@ -379,7 +379,8 @@ def test_kafka_2_8_runs_in_zookeeper_mode_on_the_suites_clock_and_is_gone_after_
     found = release("2.8")
     with open_target("kafka:2.8", found.profile, log_dir=tmp_path / "logs") as (factory, _logs):
         assert isinstance(factory, WireFactory) and factory.control_url is not None and factory.marks_by_produce
-        assert sorted(p.name.split("-")[0] for p in (tmp_path / "logs").iterdir()) == ["kafka", "zookeeper"]
+        names = sorted(p.name.rsplit("-", 1)[0] for p in (tmp_path / "logs").iterdir())
+        assert names == ["kafka", "kafka-control", "zookeeper"]  # the broker's, its control plane's, ZooKeeper's
         control = ControlClient(factory.control_url, timeout=10)
         t0 = 1_700_000_000_000
         assert control.set_clock(1, t0) == t0 and control.clock(1) == t0
@@ -446,7 +447,8 @@ def test_three_kafka_nodes_each_on_its_own_clock_move_leaders_and_are_gone_after
     passes (leader moves included); and every launcher JVM is gone after stop."""
     _need_kafka()
     with open_target("kafka:4.0", "kafka-4.0", log_dir=tmp_path / "logs", brokers=3) as (factory, logs):
-        assert isinstance(factory, WireFactory) and factory.control_url is not None and len(logs) == 3
+        # Each node's log and the control plane's.
+        assert isinstance(factory, WireFactory) and factory.control_url is not None and len(logs) == 4
         control = ControlClient(factory.control_url, timeout=10)
         capabilities, brokers = control.capabilities()
         assert "leader-failover" in {c.value for c in capabilities} and brokers == (1, 2, 3)
