@@ -137,12 +137,12 @@ class ControlClient:
             response = conn.getresponse()
             status, raw = response.status, response.read()
         except TimeoutError:
-            raise self._error(operation, f"no answer within {self.timeout:g} s", FIX_UNREACHABLE) from None
+            raise self._unreachable(operation, f"no answer within {self.timeout:g} s") from None
         except ConnectionRefusedError:
-            raise self._error(operation, "connection refused", FIX_UNREACHABLE) from None
+            raise self._unreachable(operation, "connection refused") from None
         except (OSError, http.client.HTTPException) as exc:
             problem = f"{type(exc).__name__}: {exc}".rstrip(": ")
-            raise self._error(operation, problem, FIX_UNREACHABLE) from None
+            raise self._unreachable(operation, problem) from None
         finally:
             conn.close()
         answer = _json(raw)
@@ -167,12 +167,15 @@ class ControlClient:
             problem = f"HTTP {status}: {_excerpt(raw) or 'an empty body'} (not problem+json)"
             field_name = None
         fix = FIX_CONTRACT if status >= 500 else f"fix the request or the control plane; {FIX_CONTRACT}"
-        return self._error(operation, problem, fix, status=status, field=field_name)
+        kind = ControlPlaneBroke if status >= 500 else ControlPlaneError
+        return kind(self.url, operation, problem, fix, status=status, field=field_name)
 
-    def _error(self, operation: str, problem: str, fix: str, **kwargs: Any) -> ControlPlaneError:
-        status = kwargs.get("status")
-        broke = fix == FIX_UNREACHABLE or (status is not None and status >= 500)
-        return (ControlPlaneBroke if broke else ControlPlaneError)(self.url, operation, problem, fix, **kwargs)
+    def _error(self, operation: str, problem: str, fix: str) -> ControlPlaneError:
+        return ControlPlaneError(self.url, operation, problem, fix)
+
+    def _unreachable(self, operation: str, problem: str) -> ControlPlaneBroke:
+        """No answer at all: the control plane is down or elsewhere (an environment failure)."""
+        return ControlPlaneBroke(self.url, operation, problem, FIX_UNREACHABLE)
 
     def _contract(self, operation: str, problem: str) -> NoReturn:
         raise self._error(operation, f"the answer breaks the contract: {problem}", FIX_CONTRACT)
