@@ -26,6 +26,8 @@ from typing import Any
 import pytest
 from kafka.protocol.metadata import ApiVersionsResponse
 
+from conformance.faults.seeded import SeededFault
+from conformance.targets.kinds.implementation import Kind
 from conformance.wire import framing
 from conformance.wire.client import SUPPORTED_VERSIONS, UnsupportedVersion, WireClient
 from conformance.wire.connection import WireError
@@ -33,6 +35,9 @@ from conformance.wire.relay import Asked, Relay
 from models.codec import decode_batches, encode_batches
 from models.constants import TimestampType
 from models.records import DefaultBatch, RecordSpec, build_v2
+from tests.wirefaults import KafkaProxy
+from tests.wirefaults.faults import Fault
+from tests.wirefaults.topics import TopicBook
 
 PRODUCE, FETCH, LIST_OFFSETS, METADATA, API_VERSIONS, ELECT_LEADERS = 0, 1, 2, 3, 18, 43
 TIMEOUT = 5.0
@@ -151,6 +156,43 @@ def test_create_topic_waits_for_a_leader_and_duplicates_are_refused(client: Wire
     deleted = client.delete_topics([name])
     assert deleted[name].error_code == 0, deleted
     assert name not in client.metadata().topics
+
+
+class _LogNotYetMade(Fault):
+    """A leader whose log is not made yet: its first two ListOffsets answers say NOT_LEADER_OR_FOLLOWER (what
+    Kafka answers between publishing a new topic to its metadata cache and making the partition's log)."""
+
+    api_key = LIST_OFFSETS
+
+    def __init__(self) -> None:
+        self.refused = 0
+
+    def rewrite(self, request: Any, response: Any, version: int, topics: TopicBook) -> int:
+        if self.refused == 2:
+            return 0
+        self.refused += 1
+        for topic in response.topics:
+            for partition in topic.partitions:
+                partition.error_code = 6  # NOT_LEADER_OR_FOLLOWER
+        return 1
+
+
+def test_create_topic_returns_once_the_leader_has_made_the_log(broker: str) -> None:
+    """Metadata names a leader before the leader has made the partition's log, and the log's first segment is
+    dated by the broker's clock when it is made: create_topic returns only once the leader answers ListOffsets,
+    so a clock the caller moves next cannot date it."""
+    fault = SeededFault("log-not-yet-made", Kind.BROKER, (), "", _LogNotYetMade)
+    with KafkaProxy(broker, fault) as proxy:
+        client = WireClient(proxy.bootstrap, timeout=TIMEOUT)
+        try:
+            name = _topic(client, message_timestamp_type="CreateTime")
+            asked = [e.api_key for e in client.exchanges]
+            # refused twice (each time the leader is looked up anew), then answered: the last word is the log's
+            assert asked.count(LIST_OFFSETS) == 3 and asked[-1] == LIST_OFFSETS, asked
+            assert proxy.rewritten["ListOffsets"] == 2 and proxy.errors == []
+            client.delete_topics([name])
+        finally:
+            client.close()
 
 
 def test_configs_are_described_and_altered(client: WireClient) -> None:

@@ -136,6 +136,7 @@ _TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 _DYNAMIC_TOPIC_CONFIG = 1  # DescribeConfigs config_source of a per-topic override
 _OP_SET, _OP_DELETE = 0, 1  # IncrementalAlterConfigs operations
 _NO_TOPIC_ID = uuid.UUID(int=0)
+_LATEST = -1  # ListOffsets' special target: the log end offset
 _APIVERSIONS_FIRST = 3  # flexible, with client software name; brokers older than 2.4 need v0
 
 _T = TypeVar("_T")
@@ -817,7 +818,10 @@ class WireClient:
         result = self._change_on_controller(name, call)
         if result.error_code != _NONE:
             return result
-        return self._await_leaders(name, len(placed) or partitions)
+        result = self._await_leaders(name, len(placed) or partitions)
+        if result.error_code == _NONE:
+            self._await_logs(name, len(placed) or partitions)
+        return result
 
     def _await_leaders(self, name: str, partitions: int) -> ApiResult:
         """Until Metadata shows a leader for every partition, from any broker and then from each broker holding a
@@ -849,6 +853,31 @@ class WireClient:
                 )
             time.sleep(min(0.02 * (2**attempt), 0.5))
             attempt += 1
+
+    def _await_logs(self, name: str, partitions: int) -> None:
+        """Until every partition's leader answers ListOffsets (latest) without a stale-metadata error: its log
+        exists. Metadata shows a leader before the leader has made its log (a KRaft broker publishes the new
+        image to its metadata cache, then creates the partitions; a ZooKeeper-mode broker's LeaderAndIsr
+        arrives after the controller's answer), and the log's first segment is dated by the broker's clock when
+        it is made: a caller that sets the clock and creates a topic must know the segment was made at that
+        clock before it moves it (segment.ms rolls count from that date). Bounded by the client timeout; a
+        partition that still answers an error then is left to the requests that follow, which see it."""
+        deadline = time.monotonic() + self.timeout
+        offered = self.api_versions().get(LIST_OFFSETS)
+        if offered is None:
+            return  # a broker without ListOffsets: nothing to ask (its suites say what it lacks)
+        version = max(offered[0], min(1, offered[1]))
+        for partition in range(partitions):
+            attempt = 0
+            while True:
+                try:
+                    answer = self.list_offsets(name, partition, _LATEST, version=version)
+                except WireError:
+                    return
+                if answer.error_code not in _STALE_METADATA or time.monotonic() >= deadline:
+                    break
+                time.sleep(min(0.02 * (2**attempt), 0.5))
+                attempt += 1
 
     def delete_topics(self, names: Iterable[str], *, version: int | None = None) -> dict[str, ApiResult]:
         """DeleteTopics; {name: (error_code, error_message)} (messages from v5)."""
