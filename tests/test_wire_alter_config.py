@@ -1,9 +1,11 @@
 """The wire adapter's topic-config alters (conformance.targets.routes.wire_adapter.kafka_wire `alter_config`), against
 a stand-in for WireClient that answers as Apache Kafka 4.x does: no network.
 
-Kafka 4.0 refuses segment.bytes below 1 MiB (KIP-1030), which the suites' small segments ask for; an alter the
-adapter took as done while Kafka refused it left the model on another config than the broker's (a false
-VAL.range-before-after FAIL). And Kafka applies an accepted alter after it answers, through its metadata log.
+Kafka 4.1 refuses segment.bytes below 1 MiB (KIP-1030), which the suites' small segments ask for, and takes the
+topic config internal.segment.bytes without that minimum (a broker that refuses both is asked without the
+shaping configs); an alter the adapter took as done while Kafka refused it left the model on another config than
+the broker's (a false VAL.range-before-after FAIL). And Kafka applies an accepted alter after it answers, through
+its metadata log.
 """
 
 from __future__ import annotations
@@ -41,6 +43,17 @@ Refusal = Callable[[Mapping[str, str | None]], str | None]
 
 
 def segment_bytes_below_1_mib(configs: Mapping[str, str | None]) -> str | None:
+    """A broker with KIP-1030's minimum and without internal.segment.bytes."""
+    if configs.get("internal.segment.bytes") is not None:
+        return "Unknown topic config name: internal.segment.bytes"
+    value = configs.get("segment.bytes")
+    if value is not None and int(value) < 1 << 20:
+        return f"Invalid value {value} for configuration segment.bytes: Value must be at least 1048576"
+    return None
+
+
+def segment_bytes_below_1_mib_but_internal(configs: Mapping[str, str | None]) -> str | None:
+    """Kafka 4.1+: KIP-1030's minimum on segment.bytes, none on internal.segment.bytes."""
     value = configs.get("segment.bytes")
     if value is not None and int(value) < 1 << 20:
         return f"Invalid value {value} for configuration segment.bytes: Value must be at least 1048576"
@@ -163,13 +176,39 @@ def test_a_refused_segment_size_is_left_out_and_noted_and_the_timestamp_configs_
     stub = StubKafka()
     impl, name = created(stub)
     impl.alter_config("t", TopicConfig(timestamp_type=LAT, before_max_ms=60_000, segment_bytes=4_096))
-    assert [a.get("segment.bytes") for a in stub.alters] == ["4096", None]  # asked again without it
-    assert "segment.bytes" not in stub.alters[1]
+    # asked again with internal.segment.bytes (refused: this broker has no such config), then without either
+    assert [(a.get("segment.bytes"), a.get("internal.segment.bytes")) for a in stub.alters] == [
+        ("4096", None), (None, "4096"), (None, None)
+    ]
+    assert "segment.bytes" not in stub.alters[2] and "internal.segment.bytes" not in stub.alters[2]
     assert stub.overrides[name]["message.timestamp.type"] == "LogAppendTime"
     assert stub.overrides[name]["message.timestamp.before.max.ms"] == "60000"
     assert "segment.bytes" not in impl.topic_configs[name]
     assert impl.topic_configs[name]["message.timestamp.type"] == "LogAppendTime"
     assert any(f"{name}: altered without {{'segment.bytes': '4096'}}" in n and "1048576" in n for n in impl.notes)
+
+
+def test_a_refused_segment_size_goes_as_internal_segment_bytes_where_the_broker_takes_it() -> None:
+    stub = StubKafka(segment_bytes_below_1_mib_but_internal)
+    impl, name = created(stub, TopicConfig(segment_bytes=512))
+    assert stub.overrides[name].get("internal.segment.bytes") == "512" and "segment.bytes" not in stub.overrides[name]
+    assert impl.config_in_force("t", TopicConfig(segment_bytes=512)).segment_bytes == 512  # the model's too
+    assert sum("segment.bytes sent as internal.segment.bytes" in n and "1048576" in n for n in impl.notes) == 1
+    impl.alter_config("t", TopicConfig(timestamp_type=LAT, segment_bytes=4_096))
+    assert stub.alters[-1].get("internal.segment.bytes") == "4096" and "segment.bytes" not in stub.alters[-1]
+    assert len(stub.alters) == 1  # asked once: the broker's answer was learnt at creation
+    impl.alter_config("t", TopicConfig())
+    assert stub.alters[-1]["internal.segment.bytes"] is None  # back to the default: the override deleted
+    assert impl.config_in_force("t", TopicConfig()).segment_bytes == TopicConfig().segment_bytes
+
+
+def test_a_broker_that_refuses_internal_segment_bytes_too_is_not_asked_it_again() -> None:
+    stub = StubKafka()
+    impl, name = created(stub, TopicConfig(segment_bytes=512))
+    assert "internal.segment.bytes" not in stub.overrides[name] and "segment.bytes" not in stub.overrides[name]
+    assert impl.config_in_force("t", TopicConfig(segment_bytes=512)).segment_bytes == TopicConfig().segment_bytes
+    impl.alter_config("t", TopicConfig(segment_bytes=4_096))
+    assert [sorted(k for k in a if "segment" in k) for a in stub.alters] == [["segment.bytes"], []]
 
 
 def test_a_refused_timestamp_config_raises_and_neither_the_adapter_nor_the_model_takes_it() -> None:

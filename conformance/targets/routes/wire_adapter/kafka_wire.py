@@ -50,9 +50,9 @@ import contextlib
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from conformance.control.control_client import ControlClient
 from conformance.errors import TargetError
@@ -137,7 +137,13 @@ def kafka_configs(config: TopicConfig) -> dict[str, str]:
 # gets the broker's values (`config_in_force`): retention and roll comparisons then see the same segments.
 _MARK_TOPIC = "applied-mark"  # the topic whose changes tell that a broker applied earlier ones (_await_applied)
 _MARK_BASE = 10**12  # retention.ms of the mark topic, plus the mark's number: over 31 years (it holds no records)
-_SHAPING = ("segment.bytes", "segment.ms", "segment.jitter.ms", "index.interval.bytes", "segment.index.bytes")
+_INTERNAL_SEGMENT_BYTES = "internal.segment.bytes"  # segment.bytes without its 1 MiB minimum (Kafka 4.1+)
+_SHAPING = ("segment.bytes", "segment.ms", "segment.jitter.ms", "index.interval.bytes", "segment.index.bytes",
+            _INTERNAL_SEGMENT_BYTES)  # fmt: skip
+# Per bootstrap address: whether segment.bytes goes as internal.segment.bytes (True: the broker took it in its
+# place; False: it refused that too, so it is not asked again).
+_internal_segment_bytes: dict[str, bool] = {}
+_V = TypeVar("_V")
 _SHAPING_FIELDS = {
     "segment.bytes": "segment_bytes",
     "segment.ms": "segment_ms",
@@ -488,7 +494,10 @@ class WireImplementation(Implementation):
             del configs["retention.ms"]
             if error == ErrorCode.INVALID_CONFIG:
                 self.notes.append(f"{name}: created without retention.ms=-1 (refused: {message})")
+        configs = self._sendable(configs)
         error, message = create(configs)
+        if error == ErrorCode.INVALID_CONFIG:
+            configs, error, message = self._internal_segment_bytes(configs, message, create)
         if error == ErrorCode.INVALID_CONFIG and any(k in configs for k in _SHAPING):
             dropped = {k: v for k, v in configs.items() if k in _SHAPING}
             configs = {k: v for k, v in configs.items() if k not in _SHAPING}
@@ -543,6 +552,33 @@ class WireImplementation(Implementation):
                 return error, f"{message} (deleted by this run {self.client.timeout:g} s before)"
             time.sleep(0.05)
 
+    def _sendable(self, configs: Mapping[str, _V]) -> dict[str, _V]:
+        """`configs` as this broker takes them: segment.bytes as internal.segment.bytes where the broker refused
+        a segment.bytes below its minimum and took the internal config in its place."""
+        if not _internal_segment_bytes.get(self.client.bootstrap) or "segment.bytes" not in configs:
+            return dict(configs)
+        return {(_INTERNAL_SEGMENT_BYTES if k == "segment.bytes" else k): v for k, v in configs.items()}
+
+    def _internal_segment_bytes(
+        self, configs: dict[str, _V], refusal: str | None, send: Callable[[dict[str, _V]], tuple[int, str | None]]
+    ) -> tuple[dict[str, _V], int, str | None]:
+        """After a refusal (INVALID_CONFIG) of `configs` that set segment.bytes, asked once per broker: the same
+        with internal.segment.bytes in its place, sent with `send`; the configs that stand and the answer. Kafka
+        4.1 raised segment.bytes' minimum to 1 MiB (KIP-1030) and kept the topic config internal.segment.bytes
+        without it, which its own tests use for small segments. A broker that refuses that too is not asked so
+        again, and its callers then try without the shaping configs."""
+        bootstrap = self.client.bootstrap
+        if configs.get("segment.bytes") is None or bootstrap in _internal_segment_bytes:
+            return configs, ErrorCode.INVALID_CONFIG, refusal
+        _internal_segment_bytes[bootstrap] = True
+        retried = self._sendable(configs)
+        error, message = send(retried)
+        if error == 0:
+            self.notes.append(f"segment.bytes sent as {_INTERNAL_SEGMENT_BYTES} (segment.bytes refused: {refusal})")
+            return retried, error, message
+        _internal_segment_bytes[bootstrap] = False
+        return configs, ErrorCode.INVALID_CONFIG, refusal
+
     def config_in_force(self, topic: str, config: TopicConfig) -> TopicConfig:
         """`config` as the broker holds it for `topic`: a segment-shaping config it refused and this adapter left
         out is the broker's value (its default, or what it held before), so that the model's topic has the
@@ -551,6 +587,8 @@ class WireImplementation(Implementation):
         applied = self.topic_configs.get(self._name(topic))
         if applied is None:
             return config
+        if _INTERNAL_SEGMENT_BYTES in applied:
+            applied = {**applied, "segment.bytes": applied[_INTERNAL_SEGMENT_BYTES]}
         changes: dict[str, int] = {}
         for key, field_name in _SHAPING_FIELDS.items():
             held = int(applied[key]) if key in applied else getattr(_DEFAULTS, field_name)
@@ -606,7 +644,7 @@ class WireImplementation(Implementation):
             raise UnsupportedOperation(Capability.ALTER_CONFIG)
         name = self._name(topic)
         previous = self.topic_configs.get(name, {})
-        configs: dict[str, str | None] = dict(kafka_configs(config))
+        configs: dict[str, str | None] = dict(self._sendable(kafka_configs(config)))
         if Capability.RETENTION not in self.capabilities and (not previous or "retention.ms" in previous):
             configs.setdefault("retention.ms", "-1")  # as at creation (the module doc), unless refused there
         # A value back at Kafka's default is not sent (kafka_configs), and both AlterConfigs and
@@ -626,6 +664,10 @@ class WireImplementation(Implementation):
         config for its own limits (Kafka 4.0's 1 MiB minimum for segment.bytes, KIP-1030) is asked again
         without the shaping values, and the run's notes say so."""
         error, message = self.client.alter_configs(name, configs)
+        if error == ErrorCode.INVALID_CONFIG:
+            configs, error, message = self._internal_segment_bytes(
+                configs, message, lambda c: self.client.alter_configs(name, c)
+            )
         dropped = {k: v for k, v in configs.items() if k in _SHAPING and v is not None}
         if error == ErrorCode.INVALID_CONFIG and dropped:
             configs = {k: v for k, v in configs.items() if k not in dropped}
