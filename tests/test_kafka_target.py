@@ -343,7 +343,8 @@ def test_apache_kafka_starts_on_the_suites_clock_and_is_gone_after_stop(
         assert f"# kafka-conformance: Apache Kafka {found.version} answered ApiVersions" in log, log[-2000:]
         control = ControlClient(factory.control_url, timeout=10)
         capabilities, brokers = control.capabilities()
-        assert {c.value for c in capabilities} == {"clock-control", "retention", "idempotence"} and brokers == (1,)
+        assert {c.value for c in capabilities} == {"clock-control", "retention", "idempotence", "file-times"}
+        assert brokers == (1,)
         t0 = 1_700_000_000_000
         assert control.set_clock(1, t0) == t0 and control.clock(1) == t0  # frozen until told
         client = WireClient(factory.bootstrap, timeout=10)
@@ -360,6 +361,7 @@ def test_apache_kafka_starts_on_the_suites_clock_and_is_gone_after_stop(
             # an expired active segment (a new empty one is rolled).
             assert control.run_retention() >= 1
             assert client.list_offsets("lat", 0, -2, version=9).offset == 2
+            _assert_untimed_segments_dated_by_the_suites_clock(client, control, t0, produce=9, lookup=9)
         finally:
             client.close()
         code = main(["check-control", factory.control_url, "--max-examples", "10", "--seed", "7", "--topic", "lat"])
@@ -368,6 +370,24 @@ def test_apache_kafka_starts_on_the_suites_clock_and_is_gone_after_stop(
         launchers = _launcher_pids()
         assert len(launchers) == 1, launchers
     assert_gone(launchers[0])
+
+
+def _assert_untimed_segments_dated_by_the_suites_clock(
+    client: WireClient, control: ControlClient, t0: int, *, produce: int, lookup: int
+) -> None:
+    """file-times: a segment without timestamps is dated by its file (IDX-6), and the launcher dates the file by
+    the suite's clock. The untimed segment written at t0 is rolled two hours later (segment.ms counts from its
+    creation); a lookup of t0 + 1 h passes it (dated t0) and finds the next segment's record. Dated by the
+    machine's clock (years after t0), the untimed segment would be searched, and the answer would be -1."""
+    assert control.set_clock(1, t0) == t0
+    client.create_topic("untimed", replication_factor=1, configs={"segment.ms": "3600000"})
+    untimed = client.produce("untimed", 0, encode_batches([build_v2([RecordSpec(-1)])]), version=produce)
+    assert untimed.error_code == 0, untimed
+    assert control.advance_clock(1, 7_200_000) == t0 + 7_200_000
+    timed = client.produce("untimed", 0, encode_batches([build_v2([RecordSpec(t0 + 7_200_000)])]), version=produce)
+    assert (timed.error_code, timed.base_offset) == (0, 1), timed
+    found = client.list_offsets("untimed", 0, t0 + 3_600_000, version=lookup)
+    assert (found.error_code, found.offset, found.timestamp) == (0, 1, t0 + 7_200_000), found
 
 
 @pytest.mark.e2e
@@ -397,6 +417,8 @@ def test_kafka_2_8_runs_in_zookeeper_mode_on_the_suites_clock_and_is_gone_after_
             assert control.advance_clock(1, 61_000) == t0 + 61_000
             assert control.run_retention() >= 1
             assert client.list_offsets("lat", 0, -2, version=4).offset == 1
+            assert "file-times" in {c.value for c in control.capabilities()[0]}
+            _assert_untimed_segments_dated_by_the_suites_clock(client, control, t0, produce=8, lookup=4)
         finally:
             client.close()
         launchers, keepers = _launcher_pids(ZK_LAUNCHER_CLASS), _launcher_pids(ZOOKEEPER_MAIN)

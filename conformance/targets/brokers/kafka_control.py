@@ -16,8 +16,13 @@ Compiled with javac on first use against the release's own jars, into `<cache>/k
 (`<key>` hashes the source), and reused after. Retention runs only when asked: the broker's own retention task
 is put ten years out (`log.retention.check.interval.ms`, `log.initial.task.delay.ms`).
 
-What the suite's clock cannot reach: the operating system dates segment files with the machine's clock, and Kafka
-dates a segment without timestamps by its file's time (IDX-6), so this control plane does not offer file-times.
+File times: the operating system dates segment files with the machine's clock, and Kafka dates a segment without
+timestamps by its file's time (IDX-6). The launcher dates them by the suite's clock instead (FileDates.java): a
+frozen clock does not move between two of the suite's moves, so whatever was written since the last one was
+written at the clock's present value, which the launcher gives every changed segment file before each clock move,
+each retention run and each ListOffsets request (DatingAuthorizer.java, an allow-all authorizer: Kafka asks it
+before it reads a time). The Authorizer interface came in Kafka 2.4 (KIP-504): older releases do not offer
+file-times.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import socket
 import tempfile
 import threading
 import time
+import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -62,6 +68,7 @@ _LAUNCHER_SOURCES = Path(__file__).parent / "java" / "kts" / "kafka"
 LAUNCHER_CLASS = "kts.kafka.ClockedKafka"  # KRaft
 ZK_LAUNCHER_CLASS = "kts.kafka.ClockedZkKafka"  # ZooKeeper mode
 _COMPILE_TIMEOUT = 180.0
+_AUTHORIZER_CLASS = "org/apache/kafka/server/authorizer/Authorizer.class"
 # What the control plane offers on Apache Kafka: its clock, retention when asked, and the claim that the broker
 # takes idempotent batches from producer ids it did not allocate (Kafka does); leader-failover besides where there
 # are several nodes (KafkaControlled.capabilities).
@@ -76,16 +83,28 @@ def launcher_class(zookeeper: bool) -> str:
     return ZK_LAUNCHER_CLASS if zookeeper else LAUNCHER_CLASS
 
 
-def launcher_sources(zookeeper: bool) -> list[Path]:
-    """The launcher's sources: its main class and the clock and line protocol both launchers share."""
+def launcher_sources(zookeeper: bool, *, authorizer: bool = True) -> list[Path]:
+    """The launcher's sources: its main class, the clock, file dates and line protocol both launchers share, and
+    the authorizer that dates files before a ListOffsets where the release has Kafka's Authorizer interface."""
     main = launcher_class(zookeeper).rpartition(".")[2]
-    return [_LAUNCHER_SOURCES / f"{name}.java" for name in ("SuiteClock", "ClockControl", main)]
+    names = ["SuiteClock", "FileDates", "ClockControl", main] + (["DatingAuthorizer"] if authorizer else [])
+    return [_LAUNCHER_SOURCES / f"{name}.java" for name in names]
+
+
+def has_authorizer_interface(lib: Path) -> bool:
+    """Whether the release's jars in `lib` have org.apache.kafka.server.authorizer.Authorizer (Kafka 2.4+,
+    KIP-504), which the launcher's DatingAuthorizer implements."""
+    for jar in sorted(lib.glob("kafka-clients-*.jar")):
+        with contextlib.suppress(OSError, zipfile.BadZipFile), zipfile.ZipFile(jar) as archive:
+            if _AUTHORIZER_CLASS in archive.namelist():
+                return True
+    return False
 
 
 def launcher_classes(javac: str, lib: Path, home: Path, *, zookeeper: bool = False) -> Path:
     """The launcher (ZooKeeper mode or KRaft) compiled against `lib` (the release's jars) under `home`, built on
     first use; a ManagedProcessError naming the fix when javac fails."""
-    sources = launcher_sources(zookeeper)
+    sources = launcher_sources(zookeeper, authorizer=has_authorizer_interface(lib))
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
@@ -172,6 +191,10 @@ class LauncherClock:
     def retention(self) -> int:
         return self._ask("RETENTION")
 
+    def dates_files(self) -> bool:
+        """Whether the launcher dates segment files by this clock (its release has the hook: Kafka 2.4+)."""
+        return self._ask("FILES") == 1
+
 
 class KafkaControlled:
     """Apache Kafka nodes under the control plane: `clocks` maps each node id (Metadata's broker id) to its
@@ -187,9 +210,16 @@ class KafkaControlled:
         self.addresses = dict(addresses)
         self.bootstrap = ",".join(addresses.values())
         self.timeout = timeout
+        self._file_times: bool | None = None
 
     def capabilities(self) -> tuple[str, ...]:
-        return KAFKA_CONTROL_CAPABILITIES + (("leader-failover",) if len(self.clocks) > 1 else ())
+        if self._file_times is None:
+            self._file_times = all(clock.dates_files() for clock in self.clocks.values())
+        return (
+            KAFKA_CONTROL_CAPABILITIES
+            + (("leader-failover",) if len(self.clocks) > 1 else ())
+            + (("file-times",) if self._file_times else ())
+        )
 
     def broker_ids(self) -> tuple[int, ...]:
         return tuple(sorted(self.clocks))

@@ -23,18 +23,24 @@ import java.util.concurrent.Callable;
  *   ADVANCE delta    -> OK ms        move a frozen clock by delta (a ticking one is frozen first)
  *   WALL             -> OK ms        back to the machine's clock, ticking
  *   RETENTION        -> OK n         time- and size-based retention now, as LogManager's scheduled task does
+ *   FILES            -> OK 1 or 0    whether segment files are dated by this clock (FileDates installed)
  *   anything else    -> ERR text
  * </pre>
+ * With FileDates, the files written since the last move are dated before the clock moves to another value (and
+ * before retention reads their times); a SET to the clock's own value moves nothing and dates nothing.
  */
 final class ClockControl {
     private final SuiteClock clock;
     private final Callable<Integer> retention;
+    private final FileDates dates;
     private final ServerSocket socket = new ServerSocket();
 
-    /** Bound to 127.0.0.1:`port` at once (a port taken fails the launch); served after `serve()`. */
-    ClockControl(SuiteClock clock, Callable<Integer> retention, int port) throws IOException {
+    /** Bound to 127.0.0.1:`port` at once (a port taken fails the launch); served after `serve()`. `dates`: null
+     * where the release offers no hook to date files before Kafka reads them (FILES answers 0). */
+    ClockControl(SuiteClock clock, Callable<Integer> retention, FileDates dates, int port) throws IOException {
         this.clock = clock;
         this.retention = retention;
+        this.dates = dates;
         socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
     }
 
@@ -89,15 +95,28 @@ final class ClockControl {
                 case "CLOCK":
                     return "OK " + clock.suiteNow();
                 case "SET":
-                    return "OK " + clock.set(Long.parseLong(words[1]));
+                    long ms = Long.parseLong(words[1]);
+                    if (!clock.frozen() || ms != clock.suiteNow()) {
+                        dateFiles();
+                    }
+                    return "OK " + clock.set(ms);
                 case "ADVANCE":
-                    return "OK " + clock.advance(Long.parseLong(words[1]));
+                    long delta = Long.parseLong(words[1]);
+                    if (!clock.frozen() || delta != 0) {
+                        dateFiles();
+                    }
+                    return "OK " + clock.advance(delta);
                 case "WALL":
+                    dateFiles();
                     return "OK " + clock.wall();
                 case "RETENTION":
+                    dateFiles();
                     return "OK " + retention.call();
+                case "FILES":
+                    return "OK " + (dates != null ? 1 : 0);
                 default:
-                    return "ERR unknown command " + words[0] + ": CLOCK, SET ms, ADVANCE delta, WALL or RETENTION";
+                    return "ERR unknown command " + words[0]
+                        + ": CLOCK, SET ms, ADVANCE delta, WALL, RETENTION or FILES";
             }
         } catch (ArrayIndexOutOfBoundsException | NumberFormatException e) {
             return "ERR " + words[0] + " takes one integer (milliseconds)";
@@ -105,6 +124,27 @@ final class ClockControl {
             Throwable cause = e instanceof InvocationTargetException ? e.getCause() : e;
             return "ERR " + cause.getClass().getSimpleName() + ": " + String.valueOf(cause.getMessage()).replace('\n', ' ');
         }
+    }
+
+    private void dateFiles() throws IOException {
+        if (dates != null) {
+            dates.date();
+        }
+    }
+
+    /** FileDates for the broker of `props` where the launcher was compiled with DatingAuthorizer (a release with
+     * Kafka's Authorizer interface, 2.4+), which `props` then names as the broker's authorizer; null otherwise. */
+    static FileDates fileDates(SuiteClock clock, java.util.Properties props) {
+        try {
+            Class.forName("kts.kafka.DatingAuthorizer");
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+        String dirs = props.getProperty("log.dirs", props.getProperty("log.dir", "/tmp/kafka-logs"));
+        FileDates dates = new FileDates(clock, dirs);
+        FileDates.installed = dates;
+        props.setProperty("authorizer.class.name", "kts.kafka.DatingAuthorizer");
+        return dates;
     }
 
     /** The elements of a Java or Scala collection (LogManager.allLogs() is one or the other, by release). */

@@ -76,8 +76,9 @@ public final class ClockedKafka {
             props.load(in);
         }
         SuiteClock clock = new SuiteClock();
+        FileDates dates = ClockControl.fileDates(clock, props);
         KafkaRaftServer server = new KafkaRaftServer(KafkaConfig.fromProps(props, false), new SuiteTime(clock));
-        ClockControl control = new ClockControl(clock, () -> retentionNow(server), Integer.parseInt(args[1]));
+        ClockControl control = new ClockControl(clock, () -> retentionNow(server), dates, Integer.parseInt(args[1]));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             control.close();
             server.shutdown();

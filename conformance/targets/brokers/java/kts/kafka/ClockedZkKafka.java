@@ -43,8 +43,9 @@ public final class ClockedZkKafka {
             props.load(in);
         }
         SuiteClock clock = new SuiteClock();
+        FileDates dates = ClockControl.fileDates(clock, props);
         Object server = newServer(props, clock);
-        ClockControl control = new ClockControl(clock, () -> retentionNow(server), Integer.parseInt(args[1]));
+        ClockControl control = new ClockControl(clock, () -> retentionNow(server), dates, Integer.parseInt(args[1]));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             control.close();
             try {

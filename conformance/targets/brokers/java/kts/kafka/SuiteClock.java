@@ -21,6 +21,11 @@ final class SuiteClock {
         return frozen ? frozenMs : System.currentTimeMillis();
     }
 
+    /** Whether the suite froze the clock (SET or ADVANCE, no WALL since). */
+    boolean frozen() {
+        return frozen;
+    }
+
     /** The broker's reading: the suite's for the log layer, the machine's for everyone else. */
     long milliseconds() {
         if (!frozen) {
