@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,13 @@ from conformance.targets.brokers.kafka import (
     release,
     server_properties,
 )
-from conformance.targets.brokers.kafka_control import LAUNCHER_CLASS, ZK_LAUNCHER_CLASS, LauncherClock
+from conformance.targets.brokers.kafka_control import (
+    LAUNCHER_CLASS,
+    ZK_LAUNCHER_CLASS,
+    LauncherClock,
+    authorizer_for,
+    launcher_sources,
+)
 from conformance.targets.brokers.process import probe_api_versions
 from conformance.targets.brokers.zookeeper import ZOOKEEPER_MAIN
 from conformance.targets.registry import check_target, default_profile, open_target, parse_target
@@ -188,6 +195,29 @@ def test_profile(pytestconfig):
         "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:schemathesis", "--target", "kafka:3.9", "-q",
     )
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize(
+    ("jars", "authorizer"),
+    [
+        ({"kafka-clients-2.4.1.jar": "org/apache/kafka/server/authorizer/Authorizer.class",
+          "kafka_2.12-2.4.1.jar": "kafka/security/auth/Authorizer.class"}, "DatingAuthorizer"),
+        ({"kafka-clients-2.3.1.jar": "org/apache/kafka/common/Configurable.class",
+          "kafka_2.12-2.3.1.jar": "kafka/security/auth/Authorizer.class"}, "LegacyDatingAuthorizer"),
+        ({"kafka-clients-0.9.0.1.jar": "org/apache/kafka/common/Configurable.class"}, None),
+    ],
+)  # fmt: skip
+def test_the_launcher_dates_files_through_the_authorizer_interface_the_release_has(
+    tmp_path: Path, jars: dict[str, str], authorizer: str | None
+) -> None:
+    """Kafka's Authorizer interface from 2.4 (KIP-504), the broker's Scala one before; a release with neither gets
+    a launcher without the hook (its control plane then answers that it does not date files)."""
+    for name, entry in jars.items():
+        with zipfile.ZipFile(tmp_path / name, "w") as jar:
+            jar.writestr(entry, b"")
+    assert authorizer_for(tmp_path) == authorizer
+    names = [p.stem for p in launcher_sources(True, authorizer=authorizer)]
+    assert names == ["SuiteClock", "FileDates", "ClockControl", "ClockedZkKafka", *([authorizer] if authorizer else [])]
 
 
 def test_a_missing_java_names_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,8 +40,8 @@ class Capability(Enum):
     RETENTION = "retention"  # the suite can trigger time-based retention and observe it
     IDEMPOTENCE = "idempotence"  # idempotent producers (producer id, sequence)
     # A segment file's time is the broker clock the suite reads (IDX-6: it dates a segment without timestamps):
-    # a wall-clock broker's, or a controlled clock that dates files too. Apache Kafka on the suite's clock lacks
-    # it: the operating system dates its files with the machine's clock.
+    # a wall-clock broker's, or a controlled clock that dates files too (Apache Kafka 2.4+ on the suite's clock:
+    # its launcher dates the files the operating system dated with the machine's clock).
     FILE_TIMES = "file-times"
     CODEC = "codec"  # a record library: `impl.codec` is a RecordCodecLibrary (conformance.targets.kinds.codec_library)
     CLIENT = "client"  # a client library against a broker: `impl.client` (conformance.targets.kinds.client_target)

@@ -21,8 +21,8 @@ timestamps by its file's time (IDX-6). The launcher dates them by the suite's cl
 frozen clock does not move between two of the suite's moves, so whatever was written since the last one was
 written at the clock's present value, which the launcher gives every changed segment file before each clock move,
 each retention run and each ListOffsets request (DatingAuthorizer.java, an allow-all authorizer: Kafka asks it
-before it reads a time). The Authorizer interface came in Kafka 2.4 (KIP-504): older releases do not offer
-file-times.
+before it reads a time; before 2.4, whose brokers have only the Scala authorizer interface that is not told the
+request, LegacyDatingAuthorizer.java dates a topic's files whenever Kafka asks to describe the topic).
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ LAUNCHER_CLASS = "kts.kafka.ClockedKafka"  # KRaft
 ZK_LAUNCHER_CLASS = "kts.kafka.ClockedZkKafka"  # ZooKeeper mode
 _COMPILE_TIMEOUT = 180.0
 _AUTHORIZER_CLASS = "org/apache/kafka/server/authorizer/Authorizer.class"
+_LEGACY_AUTHORIZER_CLASS = "kafka/security/auth/Authorizer.class"
 # What the control plane offers on Apache Kafka: its clock, retention when asked, and the claim that the broker
 # takes idempotent batches from producer ids it did not allocate (Kafka does); leader-failover besides where there
 # are several nodes (KafkaControlled.capabilities).
@@ -83,20 +84,30 @@ def launcher_class(zookeeper: bool) -> str:
     return ZK_LAUNCHER_CLASS if zookeeper else LAUNCHER_CLASS
 
 
-def launcher_sources(zookeeper: bool, *, authorizer: bool = True) -> list[Path]:
+def launcher_sources(zookeeper: bool, *, authorizer: str | None = "DatingAuthorizer") -> list[Path]:
     """The launcher's sources: its main class, the clock, file dates and line protocol both launchers share, and
-    the authorizer that dates files before a ListOffsets where the release has Kafka's Authorizer interface."""
+    the authorizer that dates files before Kafka reads them (`authorizer`: the one the release's interface takes,
+    authorizer_for; None where it has none)."""
     main = launcher_class(zookeeper).rpartition(".")[2]
-    names = ["SuiteClock", "FileDates", "ClockControl", main] + (["DatingAuthorizer"] if authorizer else [])
+    names = ["SuiteClock", "FileDates", "ClockControl", main] + ([authorizer] if authorizer else [])
     return [_LAUNCHER_SOURCES / f"{name}.java" for name in names]
 
 
-def has_authorizer_interface(lib: Path) -> bool:
-    """Whether the release's jars in `lib` have org.apache.kafka.server.authorizer.Authorizer (Kafka 2.4+,
-    KIP-504), which the launcher's DatingAuthorizer implements."""
-    for jar in sorted(lib.glob("kafka-clients-*.jar")):
+def authorizer_for(lib: Path) -> str | None:
+    """The launcher's authorizer for the release whose jars are in `lib`: DatingAuthorizer where kafka-clients has
+    org.apache.kafka.server.authorizer.Authorizer (Kafka 2.4+, KIP-504), LegacyDatingAuthorizer where only the
+    broker's Scala kafka.security.auth.Authorizer exists (0.9 to 2.3), None where neither is found."""
+    if _has_class(lib, "kafka-clients-*.jar", _AUTHORIZER_CLASS):
+        return "DatingAuthorizer"
+    if _has_class(lib, "kafka_*.jar", _LEGACY_AUTHORIZER_CLASS):
+        return "LegacyDatingAuthorizer"
+    return None
+
+
+def _has_class(lib: Path, jars: str, entry: str) -> bool:
+    for jar in sorted(lib.glob(jars)):
         with contextlib.suppress(OSError, zipfile.BadZipFile), zipfile.ZipFile(jar) as archive:
-            if _AUTHORIZER_CLASS in archive.namelist():
+            if entry in archive.namelist():
                 return True
     return False
 
@@ -104,7 +115,7 @@ def has_authorizer_interface(lib: Path) -> bool:
 def launcher_classes(javac: str, lib: Path, home: Path, *, zookeeper: bool = False) -> Path:
     """The launcher (ZooKeeper mode or KRaft) compiled against `lib` (the release's jars) under `home`, built on
     first use; a ManagedProcessError naming the fix when javac fails."""
-    sources = launcher_sources(zookeeper, authorizer=has_authorizer_interface(lib))
+    sources = launcher_sources(zookeeper, authorizer=authorizer_for(lib))
     digest = hashlib.sha256()
     for source in sources:
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
@@ -328,6 +339,7 @@ class KafkaControlled:
         naming what was last seen otherwise."""
         deadline = time.monotonic() + self.timeout
         address = self.addresses[node] if node is not None else None
+        pause = 0.005  # doubled up to 50 ms: a move shows within tens of milliseconds, a fixed 50 ms overslept it
         while True:
             part = self._partition(topic, partition, address)
             if done(part):
@@ -339,7 +351,8 @@ class KafkaControlled:
                     f"{where} Metadata did not show {what} for {topic}-{partition} within {self.timeout:g} s (leader "
                     f"{part.leader}, replicas {list(part.replicas)}): see the brokers' logs",
                 )  # fmt: skip
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
 
     def run_retention(self) -> int:
         """Retention on every node with its own clock, as the model runs it on every replica (IDX-10)."""

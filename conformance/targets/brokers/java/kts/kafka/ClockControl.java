@@ -132,19 +132,23 @@ final class ClockControl {
         }
     }
 
-    /** FileDates for the broker of `props` where the launcher was compiled with DatingAuthorizer (a release with
-     * Kafka's Authorizer interface, 2.4+), which `props` then names as the broker's authorizer; null otherwise. */
+    /** FileDates for the broker of `props` where the launcher was compiled with an authorizer that dates files
+     * (DatingAuthorizer: Kafka's Authorizer interface, 2.4+; LegacyDatingAuthorizer: the Scala one before), which
+     * `props` then names as the broker's authorizer; null where it was compiled with neither. */
     static FileDates fileDates(SuiteClock clock, java.util.Properties props) {
-        try {
-            Class.forName("kts.kafka.DatingAuthorizer");
-        } catch (ClassNotFoundException e) {
-            return null;
+        for (String authorizer : new String[] {"kts.kafka.DatingAuthorizer", "kts.kafka.LegacyDatingAuthorizer"}) {
+            try {
+                Class.forName(authorizer);
+            } catch (ClassNotFoundException e) {
+                continue;
+            }
+            String dirs = props.getProperty("log.dirs", props.getProperty("log.dir", "/tmp/kafka-logs"));
+            FileDates dates = new FileDates(clock, dirs);
+            FileDates.installed = dates;
+            props.setProperty("authorizer.class.name", authorizer);
+            return dates;
         }
-        String dirs = props.getProperty("log.dirs", props.getProperty("log.dir", "/tmp/kafka-logs"));
-        FileDates dates = new FileDates(clock, dirs);
-        FileDates.installed = dates;
-        props.setProperty("authorizer.class.name", "kts.kafka.DatingAuthorizer");
-        return dates;
+        return null;
     }
 
     /** The elements of a Java or Scala collection (LogManager.allLogs() is one or the other, by release). */
