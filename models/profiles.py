@@ -386,8 +386,8 @@ KAFKA_3_9 = replace(
     KAFKA_3_8,
     name="kafka-3.9",
     kafka_version="3.9",
-    description="KIP-937 before/after with fallback to difference, LogAppendTime-flag acceptance "
-    "on CreateTime topics, exact MAX_TIMESTAMP (3.8 fix), UNSUPPORTED_VERSION for unknown targets",
+    description="3.8 plus LATEST_TIERED (KIP-1005, ListOffsets v9) and UNSUPPORTED_VERSION for an unknown special "
+    "target or one below its version (KAFKA-17331)",
     # 3.9: LATEST_TIERED (KIP-1005), and UNSUPPORTED_VERSION for unknown targets or below their version (LO-1,
     # KAFKA-17331); Fetch v17.
     unknown_special_target=UnknownSpecialTarget.UNSUPPORTED_VERSION,

@@ -5,6 +5,7 @@ The Spark test needs the `campaign` extra (pyspark, pyarrow, matplotlib) and Jav
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -265,6 +266,25 @@ def test_mutants_stand_for_every_mutant_each_under_a_profile_where_it_exists() -
             # under the profile derived from those clauses.
             assert task.profile == ("kafka-4.0" if mutant.runs_under("kafka-4.0") else mutant.profile), task
             assert mutant.runs_under(task.profile), task
+
+
+def test_kafka_history_is_every_lines_last_release_then_the_releases_where_a_bug_shipped_and_was_fixed() -> None:
+    """Each under its line's profile with its line's file of Kafka's own bugs (KAFKA-7568 shipped in 2.1.0, fixed
+    in 2.2.0; KAFKA-16310 shipped in 3.0.0, fixed in 3.8.0): one task each with `--machines all`."""
+    from conformance.commands.campaign import _expectations, expand_targets
+    from conformance.targets.brokers.kafka import KAFKA_LINES
+
+    targets = expand_targets(["kafka-history"])
+    lines = [f"kafka:{line}" for line in reversed(KAFKA_LINES)]
+    assert targets == [*lines, "kafka==2.1.0", "kafka==2.2.0", "kafka==3.0.0", "kafka==3.8.0"]
+    tasks = task_table(targets, ["all"], ["kafka-4.0"], 1, 900.0, suites=SUITES)
+    assert [t.profile for t in tasks[:2]] == ["kafka-2.0", "kafka-2.1"] and tasks[len(lines) - 1].profile == "kafka-4.2"
+    assert [t.profile for t in tasks[len(lines):]] == ["kafka-2.1", "kafka-2.2", "kafka-3.0", "kafka-3.8"]
+    shipped = _expectations(argparse.Namespace(suites=None, expectations=[]), targets)
+    assert {t: Path(f).name for t, f in shipped.items()} == {
+        "kafka:2.1": "kafka-2.1.toml", "kafka==2.1.0": "kafka-2.1.toml", "kafka==3.0.0": "kafka-3.0-3.7.toml",
+        **{f"kafka:3.{n}": "kafka-3.0-3.7.toml" for n in range(8)},
+    }  # fmt: skip
 
 
 def test_groups_of_targets_stand_for_every_codec_every_client_and_every_served_mutant() -> None:

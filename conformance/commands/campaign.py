@@ -32,6 +32,7 @@ from conformance.faults import MUTANTS
 from conformance.plugin.launcher import LauncherError, SuitesRun, choose_expectations
 from conformance.plugin.launcher import suites_dir as _installed_suites
 from conformance.plugin.run_options import add_command_options
+from conformance.targets.brokers.kafka import HISTORY_TARGETS
 from conformance.targets.kinds.implementation import Kind
 from conformance.targets.registry import (
     MutantForm,
@@ -98,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-MUTANTS_GROUP, SERVED_MUTANTS_GROUP = "mutants", "served-mutants"
+MUTANTS_GROUP, SERVED_MUTANTS_GROUP, KAFKA_HISTORY_GROUP = "mutants", "served-mutants", "kafka-history"
 # A group per kind: every row of the table of that kind that a campaign can start (not the user's cluster).
 KIND_GROUPS = {"brokers": Kind.BROKER, "codecs": Kind.CODEC, "clients": Kind.CLIENT}
 
@@ -112,7 +113,9 @@ def targets_argument_help() -> str:
     ]
     examples = ", ".join(f"{x}{SERVED_AT}{SERVED_MUTANTS_GROUP}" for x in served)
     return (
-        f"comma-separated: {startable}; or a group: {MUTANTS_GROUP} (every mutant:<id>), {SERVED_MUTANTS_GROUP} "
+        f"comma-separated: {startable}; or a group: {MUTANTS_GROUP} (every mutant:<id>), {KAFKA_HISTORY_GROUP} "
+        "(every Kafka line's last release, and the releases that shipped or fixed a timestamp bug), "
+        f"{SERVED_MUTANTS_GROUP} "
         "(every mutant the reference broker serves, but those whose fault is only in a consumer's reading), "
         f"{groups}; X{SERVED_AT}{SERVED_MUTANTS_GROUP} for a target or group X that runs against the reference "
         f"broker, each against every served mutant (e.g. {examples}); a library at another version or from a "
@@ -124,6 +127,8 @@ def expand_targets(targets: list[str]) -> list[str]:
     """Groups of targets, in id order: `mutants` stands for every seeded mutant (mutant:<id> for each),
     `served-mutants` for every mutant served by the reference broker (reference:mutant:<id>: the same faults over
     the wire), `brokers`, `codecs` and `clients` for every row of the table of that kind a campaign starts;
+    `kafka-history` for every Kafka line's last release and the releases where a timestamp bug of Kafka's shipped
+    and was fixed (conformance.targets.brokers.kafka.HISTORY_TARGETS);
     `X@served-mutants` (X a target or a group whose rows run against the reference broker) for each of those
     against every served mutant (client:<lib>@reference:mutant:<id>). Any other name stands for itself."""
     out: list[str] = []
@@ -139,6 +144,8 @@ def expand_targets(targets: list[str]) -> list[str]:
             out += [served_mutant_name(m) for m in _served_mutants()]
         elif target in KIND_GROUPS:
             out += [s.name for s in _group(KIND_GROUPS[target])]
+        elif target == KAFKA_HISTORY_GROUP:
+            out += list(HISTORY_TARGETS)
         else:
             out.append(target)
     return list(dict.fromkeys(out))

@@ -219,6 +219,63 @@ def kafka_lines_table() -> str:
     return _table(("Line", "Release", "Profile", "Runs in", "Maven artifact", "Kafka's own bugs"), rows)
 
 
+def kafka_history_table() -> str:
+    """The profile chain, oldest first: the releases each profile describes, what it adds to the one before (its
+    description, with the KIP or JIRA), the lines that run as it, and their files of Kafka's own bugs."""
+    from conformance.targets.brokers.kafka import KAFKA_LINES
+    from conformance.targets.registry import expectations_file, parse_target
+    from models.profiles import PROFILES
+
+    lines_of: dict[str, list[str]] = {}
+    for line, (_, profile) in KAFKA_LINES.items():
+        lines_of.setdefault(profile, []).insert(0, line)
+    rows = []
+    for profile in PROFILES.values():
+        lines = lines_of.get(profile.name, [])
+        bugs = sorted({b for b in (expectations_file(parse_target(f"kafka:{ln}")) for ln in lines) if b})
+        rows.append((
+            profile.kafka_version, _code(profile.name), profile.description,
+            ", ".join(_code(f"kafka:{ln}") for ln in lines) or "not a target yet",
+            ", ".join(_code(f"suites/expectations/{b}") for b in bugs) or "none",
+        ))  # fmt: skip
+    return _table(("Kafka", "Profile", "What it adds to the one before", "Lines run as it", "Kafka's own bugs"), rows)
+
+
+def kafka_clause_history_table() -> str:
+    """The clauses whose applicability changed over Kafka's history: the profiles (oldest first) where each
+    applies, as ranges of the chain."""
+    from models.clauses import CLAUSES
+    from models.profiles import PROFILES
+
+    chain = list(PROFILES)
+    rows = []
+    for clause in CLAUSES:
+        if len(clause.profiles) == len(chain):
+            continue
+        rows.append((_code(clause.id), _profile_ranges(chain, set(clause.profiles)), clause.kip, clause.summary))
+    return _table(("Clause", "Applies to", "KIP", "What it says"), rows)
+
+
+def _profile_ranges(chain: list[str], chosen: set[str]) -> str:
+    """`chosen` profiles as runs of the chain: "kafka-3.0 to kafka-3.8, kafka-4.2 on", or "none"."""
+    runs: list[tuple[int, int]] = []
+    for index, name in enumerate(chain):
+        if name in chosen:
+            if runs and runs[-1][1] == index - 1:
+                runs[-1] = (runs[-1][0], index)
+            else:
+                runs.append((index, index))
+    parts = []
+    for first, last in runs:
+        if last == len(chain) - 1 and first > 0:
+            parts.append(f"{chain[first]} on")
+        elif first == last:
+            parts.append(chain[first])
+        else:
+            parts.append(f"{chain[first]} to {chain[last]}")
+    return ", ".join(parts) or "none"
+
+
 def pinned_table() -> str:
     from conformance.targets.brokers.kafka import KAFKA_LINES, artifact_of
     from conformance.targets.libraries import LIBRARIES
@@ -280,6 +337,8 @@ def _tables() -> dict[str, str]:
         "table.facts": facts_table(),
         "table.pinned": pinned_table(),
         "table.kafka-lines": kafka_lines_table(),
+        "table.kafka-history": kafka_history_table(),
+        "table.kafka-clause-history": kafka_clause_history_table(),
         "table.tox": tox_table(),
         "cli": cli_reference(),
     }

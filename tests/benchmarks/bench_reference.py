@@ -29,8 +29,11 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_SUITES = "test_list_offsets.py,test_validation.py,test_compression.py,test_failover.py"
 
 
-def examples_per_second(target: str, profile: str, suites: list[str]) -> tuple[int, float, float]:
-    """(examples, seconds inside the tests, wall seconds) of the suites against `target`."""
+def suites_run(
+    target: str, profile: str, hypothesis_profile: str, tests: tuple[str, ...] = (), *, no_expectations: bool = False
+) -> tuple[list[dict[str, Any]], float]:
+    """(verdicts.json's tests, wall seconds) of the suites (`tests`: their paths, default all) against `target`,
+    with `--count-examples`."""
     with tempfile.TemporaryDirectory(prefix="kts-bench-") as scratch:
         verdicts = Path(scratch) / "verdicts.json"
         # The command line `kafka-conformance run` builds (conformance.plugin.launcher), on this checkout's suites.
@@ -38,11 +41,12 @@ def examples_per_second(target: str, profile: str, suites: list[str]) -> tuple[i
             SuitesRun(
                 target=target,
                 profile=profile,
-                hypothesis_profile="ci",
+                hypothesis_profile=hypothesis_profile,
                 suites=ROOT / "suites",
-                tests=tuple(f"suites/{s}" for s in suites),
+                tests=tests,
                 verdicts_json=verdicts,
                 log_dir=Path(scratch) / "logs",
+                no_expectations=no_expectations,
                 count_examples=True,
             )
         )
@@ -51,7 +55,12 @@ def examples_per_second(target: str, profile: str, suites: list[str]) -> tuple[i
         wall = time.perf_counter() - started
         if not verdicts.is_file():
             raise SystemExit(f"{target}: no verdicts (pytest exit {done.returncode}):\n{done.stdout[-2000:]}")
-        tests = json.loads(verdicts.read_text())["tests"]
+        return list(json.loads(verdicts.read_text())["tests"]), wall
+
+
+def examples_per_second(target: str, profile: str, suites: list[str]) -> tuple[int, float, float]:
+    """(examples, seconds inside the tests, wall seconds) of the suites against `target`."""
+    tests, wall = suites_run(target, profile, "ci", tuple(f"suites/{s}" for s in suites))
     examples = sum(int(t.get("examples") or 0) for t in tests)
     seconds = sum(float(t.get("duration") or 0.0) for t in tests)
     return examples, seconds, wall

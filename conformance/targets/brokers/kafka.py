@@ -229,6 +229,16 @@ _KNOWN_BUGS: dict[tuple[int, ...], str] = {
 }
 
 
+# The releases a history campaign runs besides each line's last (HISTORY_TARGETS): the first to ship each bug above
+# and the first without it.
+_BUG_BOUNDARIES = ("2.1.0", "2.2.0", "3.0.0", "3.8.0")
+# Kafka's history as targets (`campaign --targets kafka-history`, tox -e kafka-history): every line's last release,
+# oldest first, then the bug boundaries.
+HISTORY_TARGETS: tuple[str, ...] = tuple(f"kafka:{line}" for line in reversed(KAFKA_LINES)) + tuple(
+    f"kafka=={version}" for version in _BUG_BOUNDARIES
+)
+
+
 def kafka_expectations(target: Target) -> str | None:
     """The shipped expectations file of the Kafka `target` names: its line's known bugs (_KNOWN_BUGS), None for a line
     without any."""
