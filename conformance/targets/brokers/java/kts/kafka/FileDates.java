@@ -67,7 +67,9 @@ final class FileDates {
         seen.putAll(found);
     }
 
-    /** The segment files of `topics`' partitions only: what a ListOffsets request for them reads. */
+    /** The segment files of `topics`' partitions only: what a ListOffsets request for them reads. Partitions are
+     * looked for from 0 up to the first this broker does not hold (the suite's topics have a replica of every
+     * partition on every broker); a later move of the clock dates any other. */
     synchronized void date(Collection<String> topics) throws IOException {
         boolean frozen = clock.frozen();
         long now = clock.suiteNow();

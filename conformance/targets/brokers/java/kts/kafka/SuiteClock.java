@@ -35,14 +35,17 @@ final class SuiteClock {
     }
 
     /** Whether the code reading the clock is Kafka's log layer: the first caller that is neither this package nor
-     * the dynamic proxy standing for a release's Time interface. */
+     * the dynamic proxy standing for a release's Time interface. Up to 2.0 ListOffsets v0 dated the log end "now"
+     * in KafkaApis.fetchOffsetsBefore, which 2.1 moved into the log (Log.legacyFetchOffsetsBefore): that method is
+     * the log layer's reading wherever it is. */
     private static boolean logLayerCaller() {
         return WALKER.walk(frames -> frames
-            .map(StackWalker.StackFrame::getClassName)
-            .filter(name -> !name.startsWith("kts.kafka.") && !name.startsWith("jdk.proxy")
-                && !name.startsWith("com.sun.proxy."))
+            .filter(frame -> !frame.getClassName().startsWith("kts.kafka.")
+                && !frame.getClassName().startsWith("jdk.proxy") && !frame.getClassName().startsWith("com.sun.proxy."))
             .findFirst()
-            .map(name -> name.startsWith("kafka.log.") || name.startsWith("org.apache.kafka.storage.internals.log."))
+            .map(frame -> frame.getClassName().startsWith("kafka.log.")
+                || frame.getClassName().startsWith("org.apache.kafka.storage.internals.log.")
+                || frame.getMethodName().equals("fetchOffsetsBefore"))
             .orElse(false));
     }
 
