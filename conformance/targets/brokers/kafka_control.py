@@ -203,7 +203,8 @@ class LauncherClock:
         return self._ask("RETENTION")
 
     def dates_files(self) -> bool:
-        """Whether the launcher dates segment files by this clock (its release has the hook: Kafka 2.4+)."""
+        """Whether the launcher dates segment files by this clock (it was built with an authorizer for its release:
+        kafka_control.authorizer_for)."""
         return self._ask("FILES") == 1
 
 

@@ -661,8 +661,8 @@ class WireImplementation(Implementation):
 
     def _alter(self, name: str, config: TopicConfig, configs: dict[str, str | None]) -> dict[str, str | None]:
         """Send the alter; the configs the broker applied. As at creation, a broker that refuses a shaping
-        config for its own limits (Kafka 4.0's 1 MiB minimum for segment.bytes, KIP-1030) is asked again
-        without the shaping values, and the run's notes say so."""
+        config for its own limits (Kafka 4.1's 1 MiB minimum for segment.bytes, KIP-1030) is asked again with
+        internal.segment.bytes in its place, then without the shaping values, and the run's notes say so."""
         error, message = self.client.alter_configs(name, configs)
         if error == ErrorCode.INVALID_CONFIG:
             configs, error, message = self._internal_segment_bytes(
