@@ -123,8 +123,9 @@ class Profile:
     # prints as PartialDefaultRecord (2.6+: KAFKA-9820 put KAFKA-8106's skipKeyValueIterator to use)
     partial_in_place_records: bool
     invalid_record_text_3_2: bool  # VAL-9 top-level wording for INVALID_RECORD since 3.2
-    # VAL-14: the request-level checks of a Produce v3+ are answered per partition (2.1+, with zstd's
-    # UNSUPPORTED_COMPRESSION_TYPE, KIP-110); before, they ran while the request was parsed, closing the connection
+    # VAL-14: the request-level checks of a Produce v3+ are answered per partition (2.1, with zstd's
+    # UNSUPPORTED_COMPRESSION_TYPE, KIP-110); before, they ran while the request was parsed, closing the connection.
+    # 2.1.0 still parsed them so (KAFKA-7549, fixed in 2.1.1): a bug of that release, not of the line's contract
     request_checks_answered: bool
     # Compression / index (CMP-7, IDX-4, IDX-9, IDX-10)
     shallow_offset_of_max: ShallowOffsetOfMax

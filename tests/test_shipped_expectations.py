@@ -165,3 +165,26 @@ def test_the_check_finds_an_entry_no_run_can_exercise(suite_tests: dict[str, Sui
                                      test="suites/test_client_consume.py::test_nothing")[0]  # fmt: skip
     assert "applies to none" in problems(clause="CON.v0-no-timestamp", observables=obs)[0]
     assert "declares the clause" in problems(clause="LO.client-seek-by-time", observables=obs)[0]
+
+
+def test_a_release_s_file_of_kafka_bugs_repeats_its_line_s() -> None:
+    """A Kafka release with a bug of its own ships a file of its own (kafka-2.1.0.toml: KAFKA-7549), which must hold
+    every entry of its line's file too (the release has the line's bugs): the two files are kept in step here."""
+    from conformance.targets.brokers.kafka import HISTORY_TARGETS, kafka_release, line_of
+
+    release_files = 0
+    for name in HISTORY_TARGETS:
+        target = parse_target(name)
+        own = expectations_file(target)
+        line = ".".join(map(str, line_of(kafka_release(target).numbers)))
+        of_line = expectations_file(parse_target(f"kafka:{line}"))
+        if own is None or own == of_line:
+            continue
+        release_files += 1
+        described = {e.describe().split(": ", 1)[1] for e in load_expectations(REPO / "suites" / "expectations" / own)}
+        missing = [
+            e.describe() for e in load_expectations(REPO / "suites" / "expectations" / str(of_line))
+            if e.describe().split(": ", 1)[1] not in described
+        ]  # fmt: skip
+        assert of_line is not None and not missing, f"{own} lacks {of_line}'s {missing}"
+    assert release_files >= 1  # kafka==2.1.0's

@@ -222,17 +222,23 @@ def kafka_lines_table() -> str:
 def kafka_history_table() -> str:
     """The profile chain, oldest first: the releases each profile describes, what it adds to the one before (its
     description, with the KIP or JIRA), the lines that run as it, and their files of Kafka's own bugs."""
-    from conformance.targets.brokers.kafka import KAFKA_LINES
+    from conformance.targets.brokers.kafka import HISTORY_TARGETS, KAFKA_LINES, kafka_release, line_of
     from conformance.targets.registry import expectations_file, parse_target
     from models.profiles import PROFILES
 
     lines_of: dict[str, list[str]] = {}
     for line, (_, profile) in KAFKA_LINES.items():
         lines_of.setdefault(profile, []).insert(0, line)
+    # Each line's own target, and the history's releases of it (a release with a bug of its own has its own file).
+    targets_of: dict[str, list[str]] = {line: [f"kafka:{line}"] for line in KAFKA_LINES}
+    for name in HISTORY_TARGETS:
+        line = ".".join(map(str, line_of(kafka_release(parse_target(name)).numbers)))
+        targets_of.setdefault(line, []).append(name)
     rows = []
     for profile in PROFILES.values():
         lines = lines_of.get(profile.name, [])
-        bugs = sorted({b for b in (expectations_file(parse_target(f"kafka:{ln}")) for ln in lines) if b})
+        files = (expectations_file(parse_target(t)) for ln in lines for t in targets_of[ln])
+        bugs = sorted({b for b in files if b})
         rows.append((
             profile.kafka_version, _code(profile.name), profile.description,
             ", ".join(_code(f"kafka:{ln}") for ln in lines) or "not a target yet",

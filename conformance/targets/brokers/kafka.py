@@ -223,7 +223,10 @@ NEWEST_LINE = next(iter(KAFKA_LINES))
 # KAFKA-16310 (with KAFKA-16342): from 3.0 (KIP-734) to 3.7 MAX_TIMESTAMP answers the offset the segment cached for
 # its max timestamp (a batch's last offset), not the first record holding it; fixed in 3.8.
 # KAFKA-7568: 2.1's ListOffsets v4 (KIP-320) answers leader epoch -1 everywhere; fixed in 2.2.
+# A bug of one release is keyed by the release (its file repeats its line's entries): KAFKA-7549, 2.1.0 closes the
+# connection on a Produce v3+ request failing the request-level checks; fixed in 2.1.1.
 _KNOWN_BUGS: dict[tuple[int, ...], str] = {
+    (2, 1, 0): "kafka-2.1.0.toml",
     (2, 1): "kafka-2.1.toml",
     **{(3, n): "kafka-3.0-3.7.toml" for n in range(8)},
 }
@@ -231,7 +234,7 @@ _KNOWN_BUGS: dict[tuple[int, ...], str] = {
 
 # The releases a history campaign runs besides each line's last (HISTORY_TARGETS): the first to ship each bug above
 # and the first without it.
-_BUG_BOUNDARIES = ("2.1.0", "2.2.0", "3.0.0", "3.8.0")
+_BUG_BOUNDARIES = ("2.1.0", "2.2.0", "3.0.0", "3.8.0")  # 2.1.1, the first without KAFKA-7549, is kafka:2.1
 # Kafka's history as targets (`campaign --targets kafka-history`, tox -e kafka-history): every line's last release,
 # oldest first, then the bug boundaries.
 HISTORY_TARGETS: tuple[str, ...] = tuple(f"kafka:{line}" for line in reversed(KAFKA_LINES)) + tuple(
@@ -240,9 +243,10 @@ HISTORY_TARGETS: tuple[str, ...] = tuple(f"kafka:{line}" for line in reversed(KA
 
 
 def kafka_expectations(target: Target) -> str | None:
-    """The shipped expectations file of the Kafka `target` names: its line's known bugs (_KNOWN_BUGS), None for a line
-    without any."""
-    return _KNOWN_BUGS.get(line_of(kafka_release(target).numbers))
+    """The shipped expectations file of the Kafka `target` names: its release's known bugs, else its line's
+    (_KNOWN_BUGS), None for a line without any."""
+    numbers = kafka_release(target).numbers
+    return _KNOWN_BUGS.get(numbers) or _KNOWN_BUGS.get(line_of(numbers))
 
 
 def _lines_span() -> str:
