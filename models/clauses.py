@@ -188,6 +188,12 @@ FORMAT_VERSION_WITH_SEARCH = _where(
 DOWN_CONVERSION = _where(lambda p: p.down_conversion)
 DOWN_CONVERSION_V2 = _where(lambda p: p.down_conversion and p.max_magic == 2)
 NO_DOWN_CONVERSION = _where(lambda p: not p.down_conversion)
+# FMT-4/CNV-5: the zstd codec exists (KIP-110, 2.1): where Produce v0-v2 are still served, and where fetches
+# down-convert
+ZSTD_LEGACY_PRODUCE = _where(lambda p: p.has_zstd and p.produce_versions[0] < 3)
+ZSTD_DOWN_CONVERSION = _where(lambda p: p.has_zstd and p.down_conversion)
+# IDX-9: max.compaction.lag.ms (KIP-354, 2.3)
+COMPACTION_LAG_ROLL = _where(lambda p: p.has_max_compaction_lag)
 # FMT-10/11: the delete-horizon flag (KIP-534, 3.1) has no profile field of its own; it exists in
 # every profile that has the 3.8 offset-of-max fix, which is the closest behavioural marker.
 DELETE_HORIZON = OFFSET_OF_MAX_FIXED
@@ -351,7 +357,7 @@ _FORMAT: tuple[Clause, ...] = (
     _clause("FMT.legacy-type-bit", ("FMT-4",), "KIP-32", MUST, ALL,
             "Bit 3 (0x08) of v1 attributes is the timestamp type (0 CreateTime, 1 LogAppendTime); a v0 "
             "message reports NoTimestampType whatever bit 3 holds."),
-    _clause("FMT.zstd-requires-v2", ("FMT-4",), "KIP-110", MUST, LEGACY_PRODUCE_V2,
+    _clause("FMT.zstd-requires-v2", ("FMT-4",), "KIP-110", MUST, ZSTD_LEGACY_PRODUCE,
             "The zstd codec (id 4) is only valid in v2 batches; a v0/v1 message with codec 4 is "
             "rejected."),
     _clause("FMT.v1-uncompressed-own-timestamp", ("FMT-6", "FMT-14"), "KIP-32", MUST, ALL,
@@ -668,7 +674,7 @@ _TIME_INDEX: tuple[Clause, ...] = (
     _clause("IDX.future-first-timestamp-blocks-roll", ("IDX-9",), "KIP-33", SHOULD, ROLL_BY_TIMESTAMP,
             "A far-future first timestamp blocks time rolls, and an incoming batch with max -1 never "
             "time-rolls a segment that has a roll base."),
-    _clause("IDX.compacted-roll-max-lag", ("IDX-9",), "KIP-354", SHOULD, V2,
+    _clause("IDX.compacted-roll-max-lag", ("IDX-9",), "KIP-354", SHOULD, COMPACTION_LAG_ROLL,
             "On a compacted topic with a positive max.compaction.lag.ms the time-roll threshold is "
             "min(max.compaction.lag.ms, segment.ms)."),
     _clause("IDX.retention-by-largest-timestamp", ("IDX-10", "IDX-6"), "KIP-33", MUST, RETENTION_BY_TIMESTAMP,
@@ -828,7 +834,7 @@ _CONVERSION: tuple[Clause, ...] = (
     _clause("CNV.down-convert-drops-control", ("CNV-5",), "KIP-98", MAY, DOWN_CONVERSION_V2,
             "Down-conversion drops control batches (and headers) and preserves keys and batch order.",
             ("TV-27",)),
-    _clause("CNV.down-convert-zstd-unsupported", ("CNV-5",), "KIP-110", MAY, DOWN_CONVERSION_V2,
+    _clause("CNV.down-convert-zstd-unsupported", ("CNV-5",), "KIP-110", MAY, ZSTD_DOWN_CONVERSION,
             "Below v4 a zstd batch ends what a consumer gets (converted batches before it), and one met first, or "
             "any fetch below v10 of a zstd topic, is UNSUPPORTED_COMPRESSION_TYPE (76).", ("TV-27",)),
     _clause("CNV.down-conversion-disabled", ("CNV-5",), "KIP-283", MAY, DOWN_CONVERSION_V2,

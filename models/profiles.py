@@ -109,6 +109,7 @@ class Profile:
     honours_message_format_version: bool  # CNV-3: IBP < 3.0
     down_conversion: bool  # CNV-5 (0.10.0-3.9); CNV-7 removed in 4.0
     has_downconversion_config: bool  # CNV-5: message.downconversion.enable (KIP-283, 2.0)
+    has_zstd: bool  # FMT-4, CNV-5: the zstd codec, id 4 (KIP-110, 2.1: Produce v7, Fetch v10)
     # Validation (VAL-3..8)
     exempt_no_timestamp: bool  # VAL-3: -1 exempt from the range check (0.11+)
     range_rule: RangeRule
@@ -131,6 +132,7 @@ class Profile:
     shallow_offset_of_max: ShallowOffsetOfMax
     index_granularity: IndexGranularity
     roll_base: RollBase
+    has_max_compaction_lag: bool  # IDX-9: max.compaction.lag.ms bounds a compacted topic's roll (KIP-354, 2.3)
     retention_basis: RetentionBasis
     # ListOffsets (LO-1, LO-3, LO-6)
     visibility_cap: VisibilityCap
@@ -182,6 +184,7 @@ KAFKA_0_10_0 = Profile(
     honours_message_format_version=True,
     down_conversion=True,
     has_downconversion_config=False,
+    has_zstd=False,
     exempt_no_timestamp=False,
     range_rule=RangeRule.SYMMETRIC,
     has_difference_config=True,
@@ -197,6 +200,7 @@ KAFKA_0_10_0 = Profile(
     shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
     index_granularity=IndexGranularity.NONE,
     roll_base=RollBase.WALL_CLOCK,
+    has_max_compaction_lag=False,
     retention_basis=RetentionBasis.MTIME,
     visibility_cap=VisibilityCap.LE_HIGH_WATERMARK,
     fresh_leader_check=False,
@@ -269,6 +273,7 @@ KAFKA_2_1 = replace(
     description="2.0 plus zstd (KIP-110) with Produce v3+ request checks answered per partition, ListOffsets v4",
     # 2.1: zstd (KIP-110, Produce v7, Fetch v10) and the request checks answered per partition (VAL-14);
     # ListOffsets v4 (KIP-320; its leader epoch came in 2.2, KAFKA-7568: a Kafka bug of 2.1, not this profile's).
+    has_zstd=True,
     request_checks_answered=True,
     produce_versions=(0, 7),
     fetch_versions=(0, 10),
@@ -278,20 +283,29 @@ KAFKA_2_1 = replace(
 KAFKA_2_2 = replace(
     KAFKA_2_1,
     name="kafka-2.2",
-    kafka_version="2.2-2.3",
+    kafka_version="2.2",
     description="2.1 plus a fresh leader refusing capped lookups (KIP-207, ListOffsets v5)",
-    # 2.2: a fresh leader refuses capped lookups until its HW reaches the epoch start (KIP-207), ListOffsets v5;
-    # 2.3: Fetch v11.
+    # 2.2: a fresh leader refuses capped lookups until its HW reaches the epoch start (KIP-207), ListOffsets v5.
     fresh_leader_check=True,
-    fetch_versions=(0, 11),
     list_offsets_versions=(0, 5),
 )
 
-KAFKA_2_4 = replace(
+KAFKA_2_3 = replace(
     KAFKA_2_2,
+    name="kafka-2.3",
+    kafka_version="2.3",
+    description="2.2 plus max.compaction.lag.ms bounding a compacted topic's time roll (KIP-354), Fetch v11",
+    # 2.3: max.compaction.lag.ms (KIP-354): a compacted topic rolls at min(max.compaction.lag.ms, segment.ms)
+    # (IDX-9; kafka_2.12-2.2.2's LogConfig has no such config, 2.3.1's has); Fetch v11 (KIP-392).
+    has_max_compaction_lag=True,
+    fetch_versions=(0, 11),
+)
+
+KAFKA_2_4 = replace(
+    KAFKA_2_3,
     name="kafka-2.4",
     kafka_version="2.4",
-    description="2.2 plus the first failing record in record errors (KIP-467, Produce v8)",
+    description="2.3 plus the first failing record in record errors (KIP-467, Produce v8)",
     # 2.4: record errors (KIP-467), the first failing record only (VAL-11); Produce v8.
     record_errors=RecordErrorsStyle.FIRST,
     produce_versions=(0, 8),
@@ -437,8 +451,9 @@ KAFKA_4_2 = replace(
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
-        KAFKA_0_10_0, KAFKA_0_10, KAFKA_0_11, KAFKA_1_0, KAFKA_2_0, KAFKA_2_1, KAFKA_2_2, KAFKA_2_4, KAFKA_2_5,
-        KAFKA_2_8, KAFKA_3_0, KAFKA_3_2, KAFKA_3_5, KAFKA_3_6, KAFKA_3_8, KAFKA_3_9, KAFKA_4_0, KAFKA_4_1, KAFKA_4_2,
+        KAFKA_0_10_0, KAFKA_0_10, KAFKA_0_11, KAFKA_1_0, KAFKA_2_0, KAFKA_2_1, KAFKA_2_2, KAFKA_2_3, KAFKA_2_4,
+        KAFKA_2_5, KAFKA_2_8, KAFKA_3_0, KAFKA_3_2, KAFKA_3_5, KAFKA_3_6, KAFKA_3_8, KAFKA_3_9, KAFKA_4_0, KAFKA_4_1,
+        KAFKA_4_2,
     )
 }
 DEFAULT_PROFILE = KAFKA_4_0

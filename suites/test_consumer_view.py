@@ -56,10 +56,12 @@ def test_consumer_view(suite: Suite, data: Draws) -> None:
     """CON-1: every record reads as §8's table says for its stored form (v0, v1 plain, v1 wrapper of
     either type, v2 of either type), on topics stored in each magic the profile honours."""
     data, twin = suite.start(data)
+    # Both topic types in every example, not one drawn: a drawn type met a v2 format on a LogAppendTime topic in
+    # none of 50 examples on Kafka 2.0.1 (CON.v2-lat-max-timestamp UNSUPPORTED), Hypothesis' choices being
+    # correlated from one example to the next.
     types = [TimestampType.CREATE_TIME]
     if twin.has(Capability.LOG_APPEND_TIME):
         types.append(TimestampType.LOG_APPEND_TIME)
-    timestamp_type = data.draw(st.sampled_from(types), label="topic type")
     magics = producible_magics(twin, suite.profile)
     formats = magics if suite.profile.honours_message_format_version else (suite.profile.max_magic,)
     # v1 first: Hypothesis tries the simplest example first, so a profile that stores v1 always shows a v1 record
@@ -67,19 +69,21 @@ def test_consumer_view(suite: Suite, data: Draws) -> None:
     stored = sorted(set(formats) | {suite.profile.max_magic}, key=lambda m: (m != MAGIC_V1, m))
     fmt = data.draw(st.sampled_from(tuple(stored)), label="format magic")
     after = lifted_after(twin, suite.profile)
-    config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt, after_max_ms=after)
-    topic = unique_topic("con")
-    twin.create_topic(topic, config)
-    now = twin.leader_clock(topic)
-    ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
-    for _ in range(data.draw(st.integers(1, 3), label="requests")):
-        sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=producible_codecs(suite.impl.capabilities)))
-        observed, expected = twin.produce(
-            topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile)
-        )
-        check_produce(observed, expected, config=config, error_clause="CON.v2-createtime-base-plus-delta")
-    got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
-    check_fetch(got, want, config=config, profile=suite.profile, context=f"topic {config}")
+    for timestamp_type in types:
+        config = TopicConfig(timestamp_type=timestamp_type, message_format_magic=fmt, after_max_ms=after)
+        topic = unique_topic("con")
+        twin.create_topic(topic, config)
+        now = twin.leader_clock(topic)
+        ts = accepted_timestamps(now, config, suite.profile, mistakes=False)
+        for _ in range(data.draw(st.integers(1, 3), label="requests")):
+            codecs = producible_codecs(suite.impl.capabilities)
+            sent = data.draw(sent_batches(twin, ts, magics=magics, codecs=codecs))
+            observed, expected = twin.produce(
+                topic, sent, produce_version=produce_version_for(sent[0].magic, suite.profile)
+            )
+            check_produce(observed, expected, config=config, error_clause="CON.v2-createtime-base-plus-delta")
+        got, want = twin.fetch(topic, fetch_version=newest_fetch(suite.profile))
+        check_fetch(got, want, config=config, profile=suite.profile, context=f"topic {config}")
 
 
 @pytest.mark.clause("CON.v1-wrapper-lat-wrapper-value", "CON.v1-wrapper-createtime-inner")

@@ -51,6 +51,7 @@ STEPS = {
     ("kafka-2.0", "kafka-2.1"): {
         # 2.1: zstd (KIP-110) with the Produce request checks answered per partition; Produce v7, Fetch v10,
         # ListOffsets v4.
+        "has_zstd",
         "request_checks_answered",
         "produce_versions",
         "fetch_versions",
@@ -58,13 +59,18 @@ STEPS = {
         "kafka_version",
     },
     ("kafka-2.1", "kafka-2.2"): {
-        # 2.2: a fresh leader refuses (KIP-207), ListOffsets v5; 2.3: Fetch v11.
+        # 2.2: a fresh leader refuses (KIP-207), ListOffsets v5.
         "fresh_leader_check",
-        "fetch_versions",
         "list_offsets_versions",
         "kafka_version",
     },
-    ("kafka-2.2", "kafka-2.4"): {
+    ("kafka-2.2", "kafka-2.3"): {
+        # 2.3: max.compaction.lag.ms (KIP-354), Fetch v11.
+        "has_max_compaction_lag",
+        "fetch_versions",
+        "kafka_version",
+    },
+    ("kafka-2.3", "kafka-2.4"): {
         # 2.4: the first failing record in record errors (KIP-467), Produce v8.
         "record_errors",
         "produce_versions",

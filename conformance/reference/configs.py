@@ -148,7 +148,9 @@ class _Key:
     offered: Callable[[Profile], bool] = lambda profile: True
 
 
-def _plain(name: str, field_name: str, low: int, config_type: int) -> _Key:
+def _plain(
+    name: str, field_name: str, low: int, config_type: int, offered: Callable[[Profile], bool] = lambda p: True
+) -> _Key:
     """A number stored as it is in one TopicConfig field."""
     high = INT_MAX if config_type == TYPE_INT else LONG_MAX
     return _Key(
@@ -157,6 +159,7 @@ def _plain(name: str, field_name: str, low: int, config_type: int) -> _Key:
         lambda c, p: str(getattr(c, field_name)),
         config_type,
         (field_name,),
+        offered,
     )
 
 
@@ -207,7 +210,7 @@ _KEYS: dict[str, _Key] = {
         _plain("retention.ms", "retention_ms", -1, TYPE_LONG),
         _plain("index.interval.bytes", "index_interval_bytes", 0, TYPE_INT),
         _plain("segment.index.bytes", "segment_index_bytes", 4, TYPE_INT),
-        _plain("max.compaction.lag.ms", "max_compaction_lag_ms", 1, TYPE_LONG),
+        _plain("max.compaction.lag.ms", "max_compaction_lag_ms", 1, TYPE_LONG, lambda p: p.has_max_compaction_lag),
         # KIP-724 removed message.format.version and message.downconversion.enable in 4.0, with
         # down-conversion itself (CNV-7): they are described where the profile down-converts (and wherever
         # they are set: the model accepts them on every profile, CNV-3 deciding what they do).

@@ -96,7 +96,7 @@ _PROFILE_OF_LINE: dict[tuple[int, ...], str] = {
     (2, 0): "kafka-2.0",
     (2, 1): "kafka-2.1",
     (2, 2): "kafka-2.2",
-    (2, 3): "kafka-2.2",
+    (2, 3): "kafka-2.3",
     (2, 4): "kafka-2.4",
     (2, 5): "kafka-2.5",
     (2, 6): "kafka-2.8",
