@@ -194,6 +194,8 @@ ZSTD_LEGACY_PRODUCE = _where(lambda p: p.has_zstd and p.produce_versions[0] < 3)
 ZSTD_DOWN_CONVERSION = _where(lambda p: p.has_zstd and p.down_conversion)
 # IDX-9: max.compaction.lag.ms (KIP-354, 2.3)
 COMPACTION_LAG_ROLL = _where(lambda p: p.has_max_compaction_lag)
+# CNV-5: message.downconversion.enable (KIP-283, 2.0)
+DOWN_CONVERSION_CONFIG = _where(lambda p: p.down_conversion and p.has_downconversion_config)
 # FMT-10/11: the delete-horizon flag (KIP-534, 3.1) has no profile field of its own; it exists in
 # every profile that has the 3.8 offset-of-max fix, which is the closest behavioural marker.
 DELETE_HORIZON = OFFSET_OF_MAX_FIXED
@@ -837,7 +839,7 @@ _CONVERSION: tuple[Clause, ...] = (
     _clause("CNV.down-convert-zstd-unsupported", ("CNV-5",), "KIP-110", MAY, ZSTD_DOWN_CONVERSION,
             "Below v4 a zstd batch ends what a consumer gets (converted batches before it), and one met first, or "
             "any fetch below v10 of a zstd topic, is UNSUPPORTED_COMPRESSION_TYPE (76).", ("TV-27",)),
-    _clause("CNV.down-conversion-disabled", ("CNV-5",), "KIP-283", MAY, DOWN_CONVERSION_V2,
+    _clause("CNV.down-conversion-disabled", ("CNV-5",), "KIP-283", MAY, DOWN_CONVERSION_CONFIG,
             "With message.downconversion.enable=false a client fetch on the conversion path gets "
             "UNSUPPORTED_VERSION (from 3.0 every fetch below v4; before, only one reaching a batch it "
             "cannot read); follower fetches are exempt."),

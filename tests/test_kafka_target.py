@@ -90,11 +90,11 @@ def test_a_release_before_3_9_runs_in_zookeeper_mode_with_its_own_formats() -> N
     assert [(r.zookeeper, r.artifact, r.protocol_version) for r in (zero_ten_two, zero_ten_zero)] == [
         (True, "org.apache.kafka:kafka_2.12", "0.10.2"), (True, "org.apache.kafka:kafka_2.11", "0.10.0")]  # fmt: skip
     assert list(KAFKA_LINES)[:5] == ["4.4", "4.3", "4.2", "4.1", "4.0"]
-    assert list(KAFKA_LINES)[-3:] == ["2.2", "2.1", "2.0"]
+    assert list(KAFKA_LINES)[-3:] == ["1.1", "1.0", "0.11.0"]
     # KRaft from 3.9, ZooKeeper mode before, and a line for every minor release between the oldest and the newest.
     numbers = [tuple(int(n) for n in line.split(".")) for line in KAFKA_LINES]
     assert all(release(line).zookeeper is (n < (3, 9)) for line, n in zip(KAFKA_LINES, numbers, strict=True))
-    assert len(numbers) == len(set(numbers)) == 24
+    assert len(numbers) == len(set(numbers)) == 27
 
 
 def test_a_zookeeper_mode_broker_is_configured_for_its_lines_formats(tmp_path: Path) -> None:

@@ -135,7 +135,7 @@ def _cleanup_value(config: TopicConfig) -> str:
     return "delete" if config.deletes_by_retention else ""
 
 
-_MAGIC_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.2", MAGIC_V2: "2.8"}
+_MAGIC_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.0", MAGIC_V2: "2.8"}
 
 
 @dataclass(frozen=True)

@@ -78,8 +78,10 @@ PRODUCE, FETCH, LIST_OFFSETS = 0, 1, 2
 CREATE_TOPICS, DELETE_TOPICS = 19, 20
 DESCRIBE_CONFIGS, ALTER_CONFIGS, ELECT_LEADERS, INCREMENTAL_ALTER_CONFIGS = 32, 33, 43, 44
 
-# message.format.version values that select a record magic (CNV-3; ignored from Kafka 3.0).
-_FORMAT_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.2", 2: "2.8"}
+# message.format.version values that select a record magic (CNV-3; ignored from Kafka 3.0): each the first release
+# of its format, which every later broker up to 3.9 takes (Kafka 0.10.1.1 refused "0.10.2", a version it did not
+# know, when it made the partition's log: "IllegalArgumentException: Version `0.10.2` is not a valid version").
+_FORMAT_VERSION = {MAGIC_V0: "0.9.0", MAGIC_V1: "0.10.0", 2: "0.11.0"}
 
 # What a control plane can turn on (conformance/control/openapi.json); any other capability it declares is
 # ignored: the Kafka side's capabilities come from ApiVersions and probes.
