@@ -123,6 +123,9 @@ class Profile:
     # VAL-8: the compressed path validating in place reads records without key and value, which a record error
     # prints as PartialDefaultRecord (2.6+: KAFKA-9820 put KAFKA-8106's skipKeyValueIterator to use)
     partial_in_place_records: bool
+    # VAL-13: the in-place path rewrites an uncompressed v1 CreateTime message's timestamp to the batch max (-1 for
+    # a timestamp below -1), as it does a v2 batch's MaxTimestamp (0.11's LogValidator); 0.10 only set offsets
+    in_place_rewrites_v1_timestamp: bool
     invalid_record_text_3_2: bool  # VAL-9 top-level wording for INVALID_RECORD since 3.2
     # VAL-14: the request-level checks of a Produce v3+ are answered per partition (2.1, with zstd's
     # UNSUPPORTED_COMPRESSION_TYPE, KIP-110); before, they ran while the request was parsed, closing the connection.
@@ -195,6 +198,7 @@ KAFKA_0_10_0 = Profile(
     record_errors=RecordErrorsStyle.NONE,
     error_text=ErrorTextStyle.V0_10,
     partial_in_place_records=False,
+    in_place_rewrites_v1_timestamp=False,
     invalid_record_text_3_2=False,
     request_checks_answered=False,
     shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
@@ -233,9 +237,12 @@ KAFKA_0_11 = replace(
     kafka_version="0.11",
     description="0.10 plus format v2 (KIP-98): -1 exempt from the range check, the offset in record errors' text, "
     "Produce v3, ListOffsets v2",
-    # 0.11: format v2, Produce v3 / Fetch v4-5, ListOffsets v2 (KIP-98), -1 exempt from the range check (VAL-3).
+    # 0.11: format v2, Produce v3 / Fetch v4-5, ListOffsets v2 (KIP-98), -1 exempt from the range check (VAL-3);
+    # the in-place path rewrites a v1 CreateTime message's timestamp to the batch max (VAL-13; 0.11.0.0's
+    # LogValidator, apache/kafka 5cf64f0 "MINOR: Log append validation improvements").
     max_magic=2,
     exempt_no_timestamp=True,
+    in_place_rewrites_v1_timestamp=True,
     error_text=ErrorTextStyle.V0_11,
     produce_versions=(0, 3),
     fetch_versions=(0, 5),

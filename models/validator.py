@@ -448,6 +448,7 @@ class _Append:
     to_magic: int
     before: int
     after: int
+    converting: bool = False  # CNV-4: the uncompressed records are rewritten in another magic (VAL-3 below)
 
     @property
     def log_append_time_topic(self) -> bool:
@@ -471,12 +472,15 @@ def _timestamp_failure(batch: AnyBatch, record: _SourceRecord, index: int, ctx: 
     """VAL-3..8 for one record."""
     profile = ctx.profile
     ts = record.timestamp
-    # VAL-3: CreateTime topics only; -1 is exempt from 0.11 on. A v0 record has no timestamp field:
-    # 0.10.x (where -1 was not exempt) only range-checked messages with magic > 0, so a v0 record is
-    # never checked (from 0.11 its -1 is exempt anyway).
+    # VAL-3: CreateTime topics only; -1 is exempt from 0.11 on. A v0 record has no timestamp field: it reads
+    # -1. 0.10.x (where -1 was not exempt) range-checked a v0 message only where it was converted (Kafka
+    # 0.10.2.2 LogValidator.convertAndAssignOffsetsNonCompressed calls validateTimestamp on every message; the
+    # in-place and compressed paths guard it with `record.magic > MAGIC_VALUE_V0`), so |-1 - now| beyond
+    # message.timestamp.difference.max.ms refuses a v0 message written to a v1 topic there (0.10.2.2 and 0.10.1.1
+    # answer INVALID_TIMESTAMP); from 0.11 its -1 is exempt anyway.
     range_applies = (
         not ctx.log_append_time_topic
-        and record.magic > MAGIC_V0
+        and (record.magic > MAGIC_V0 or ctx.converting)
         and (ts != NO_TIMESTAMP or not profile.exempt_no_timestamp)
     )
     if range_applies and timestamp_out_of_range(
@@ -822,9 +826,11 @@ def _assign_in_place_uncompressed(batches: tuple[AnyBatch, ...], ctx: _Append) -
                 # CMP-3: v1 messages get `now` and bit 3 (producer time lost); v2 MaxTimestamp := now,
                 # BaseTimestamp and deltas kept.
                 placed = _with_header(placed, TimestampType.LOG_APPEND_TIME, ctx.now)
-            else:
+            elif placed.magic >= MAGIC_V2 or ctx.profile.in_place_rewrites_v1_timestamp:
                 # VAL-13 (and VAL-8's consequence: a LogAppendTime-flagged batch becomes CreateTime,
-                # after which v2 records read BaseTimestamp + delta).
+                # after which v2 records read BaseTimestamp + delta). 0.10 left a v1 message as sent: its
+                # assignOffsetsNonCompressed (0.10.2.2 LogValidator) only sets the offset on CreateTime topics, so a
+                # timestamp below -1 is stored as sent (0.10.2.2 and 0.10.1.1 serve it back), not as -1.
                 placed = _with_header(placed, TimestampType.CREATE_TIME, batch_max)
         stored.append(placed)
     if ctx.log_append_time_topic:
@@ -850,6 +856,7 @@ def _convert_uncompressed(batches: tuple[AnyBatch, ...], ctx: _Append) -> Valida
     """CNV-4 / CNV-6: uncompressed records rewritten in the target magic."""
     first = batches[0]
     _require_single_batch(batches, Codec.NONE)
+    ctx = replace(ctx, converting=True)
     collected: list[_SourceRecord] = []
     for batch in batches:
         _validate_batch(first, batch, ctx)

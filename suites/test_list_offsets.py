@@ -134,7 +134,6 @@ def _build_log(
     "LO.record-own-timestamp",
     "LO.epoch-of-found-batch",
     "LO.no-epoch-before-v4",
-    "IDX.segment-search-first-ge",
 )
 @pytest.mark.requires(Capability.LIST_OFFSETS)
 @given(data=draws())

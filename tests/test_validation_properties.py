@@ -197,3 +197,31 @@ def test_symmetric_bound_is_inclusive_and_3_9_falls_back_to_it(difference: int) 
         ):
             out = run(build_batches(specs([t]), magic=2), config, profile)
             assert isinstance(out, ValidatedAppend) is ok, (profile.name, t, out)
+
+
+def test_a_v0_message_converted_by_0_10_is_range_checked_as_minus_one() -> None:
+    """VAL-3 on 0.10 (-1 not exempt): Kafka 0.10.2.2's LogValidator.convertAndAssignOffsetsNonCompressed checks
+    every message's timestamp, a v0 message's reading -1, while the in-place and compressed paths check only
+    messages above v0; from 0.11 -1 is exempt. Observed on 0.10.2.2 and 0.10.1.1: uncompressed v0 messages to a
+    v1 CreateTime topic with message.timestamp.difference.max.ms=1000 answer INVALID_TIMESTAMP."""
+    v0 = build_batches(specs([-1, -1]), magic=0, codec=Codec.NONE)
+    narrow = topic_for(1, Codec.NONE, difference_max_ms=1000)
+    refused = run(v0, narrow, K0_10)
+    assert isinstance(refused, AppendRejected) and refused.error is ErrorCode.INVALID_TIMESTAMP
+    # The same messages where -1 is exempt (0.11 on), or within a wide bound, or stored as v0 (in place) pass.
+    assert isinstance(run(v0, narrow, PROFILES["kafka-0.11"]), ValidatedAppend)
+    assert isinstance(run(v0, topic_for(1, Codec.NONE), K0_10), ValidatedAppend)
+    assert isinstance(run(v0, topic_for(0, Codec.NONE, difference_max_ms=1000), K0_10), ValidatedAppend)
+
+
+def test_0_10_stores_an_in_place_v1_timestamp_below_minus_one_as_sent() -> None:
+    """VAL-13: from 0.11 the in-place path rewrites an uncompressed v1 CreateTime message's timestamp to the batch
+    max, -1 for one below -1; 0.10's assignOffsetsNonCompressed only set the offset (0.10.2.2 and 0.10.1.1 served
+    back a v1 message stamped now + Long.MIN_VALUE as sent)."""
+    low = NOW + -(2**63)
+    v1 = build_batches(specs([low]), magic=1, codec=Codec.NONE)
+    kept = run(v1, topic_for(1, Codec.NONE), K0_10)
+    rewritten = run(v1, topic_for(1, Codec.NONE), PROFILES["kafka-0.11"])
+    assert isinstance(kept, ValidatedAppend) and isinstance(rewritten, ValidatedAppend)
+    assert [r.timestamp for r in all_records(kept.batches)] == [low]
+    assert [r.timestamp for r in all_records(rewritten.batches)] == [-1]
