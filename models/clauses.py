@@ -599,8 +599,9 @@ _COMPRESSION: tuple[Clause, ...] = (
     # reader sees an inner value under a LogAppendTime wrapper (AbstractLegacyRecordBatch's deep iterator gives each
     # inner record timestampFromWrapper), so a writer that leaves KIP-32's -1 breaks no consumer: not a MUST.
     _clause("CMP.lat-rebuild-v1-inner-now", ("CMP-4", "CMP-8", "DIS-4"), "KIP-32", SHOULD, V1_PRODUCED_AND_STORED,
-            "A v1 set rebuilt on a LogAppendTime topic has now in every inner message and in the wrapper "
-            "(Kafka's code; not KIP-32's -1 inner timestamps).", ("TV-21",)),
+            "A v1 set rebuilt on a LogAppendTime topic has now in the wrapper and, from 0.11, in every inner "
+            "message (Kafka's code; not KIP-32's -1 inner timestamps); 0.10 kept the inner messages as written.",
+            ("TV-21",)),
     _clause("CMP.lat-rebuild-v2-base-first-source", ("CMP-4",), "KIP-32", SHOULD, V2,
             "A v2 batch rebuilt on a LogAppendTime topic has MaxTimestamp = now and BaseTimestamp = the "
             "first source record's read timestamp (-1 from v0).", ("TV-21",)),

@@ -126,6 +126,9 @@ class Profile:
     # VAL-13: the in-place path rewrites an uncompressed v1 CreateTime message's timestamp to the batch max (-1 for
     # a timestamp below -1), as it does a v2 batch's MaxTimestamp (0.11's LogValidator); 0.10 only set offsets
     in_place_rewrites_v1_timestamp: bool
+    # CMP-4/CMP-8: a v1 set rebuilt compressed on a LogAppendTime topic gets now in every inner message too (0.11's
+    # MemoryRecordsBuilder, KAFKA-4816); 0.10's builder stamped the wrapper and copied the inner messages as written
+    lat_rebuild_stamps_inner: bool
     invalid_record_text_3_2: bool  # VAL-9 top-level wording for INVALID_RECORD since 3.2
     # VAL-14: the request-level checks of a Produce v3+ are answered per partition (2.1, with zstd's
     # UNSUPPORTED_COMPRESSION_TYPE, KIP-110); before, they ran while the request was parsed, closing the connection.
@@ -199,6 +202,7 @@ KAFKA_0_10_0 = Profile(
     error_text=ErrorTextStyle.V0_10,
     partial_in_place_records=False,
     in_place_rewrites_v1_timestamp=False,
+    lat_rebuild_stamps_inner=False,
     invalid_record_text_3_2=False,
     request_checks_answered=False,
     shallow_offset_of_max=ShallowOffsetOfMax.EXACT_RECORD,
@@ -239,10 +243,12 @@ KAFKA_0_11 = replace(
     "Produce v3, ListOffsets v2",
     # 0.11: format v2, Produce v3 / Fetch v4-5, ListOffsets v2 (KIP-98), -1 exempt from the range check (VAL-3);
     # the in-place path rewrites a v1 CreateTime message's timestamp to the batch max (VAL-13; 0.11.0.0's
-    # LogValidator, apache/kafka 5cf64f0 "MINOR: Log append validation improvements").
+    # LogValidator, apache/kafka 5cf64f0 "MINOR: Log append validation improvements"); a v1 set rebuilt on a
+    # LogAppendTime topic gets now in its inner messages too (CMP-4; MemoryRecordsBuilder, KAFKA-4816).
     max_magic=2,
     exempt_no_timestamp=True,
     in_place_rewrites_v1_timestamp=True,
+    lat_rebuild_stamps_inner=True,
     error_text=ErrorTextStyle.V0_11,
     produce_versions=(0, 3),
     fetch_versions=(0, 5),

@@ -465,10 +465,13 @@ def build_legacy(
     timestamp_type: TimestampType = TimestampType.CREATE_TIME,
     log_append_time: int | None = None,
     wrapper_timestamp: int | None = None,
+    inner_as_written: bool = False,
 ) -> tuple[LegacyBatch, ...]:
     """v0/v1 entries as `MemoryRecordsBuilder` writes them: uncompressed → one entry per record;
     compressed → one wrapper whose timestamp is the inner max (CreateTime) or the append time
-    (LogAppendTime), inner offsets 0..n-1 (FMT-7). `wrapper_timestamp` overrides the wrapper value."""
+    (LogAppendTime), inner offsets 0..n-1 (FMT-7). `wrapper_timestamp` overrides the wrapper value.
+    `inner_as_written`: a compressed wrapper's inner messages keep their own timestamps, as CreateTime, whatever
+    the wrapper's type (0.10's builder copied each message as written: CMP-4)."""
     if magic not in (MAGIC_V0, MAGIC_V1):
         raise ValueError(f"legacy magic must be 0 or 1, not {magic}")
     if codec is Codec.ZSTD:
@@ -499,11 +502,16 @@ def build_legacy(
     # KIP-31: v1 inner offsets are relative (0..n-1); v0 inner offsets are absolute. Inner messages
     # carry the builder's timestamp type bit, although readers only consult the wrapper's (FMT-7).
     inner_base = base_offset if magic == MAGIC_V0 else 0
+    inner_attrs = 0 if inner_as_written else type_attrs
     inner = tuple(
         LegacyBatch(
             offset=inner_base + i,
             message=LegacyMessage(
-                magic=magic, attributes=type_attrs, timestamp=ts_of(r), key=r.key, value=r.value
+                magic=magic,
+                attributes=inner_attrs,
+                timestamp=(None if magic == MAGIC_V0 else r.timestamp) if inner_as_written else ts_of(r),
+                key=r.key,
+                value=r.value,
             ),
         )
         for i, r in enumerate(records)

@@ -718,9 +718,9 @@ def _rebuild(
 
     Record timestamps are the source records' read timestamps (v0 → -1; a LogAppendTime-flagged
     batch accepted on a CreateTime topic gives every record its MaxTimestamp, VAL-8). On LogAppendTime
-    topics the builder stamps `now` (v1: every inner message and the wrapper; v2: MaxTimestamp, with
-    BaseTimestamp = the first record's timestamp). The builder refuses timestamps < -1 (FMT-8,
-    VAL-15) and headers below v2 [DERIVED: `appendWithOffset`]."""
+    topics the builder stamps `now` (v1: every inner message and the wrapper, only the wrapper before 0.11
+    (`lat_rebuild_stamps_inner`); v2: MaxTimestamp, with BaseTimestamp = the first record's timestamp). The
+    builder refuses timestamps < -1 (FMT-8, VAL-15) and headers below v2 [DERIVED: `appendWithOffset`]."""
     check_buildable(
         (r.timestamp for r in records),
         magic=magic,
@@ -757,6 +757,8 @@ def _rebuild(
             codec=codec,
             timestamp_type=ts_type,
             log_append_time=ctx.now if lat else None,
+            # CMP-4: 0.10 stamped only the new wrapper; its builder copied each inner message as written.
+            inner_as_written=lat and not ctx.profile.lat_rebuild_stamps_inner,
         )
         if magic == MAGIC_V0 and codec is not Codec.NONE:
             built = tuple(_absolute_v0_inner(b) for b in built if isinstance(b, LegacyBatch))

@@ -24,11 +24,13 @@ STEPS = {
         "kafka_version",
     },
     ("kafka-0.10", "kafka-0.11"): {
-        # 0.11: format v2, -1 exempt, a v1 message's timestamp rewritten in place, the offset in record errors'
+        # 0.11: format v2, -1 exempt, a v1 message's timestamp rewritten in place, inner messages stamped in a
+        # LogAppendTime rebuild, the offset in record errors'
         # text, Produce v3, Fetch v4-5, ListOffsets v2.
         "max_magic",
         "exempt_no_timestamp",
         "in_place_rewrites_v1_timestamp",
+        "lat_rebuild_stamps_inner",
         "error_text",
         "produce_versions",
         "fetch_versions",

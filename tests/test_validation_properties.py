@@ -225,3 +225,20 @@ def test_0_10_stores_an_in_place_v1_timestamp_below_minus_one_as_sent() -> None:
     assert isinstance(kept, ValidatedAppend) and isinstance(rewritten, ValidatedAppend)
     assert [r.timestamp for r in all_records(kept.batches)] == [low]
     assert [r.timestamp for r in all_records(rewritten.batches)] == [-1]
+
+
+def test_a_log_append_time_rebuild_stamps_the_inner_messages_from_0_11_only() -> None:
+    """CMP-4: an uncompressed v1 set rebuilt gzip on a LogAppendTime topic. 0.11's MemoryRecordsBuilder stamps now
+    in every inner message and the wrapper; 0.10's stamped the wrapper and copied each message as written (0.10.2.2
+    LogValidator -> MemoryRecords.builderWithEntries -> appendWithOffset(offset, record), the bytes as sent; 0.10.2.2
+    and 0.10.1.1 serve the producer's inner timestamps back)."""
+    sent = build_batches(specs([NOW - 5, NOW - 3]), magic=1, codec=Codec.NONE)
+    topic = topic_for(1, Codec.GZIP, timestamp_type=TimestampType.LOG_APPEND_TIME)
+    for profile, inner in ((K0_10, [NOW - 5, NOW - 3]), (PROFILES["kafka-0.11"], [NOW, NOW])):
+        stored = run(sent, topic, profile)
+        assert isinstance(stored, ValidatedAppend), profile.name
+        (wrapper,) = stored.batches
+        assert (wrapper.timestamp_type, wrapper.max_timestamp) == (TimestampType.LOG_APPEND_TIME, NOW)
+        assert [e.message.stored_timestamp for e in wrapper.message.inner] == inner, profile.name  # type: ignore[union-attr]
+        # A consumer reads the wrapper's now either way (FMT-7).
+        assert [r.timestamp for r in all_records(stored.batches)] == [NOW, NOW], profile.name
