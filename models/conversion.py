@@ -146,6 +146,30 @@ def down_convert(batches: Sequence[AnyBatch], *, to_magic: int, fetch_offset: in
     return tuple(out)
 
 
+def merged_down_convert(batches: Sequence[AnyBatch], *, to_magic: int) -> tuple[AnyBatch, ...]:
+    """CNV-5 before 0.11 (`down_conversion_merges`): every message of the fetched batches, those of the first
+    wrapper below the fetch offset included, converted to `to_magic` and written as ONE message set in the
+    codec of the first batch: one entry per message if it is uncompressed, else one wrapper holding them all
+    (Kafka 0.10.2.2 AbstractRecords.toMessageFormat, "we are essentially merging multiple message sets";
+    0.10.0-0.10.1 FileMessageSet.toMessageFormat the same). Seen on 0.10.2.2 and 0.10.1.1: a Fetch v0 of a gzip
+    wrapper at offset 5 followed by uncompressed messages 6 to 10 answers one v0 gzip wrapper, 5 to 10."""
+    records = [r for batch in batches for r in batch.records()]
+    if not records:
+        return ()
+    codec = batches[0].codec
+    specs = [RecordSpec(timestamp=r.timestamp, key=r.key, value=r.value) for r in records]
+    built = build_legacy(specs, magic=to_magic, base_offset=records[0].offset, codec=codec)
+    if codec is Codec.NONE:
+        return tuple(replace(entry, offset=r.offset) for entry, r in zip(built, records, strict=True))
+    (wrapper,) = built
+    first = records[0].offset
+    inner = tuple(
+        replace(entry, offset=(r.offset - first) if to_magic == MAGIC_V1 else r.offset)
+        for entry, r in zip(wrapper.message.inner, records, strict=True)
+    )
+    return (replace(wrapper, offset=records[-1].offset, message=replace(wrapper.message, inner=inner)),)
+
+
 def lazy_down_convert(batches: Sequence[AnyBatch], *, to_magic: int, fetch_offset: int) -> tuple[AnyBatch, ...]:
     """What a consumer reading at most `to_magic` receives of a down-converting fetch (KIP-283, Kafka 2.0-3.9),
     fetching on from the next offset until it reaches a batch it cannot have: each Fetch response converts its
@@ -212,6 +236,8 @@ def fetch_view(
     if not replica and not config.downconversion_enable:
         return ErrorCode.UNSUPPORTED_VERSION, ()
     start = fetch_offset if fetch_offset is not None else (stored[0].base_offset if stored else 0)
+    if profile.down_conversion_merges:
+        return ErrorCode.NONE, merged_down_convert(stored, to_magic=readable)
     try:
         return ErrorCode.NONE, lazy_down_convert(stored, to_magic=readable, fetch_offset=start)
     except DownConversionError as exc:
@@ -229,4 +255,5 @@ __all__ = [
     "fetch_magic_for_version",
     "fetch_view",
     "lazy_down_convert",
+    "merged_down_convert",
 ]

@@ -109,6 +109,9 @@ class Profile:
     honours_message_format_version: bool  # CNV-3: IBP < 3.0
     down_conversion: bool  # CNV-5 (0.10.0-3.9); CNV-7 removed in 4.0
     has_downconversion_config: bool  # CNV-5: message.downconversion.enable (KIP-283, 2.0)
+    # CNV-5: a down-converting fetch merges every fetched message into one v0 set in the first batch's codec (0.10's
+    # toMessageFormat); 0.11 converts batch by batch (KAFKA-4816's AbstractRecords.downConvert)
+    down_conversion_merges: bool
     has_zstd: bool  # FMT-4, CNV-5: the zstd codec, id 4 (KIP-110, 2.1: Produce v7, Fetch v10)
     # Validation (VAL-3..8)
     exempt_no_timestamp: bool  # VAL-3: -1 exempt from the range check (0.11+)
@@ -190,6 +193,7 @@ KAFKA_0_10_0 = Profile(
     honours_message_format_version=True,
     down_conversion=True,
     has_downconversion_config=False,
+    down_conversion_merges=True,
     has_zstd=False,
     exempt_no_timestamp=False,
     range_rule=RangeRule.SYMMETRIC,
@@ -244,11 +248,13 @@ KAFKA_0_11 = replace(
     # 0.11: format v2, Produce v3 / Fetch v4-5, ListOffsets v2 (KIP-98), -1 exempt from the range check (VAL-3);
     # the in-place path rewrites a v1 CreateTime message's timestamp to the batch max (VAL-13; 0.11.0.0's
     # LogValidator, apache/kafka 5cf64f0 "MINOR: Log append validation improvements"); a v1 set rebuilt on a
-    # LogAppendTime topic gets now in its inner messages too (CMP-4; MemoryRecordsBuilder, KAFKA-4816).
+    # LogAppendTime topic gets now in its inner messages too (CMP-4; MemoryRecordsBuilder, KAFKA-4816); a
+    # down-converting fetch converts batch by batch (CNV-5; AbstractRecords.downConvert, KAFKA-4816).
     max_magic=2,
     exempt_no_timestamp=True,
     in_place_rewrites_v1_timestamp=True,
     lat_rebuild_stamps_inner=True,
+    down_conversion_merges=False,
     error_text=ErrorTextStyle.V0_11,
     produce_versions=(0, 3),
     fetch_versions=(0, 5),

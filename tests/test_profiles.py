@@ -25,12 +25,13 @@ STEPS = {
     },
     ("kafka-0.10", "kafka-0.11"): {
         # 0.11: format v2, -1 exempt, a v1 message's timestamp rewritten in place, inner messages stamped in a
-        # LogAppendTime rebuild, the offset in record errors'
+        # LogAppendTime rebuild, a fetch down-converted batch by batch, the offset in record errors'
         # text, Produce v3, Fetch v4-5, ListOffsets v2.
         "max_magic",
         "exempt_no_timestamp",
         "in_place_rewrites_v1_timestamp",
         "lat_rebuild_stamps_inner",
+        "down_conversion_merges",
         "error_text",
         "produce_versions",
         "fetch_versions",

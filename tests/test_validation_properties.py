@@ -242,3 +242,25 @@ def test_a_log_append_time_rebuild_stamps_the_inner_messages_from_0_11_only() ->
         assert [e.message.stored_timestamp for e in wrapper.message.inner] == inner, profile.name  # type: ignore[union-attr]
         # A consumer reads the wrapper's now either way (FMT-7).
         assert [r.timestamp for r in all_records(stored.batches)] == [NOW, NOW], profile.name
+
+
+def test_0_10_merges_a_down_converted_fetch_into_one_message_set() -> None:
+    """CNV-5: a Fetch v0 of a v1 topic holding a gzip wrapper at offset 5 and uncompressed messages 6 to 8. 0.10's
+    toMessageFormat converts every fetched message to v0 and writes one set in the first batch's codec: one gzip
+    wrapper 5 to 8 (seen on 0.10.2.2 and 0.10.1.1); from 0.11 each batch is converted on its own."""
+    from models.conversion import fetch_view
+    from models.records import build_legacy
+
+    wrapper = build_legacy(specs([NOW]), magic=1, base_offset=5, codec=Codec.GZIP)
+    singles = build_legacy(specs([NOW, NOW, NOW]), magic=1, base_offset=6)
+    singles = tuple(b.__class__(offset=6 + i, message=b.message) for i, b in enumerate(singles))
+    stored = (*wrapper, *singles)
+    topic = topic_for(1, None)
+
+    def served(profile: Profile) -> list[tuple[int, int, int]]:
+        error, view = fetch_view(stored, fetch_version=0, profile=profile, config=topic, fetch_offset=5)
+        assert error is ErrorCode.NONE
+        return [(b.base_offset, b.last_offset, b.magic) for b in view]
+
+    assert served(K0_10) == [(5, 8, 0)]
+    assert served(PROFILES["kafka-0.11"]) == [(5, 5, 0), (6, 6, 0), (7, 7, 0), (8, 8, 0)]
