@@ -677,6 +677,7 @@ def check_fetch(
         return  # a KNOWN difference: the batch-by-batch comparison below assumes the same batches
     lat_topic = config.timestamp_type is TimestampType.LOG_APPEND_TIME
     stored_v0 = target_magic(config, profile) == MAGIC_V0
+    written = _written_timestamps(sent)
     for obs, exp in zip(observed.batches, expected.batches, strict=True):
         where = f"{context} batch at offset {exp.base_offset}"
         override = header_clause(exp) if header_clause is not None else None
@@ -691,7 +692,7 @@ def check_fetch(
             check_equal("CMP.lat-every-record-reads-now", Obs.BATCH_TIMESTAMP_TYPE, obs.timestamp_type,
                         exp.timestamp_type, where)
             check_equal("CMP.lat-every-record-reads-now", Obs.BATCH_MAX_TIMESTAMP, obs.max_timestamp,
-                        exp.max_timestamp, where)
+                        exp.max_timestamp, where, sent=_written_max(exp, written))
         else:
             check_equal("VAL.header-max-recomputed", Obs.BATCH_TIMESTAMP_TYPE, obs.timestamp_type,
                         exp.timestamp_type, where)
@@ -705,6 +706,7 @@ def check_fetch(
             [(r.offset, r.timestamp, r.timestamp_type) for r in obs.records()],
             [(r.offset, r.timestamp, r.timestamp_type) for r in exp.records()],
             where,
+            sent=_written_records(exp, written) if lat_topic else NOT_GIVEN,
         )
         check_equal(
             clause,
@@ -713,6 +715,33 @@ def check_fetch(
             [(r.key, r.value) for r in exp.records()],
             where,
         )
+
+
+def _written_timestamps(sent: Mapping[int, AnyBatch] | None) -> dict[int, int]:
+    """Each sent record's offset in the log with the timestamp its producer wrote (`sent`: Twin.sent[topic], each
+    request's batches by the offset the log gave the first): for the facts of a LogAppendTime topic's checks."""
+    written: dict[int, int] = {}
+    for base, batch in (sent or {}).items():
+        for i, record in enumerate(batch.records()):
+            written[base + i] = record.timestamp
+    return written
+
+
+def _written_max(stored: AnyBatch, written: Mapping[int, int]) -> object:
+    """FACTS "sent" of a stored batch's max timestamp: the max of its records' timestamps as their producer wrote
+    them, where every one is known."""
+    stamps = [written.get(r.offset) for r in stored.records()]
+    known = [t for t in stamps if t is not None]
+    return max(known) if known and len(known) == len(stamps) else NOT_GIVEN
+
+
+def _written_records(stored: AnyBatch, written: Mapping[int, int]) -> object:
+    """FACTS "sent" of a stored batch's records: each (offset, timestamp, CreateTime) as their producer wrote
+    them, where every one is known (a LogAppendTime topic's records kept as written: Kafka 0.10's rebuild)."""
+    records = list(stored.records())
+    if not records or any(r.offset not in written for r in records):
+        return NOT_GIVEN
+    return [(r.offset, written[r.offset], TimestampType.CREATE_TIME) for r in records]
 
 
 def list_offsets_clause(target: int, version: int, expected: ListOffsetsAnswer, profile: Profile) -> str:

@@ -162,6 +162,7 @@ def test_log_append_time_storage(suite: Suite, data: Draws) -> None:
         profile=suite.profile,
         stored_clause="CMP.topic-codec-recompresses",
         record_clause=lambda b: "CMP.lat-every-record-reads-now",
+        sent=twin.sent.get(topic),
         context=context,
     )
     # Below the consumer view: what the broker kept of the producer's values (SHOULD clauses), where the

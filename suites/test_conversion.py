@@ -16,8 +16,10 @@ from hypothesis import strategies as st
 
 from conformance.judging.capabilities import Capability
 from conformance.judging.draws import Draws, draws
+from conformance.plugin import require
 from models.config import TopicConfig
 from models.constants import MAGIC_V0, MAGIC_V1, MAGIC_V2, Codec, TimestampType
+from models.conversion import fetch_magic_for_version
 from models.records import AnyBatch
 
 from .helpers import (
@@ -96,17 +98,21 @@ def test_up_conversion(suite: Suite, data: Draws) -> None:
     "CNV.down-convert-zstd-unsupported",
     "CNV.down-conversion-disabled",
 )
-@pytest.mark.requires(Capability.DOWN_CONVERSION, Capability.PRODUCE_V2)
+@pytest.mark.requires(Capability.DOWN_CONVERSION)
 @given(data=draws())
 @suite_settings(40)
 def test_down_conversion(suite: Suite, data: Draws) -> None:
-    """CNV-2/5 (TV-27): v2 batches fetched at v0-v3 come back as v0 (timestamps dropped) or v1 (type kept;
-    LogAppendTime messages carry the batch max; CreateTime keeps each timestamp); zstd cannot be converted."""
+    """CNV-2/5 (TV-27): batches of the profile's newest format (v2; v1 on 0.10) fetched at a version that reads an
+    older one come back as v0 (timestamps dropped) or v1 (type kept; LogAppendTime messages carry the batch max;
+    CreateTime keeps each timestamp); zstd cannot be converted."""
     data = suite.draws(data)
+    newest = suite.profile.max_magic
+    require(suite.impl, Capability.PRODUCE_V2 if newest == MAGIC_V2 else Capability.PRODUCE_LEGACY)
     # The richest case first (Hypothesis starts from and shrinks towards the first choice): conversion on,
     # to v1 (Fetch v2-v3), where the type and the timestamps must survive; a small budget then still meets it.
     lat = data.draw(st.sampled_from((True, False)), label='lat')
-    fetch_version = data.draw(st.sampled_from((3, 2, 1, 0)), label='fetch_version')
+    older = tuple(v for v in (3, 2, 1, 0) if fetch_magic_for_version(v) < newest)
+    fetch_version = data.draw(st.sampled_from(older), label='fetch_version')
     # message.downconversion.enable came in 2.0 (KIP-283): before, conversion is always on.
     enable = True
     if suite.profile.has_downconversion_config:
@@ -124,8 +130,8 @@ def test_down_conversion(suite: Suite, data: Draws) -> None:
     ts = accepted_timestamps(now, config, suite.profile, specials=False, mistakes=False)
     codecs = producible_codecs(suite.impl.capabilities)
     for _ in range(data.draw(st.integers(1, 3), label="requests")):
-        sent = data.draw(sent_batches(twin, ts, magics=(MAGIC_V2,), codecs=codecs))
-        observed, expected = twin.produce(topic, sent, produce_version=v2_produce_version(suite.profile))
+        sent = data.draw(sent_batches(twin, ts, magics=(newest,), codecs=codecs))
+        observed, expected = twin.produce(topic, sent, produce_version=produce_version_for(newest, suite.profile))
         check_produce(observed, expected, config=config, error_clause="CNV.stored-magic")
     # What was stored first, under the append clauses (CMP/VAL/CON), so that a fault in the stored batches
     # is not blamed on the conversion; then the converted view, whose headers the converter writes (CNV-5).
@@ -145,7 +151,7 @@ def test_down_conversion(suite: Suite, data: Draws) -> None:
         return "CNV.down-convert-keeps-type" if lat else "CNV.down-convert-createtime-keeps-timestamps"
 
     def header_clause(served: AnyBatch) -> str | None:
-        return record_clause(served) if served.magic < MAGIC_V2 else None
+        return record_clause(served) if served.magic < newest else None
 
     check_fetch(got, want, config=config, profile=suite.profile, stored_clause=stored, record_clause=record_clause,
                 header_clause=header_clause, context=f"fetch v{fetch_version}")

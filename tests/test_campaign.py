@@ -278,12 +278,13 @@ def test_kafka_history_is_every_lines_last_release_then_the_releases_where_a_bug
     lines = [f"kafka:{line}" for line in reversed(KAFKA_LINES)]
     assert targets == [*lines, "kafka==2.1.0", "kafka==2.2.0", "kafka==3.0.0", "kafka==3.8.0"]
     tasks = task_table(targets, ["all"], ["kafka-4.0"], 1, 900.0, suites=SUITES)
-    assert [t.profile for t in tasks[:2]] == ["kafka-0.11", "kafka-1.0"]
+    assert [t.profile for t in tasks[:2]] == ["kafka-0.10", "kafka-0.11"]
     assert tasks[len(lines) - 1].profile == "kafka-4.2"
     assert [t.profile for t in tasks[len(lines):]] == ["kafka-2.1", "kafka-2.2", "kafka-3.0", "kafka-3.8"]
     shipped = _expectations(argparse.Namespace(suites=None, expectations=[]), targets)
     assert {t: Path(f).name for t, f in shipped.items()} == {
-        "kafka:0.11.0": "kafka-0.11.0.toml", "kafka:2.1": "kafka-2.1.toml", "kafka==2.1.0": "kafka-2.1.0.toml",
+        "kafka:0.10.2": "kafka-0.10.toml", "kafka:0.11.0": "kafka-0.11.0.toml", "kafka:2.1": "kafka-2.1.toml",
+        "kafka==2.1.0": "kafka-2.1.0.toml",
         "kafka==3.0.0": "kafka-3.0-3.7.toml",
         **{f"kafka:3.{n}": "kafka-3.0-3.7.toml" for n in range(8)},
     }  # fmt: skip

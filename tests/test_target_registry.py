@@ -127,7 +127,7 @@ def test_an_unknown_mutant_names_the_command_that_lists_them(name: str) -> None:
         ("client:model@tansu", "runs against the reference broker or Apache Kafka"),
         ("mutant:", "names no mutant"),
         ("tansu@kafka:4.0", "only a client runs against Apache Kafka"),
-        ("client:kafka-python@kafka:0.10.2", "Apache Kafka 0.10.2 is not a supported target"),
+        ("client:kafka-python@kafka:0.10.1", "Apache Kafka 0.10.1 is not a supported target"),
     ],
 )
 def test_bad_names_are_one_line_errors(name: str, said: str) -> None:

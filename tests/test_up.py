@@ -33,7 +33,7 @@ def _up(*args: str) -> subprocess.CompletedProcess[str]:
         (("model",), "is not a broker the suite starts: up starts tansu, kafka"),
         (("client:kafka-python",), "is not a broker the suite starts"),
         (("broker",), "is not a broker the suite starts"),
-        (("kafka:0.10.2",), "Apache Kafka 0.10.2 is not a supported target: choose a line, kafka:"),
+        (("kafka:0.10.1",), "Apache Kafka 0.10.1 is not a supported target: choose a line, kafka:"),
         (("kafka:4.0", "--profile", "kafka-3.9"), "pass --profile kafka-4.0 or none"),
         (("tansu", "--brokers", "3"), "target 'tansu' runs one broker: drop --brokers 3"),
         (("reference", "--brokers", "0"), "--brokers 0: target 'reference' runs 1..64 brokers"),

@@ -88,13 +88,12 @@ KAFKA_ARTIFACT = "org.apache.kafka:kafka_2.13"
 # storing the message formats their profiles describe (v0 to v2 up to 2.8; IBP 3.0 on ignores
 # message.format.version). A line of 0.x is named by three numbers (Kafka's own: 0.10.0, 0.10.1, 0.10.2), a later
 # one by two.
-# Not targets yet: 0.10.0 to 0.10.2, whose profiles (kafka-0.10, kafka-0.10.0) are not yet proven on them. 0.10.1.1
-# and 0.10.2.2 depart where the model follows 0.11's code (a rebuilt v1 set's inner timestamps, an in-place v1
-# message's header, a v0 message range-checked as -1 on the conversion path, down-conversion merging a fetch into one
-# message set) and in one bug of the line (a LogAppendTime rebuild into an uncompressed set copies the messages as
-# sent, fixed by 0.11's KAFKA-4816); 0.10.0.1 has no CreateTopics (KIP-4 came in 0.10.1), so the suite cannot make its
-# topics. Every one of them starts and runs on the suite's clock in ZooKeeper mode.
+# Not targets yet: 0.10.0 and 0.10.1. 0.10.1.1 dates ListOffsets v0's log end by the machine's clock
+# (KafkaApis.fetchOffsetsBefore reads kafka.utils.SystemTime, which the launcher's clock does not reach; 0.10.2 reads
+# the broker's Time); 0.10.0.1 has no CreateTopics (KIP-4 came in 0.10.1), so the suite cannot make its topics. Both
+# start and run on the suite's clock in ZooKeeper mode.
 _PROFILE_OF_LINE: dict[tuple[int, ...], str] = {
+    (0, 10, 2): "kafka-0.10",
     (0, 11, 0): "kafka-0.11",
     (1, 0): "kafka-1.0",
     (1, 1): "kafka-1.0",
@@ -126,7 +125,7 @@ _NEWEST_PROFILE = ((4, 2), "kafka-4.2")  # this line and every later one
 _PINNED = (
     "4.4.0", "4.3.2", "4.2.2", "4.1.2", "4.0.2", "3.9.1", "3.8.1", "3.7.2", "3.6.2", "3.5.2", "3.4.1", "3.3.2",
     "3.2.3", "3.1.2", "3.0.2", "2.8.2", "2.7.2", "2.6.3", "2.5.1", "2.4.1", "2.3.1", "2.2.2", "2.1.1", "2.0.1",
-    "1.1.1", "1.0.2", "0.11.0.3",
+    "1.1.1", "1.0.2", "0.11.0.3", "0.10.2.2",
 )
 NODE_ID = 1  # the first node's broker (and controller) id; the others follow (2, 3)
 # The cluster sizes a run may ask for (--brokers): a KRaft quorum of one voter, or of three, which keeps a majority
@@ -229,11 +228,14 @@ NEWEST_LINE = next(iter(KAFKA_LINES))
 # KAFKA-16310 (with KAFKA-16342): from 3.0 (KIP-734) to 3.7 MAX_TIMESTAMP answers the offset the segment cached for
 # its max timestamp (a batch's last offset), not the first record holding it; fixed in 3.8.
 # KAFKA-7568: 2.1's ListOffsets v4 (KIP-320) answers leader epoch -1 everywhere; fixed in 2.2.
+# 0.10: a LogAppendTime set rebuilt into an uncompressed one keeps the producer's CreateTime messages (the builder
+# copies them as written); gone with 0.11's record builder (KAFKA-4816).
 # KAFKA-6739: 0.11 (and 1.0.0-1.0.1, 1.1.0) fails a fetch below v4 of v2 records with headers (UNKNOWN_SERVER_ERROR)
 # instead of down-converting them without; fixed in 1.0.2, 1.1.1, 2.0.0.
 # A bug of one release is keyed by the release (its file repeats its line's entries): KAFKA-7549, 2.1.0 closes the
 # connection on a Produce v3+ request failing the request-level checks; fixed in 2.1.1.
 _KNOWN_BUGS: dict[tuple[int, ...], str] = {
+    (0, 10, 2): "kafka-0.10.toml",
     (0, 11, 0): "kafka-0.11.0.toml",
     (2, 1, 0): "kafka-2.1.0.toml",
     (2, 1): "kafka-2.1.toml",
