@@ -27,7 +27,7 @@ from .constants import (
 )
 from .errors import BuildError, ModelError
 from .profiles import Profile
-from .records import AnyBatch, DefaultBatch, LegacyBatch, RecordSpec, build_legacy
+from .records import AnyBatch, ConsumerRecord, DefaultBatch, LegacyBatch, RecordSpec, build_legacy
 
 ZSTD_DOWN_CONVERSION_TEXT = "Down-conversion of zstandard-compressed batches is not supported"
 ZSTD_MIN_FETCH_VERSION = 10  # KIP-110: Fetch v10 is the first a client that reads zstd sends
@@ -105,12 +105,19 @@ def _legacy_entries(batch: AnyBatch, *, to_magic: int, fetch_offset: int) -> tup
         # batch MaxTimestamp as LogAppendTime.
         log_append_time=batch.max_timestamp if lat else None,
     )
-    if batch.codec is Codec.NONE:
+    return _at_record_offsets(built, records, to_magic=to_magic, codec=batch.codec)
+
+
+def _at_record_offsets(
+    built: tuple[LegacyBatch, ...], records: Sequence[ConsumerRecord], *, to_magic: int, codec: Codec
+) -> tuple[LegacyBatch, ...]:
+    """Legacy entries built from `records`, given the records' own offsets (gaps left by compaction included): one
+    entry per record if uncompressed; else the one wrapper, whose inner offsets are relative to the first record
+    for v1 and absolute for v0 (as the builder writes them) and whose own offset is the last record's (FMT-7)."""
+    if codec is Codec.NONE:
         return tuple(replace(entry, offset=r.offset) for entry, r in zip(built, records, strict=True))
     (wrapper,) = built
     first = records[0].offset
-    # Inner offsets: relative to the first record for v1, absolute for v0 (as the builder writes
-    # them); the wrapper carries the absolute offset of the last record (FMT-7).
     inner = tuple(
         replace(entry, offset=(r.offset - first) if to_magic == MAGIC_V1 else r.offset)
         for entry, r in zip(wrapper.message.inner, records, strict=True)
@@ -159,15 +166,7 @@ def merged_down_convert(batches: Sequence[AnyBatch], *, to_magic: int) -> tuple[
     codec = batches[0].codec
     specs = [RecordSpec(timestamp=r.timestamp, key=r.key, value=r.value) for r in records]
     built = build_legacy(specs, magic=to_magic, base_offset=records[0].offset, codec=codec)
-    if codec is Codec.NONE:
-        return tuple(replace(entry, offset=r.offset) for entry, r in zip(built, records, strict=True))
-    (wrapper,) = built
-    first = records[0].offset
-    inner = tuple(
-        replace(entry, offset=(r.offset - first) if to_magic == MAGIC_V1 else r.offset)
-        for entry, r in zip(wrapper.message.inner, records, strict=True)
-    )
-    return (replace(wrapper, offset=records[-1].offset, message=replace(wrapper.message, inner=inner)),)
+    return _at_record_offsets(built, records, to_magic=to_magic, codec=codec)
 
 
 def lazy_down_convert(batches: Sequence[AnyBatch], *, to_magic: int, fetch_offset: int) -> tuple[AnyBatch, ...]:
