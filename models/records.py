@@ -502,16 +502,17 @@ def build_legacy(
     # KIP-31: v1 inner offsets are relative (0..n-1); v0 inner offsets are absolute. Inner messages
     # carry the builder's timestamp type bit, although readers only consult the wrapper's (FMT-7).
     inner_base = base_offset if magic == MAGIC_V0 else 0
+    def inner_ts(r: RecordSpec) -> int | None:
+        if inner_as_written:
+            return None if magic == MAGIC_V0 else r.timestamp
+        return ts_of(r)
+
     inner_attrs = 0 if inner_as_written else type_attrs
     inner = tuple(
         LegacyBatch(
             offset=inner_base + i,
             message=LegacyMessage(
-                magic=magic,
-                attributes=inner_attrs,
-                timestamp=(None if magic == MAGIC_V0 else r.timestamp) if inner_as_written else ts_of(r),
-                key=r.key,
-                value=r.value,
+                magic=magic, attributes=inner_attrs, timestamp=inner_ts(r), key=r.key, value=r.value
             ),
         )
         for i, r in enumerate(records)

@@ -731,8 +731,7 @@ def _written_max(stored: AnyBatch, written: Mapping[int, int]) -> object:
     """FACTS "sent" of a stored batch's max timestamp: the max of its records' timestamps as their producer wrote
     them, where every one is known."""
     stamps = [written.get(r.offset) for r in stored.records()]
-    known = [t for t in stamps if t is not None]
-    return max(known) if known and len(known) == len(stamps) else NOT_GIVEN
+    return NOT_GIVEN if not stamps or None in stamps else max(t for t in stamps if t is not None)
 
 
 def _written_records(stored: AnyBatch, written: Mapping[int, int]) -> object:
